@@ -1,0 +1,1 @@
+"""Principals, grants, permission profiles and pairing tokens (SPEC section 9)."""

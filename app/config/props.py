@@ -1,0 +1,258 @@
+"""Dotted property paths over the config schema (R-CFG-1): resolve, read (masked), stage a set or a delete.
+
+A path is segments of TOML bare-key characters joined by dots: `limits.max_connections`, `users.example.uid`,
+`permission_profiles.operator.grants.config`. A segment after a map field (`agents`, `providers`, `users`,
+`permission_profiles`, a profile's `grants`) is an entry name; entries are created on first set.
+
+Staging works on the tomlkit document itself (`apply_set`/`apply_delete`), so the comments, layout and unknown
+keys of the user's file survive untouched around the keys we change.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Annotated, Any, get_args, get_origin
+
+import tomlkit
+from pydantic import BaseModel, SecretStr, TypeAdapter, ValidationError
+from tomlkit.items import InlineTable
+
+from app.config.errors import FieldError, InvalidValue, UnknownProp
+from app.config.schema import KEY_RE, Config
+
+__all__ = [
+    "MASK",
+    "Target",
+    "apply_delete",
+    "apply_set",
+    "field_errors",
+    "get",
+    "masked",
+    "resolve",
+    "split_known",
+    "validate_data",
+]
+
+MASK = "***"
+MAX_PROP_CHARS = 256
+_I64 = 2**63
+
+
+@dataclass(frozen=True)
+class Target:
+    """A resolved path. `shape` is `parts` with entry names replaced by None (the schema position);
+    `tables[i]` says how to create the table at `parts[: i + 1]` when it is missing."""
+
+    parts: tuple[str, ...]
+    shape: tuple[str | None, ...]
+    tables: tuple[bool, ...]  # True: a map of models, created as a header-less "super" table
+
+    @property
+    def adapter(self) -> TypeAdapter[Any]:
+        return _adapter(self.shape)
+
+
+def _child(tp: Any, seg: str) -> tuple[Any, list[Any], bool] | None:
+    """(type, constraints, is_entry) one segment below `tp`, or None when `tp` has no such child."""
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        field = tp.model_fields.get(seg)
+        return None if field is None else (field.annotation, list(field.metadata), False)
+    if get_origin(tp) is dict:
+        return get_args(tp)[1], [], True
+    return None
+
+
+def _is_model_map(tp: Any) -> bool:
+    if get_origin(tp) is not dict:
+        return False
+    value = get_args(tp)[1]
+    return isinstance(value, type) and issubclass(value, BaseModel)
+
+
+def resolve(prop: str) -> Target:
+    """Check `prop` against the schema; raises `UnknownProp` for bad syntax or a path the schema lacks."""
+    shown = prop[:MAX_PROP_CHARS]
+    if len(prop) > MAX_PROP_CHARS:
+        raise UnknownProp(shown, "property path too long")
+    parts = tuple(prop.split("."))
+    if not all(KEY_RE.match(seg) for seg in parts):
+        raise UnknownProp(shown, "invalid property path: segments of letters, digits, '_' or '-' joined by '.'")
+    tp: Any = Config
+    shape: list[str | None] = []
+    tables: list[bool] = []
+    for seg in parts:
+        step = _child(tp, seg)
+        if step is None:
+            raise UnknownProp(shown)
+        tp, _, is_entry = step
+        shape.append(None if is_entry else seg)
+        tables.append(_is_model_map(tp))
+    return Target(parts, tuple(shape), tuple(tables))
+
+
+@lru_cache(maxsize=None)  # bounded by the schema: one adapter per field position
+def _adapter(shape: tuple[str | None, ...]) -> TypeAdapter[Any]:
+    tp: Any = Config
+    meta: list[Any] = []
+    for seg in shape:
+        step = _child(tp, seg or "_")
+        assert step is not None  # shape came from resolve()
+        tp, meta, _ = step
+    # Constraints (ge=, gt=, ...) live in FieldInfo.metadata; Annotated carries them to the adapter.
+    return TypeAdapter(Annotated[(tp, *meta)] if meta else tp)
+
+
+def field_errors(exc: ValidationError, prefix: tuple[str, ...] = ()) -> list[FieldError]:
+    """pydantic errors as `{field, message, type}`, never including the input value or its context."""
+    out: list[FieldError] = []
+    for err in exc.errors(include_input=False, include_url=False, include_context=False):
+        loc = (*prefix, *(str(x) for x in err["loc"]))
+        message = err["msg"].removeprefix("Value error, ")
+        out.append(FieldError(field=".".join(loc), message=message, type=err["type"]))
+    return out
+
+
+def _toml_value(value: Any, prop: str) -> Any:
+    """The JSON value as TOML will hold it: dict keys with null dropped (null = default, TOML has no null)."""
+
+    def bad(message: str) -> InvalidValue:
+        return InvalidValue(prop, [FieldError(field=prop, message=message, type="json_type")])
+
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        if not -_I64 <= value < _I64:
+            raise bad("integer out of the 64-bit range TOML can store")
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise bad("number must be finite")
+        return value
+    if isinstance(value, list):
+        return [_toml_value(v, prop) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _toml_value(v, prop) for k, v in value.items() if v is not None}
+    raise bad("value must be JSON")
+
+
+def _descend(
+    doc: MutableMapping[str, Any], target: Target, *, create: bool
+) -> MutableMapping[str, Any] | None:
+    """The table holding the last segment; missing tables are created, or None is returned."""
+    node = doc
+    for i, seg in enumerate(target.parts[:-1]):
+        child = node.get(seg)
+        if child is None:
+            if not create:
+                return None
+            # Inside an inline table only inline tables are valid TOML.
+            fresh = tomlkit.inline_table() if isinstance(node, InlineTable) else tomlkit.table(target.tables[i])
+            node[seg] = fresh
+            child = node[seg]
+        if not isinstance(child, MutableMapping):
+            path = ".".join(target.parts[: i + 1])
+            raise InvalidValue(path, [FieldError(field=path, message="not a table in config.toml", type="toml")])
+        node = child
+    return node
+
+
+def apply_set(candidate: MutableMapping[str, Any], prop: str, value: Any) -> None:
+    """Stage `prop = value` into `candidate` (a tomlkit document). Raises `UnknownProp` or `InvalidValue`.
+
+    The value must already have the field's type (strict: `"5"` is not an int, `true` is not an int); null on
+    an optional field removes the key like `apply_delete`, which resets it to its default (None).
+    """
+    target = resolve(prop)
+    toml_value = _toml_value(value, prop)
+    try:
+        target.adapter.validate_python(value, strict=True)
+    except ValidationError as exc:
+        # `from None`: a chained ValidationError would print the value (maybe a secret) in a traceback.
+        raise InvalidValue(prop, field_errors(exc, target.parts)) from None
+    if toml_value is None:
+        _remove(candidate, target)  # like config/delete: never creates an entry just to leave it empty
+        return
+    node = _descend(candidate, target, create=True)
+    assert node is not None
+    node[target.parts[-1]] = toml_value
+
+
+def apply_delete(candidate: MutableMapping[str, Any], prop: str) -> None:
+    """Stage a reset of `prop` to its default; for a map entry (`users.example`) the entry is removed.
+    Deleting something that is not set is a no-op."""
+    _remove(candidate, resolve(prop))
+
+
+def _remove(candidate: MutableMapping[str, Any], target: Target) -> None:
+    node = _descend(candidate, target, create=False)
+    if node is not None:
+        node.pop(target.parts[-1], None)
+
+
+def _mask(value: Any) -> Any:
+    if isinstance(value, SecretStr):
+        return MASK
+    if isinstance(value, dict):
+        return {k: _mask(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask(v) for v in value]
+    return value
+
+
+def masked(config: Config) -> dict[str, Any]:
+    """The whole config as JSON-ready data, every secret replaced by `"***"` (an unset secret stays null)."""
+    data: dict[str, Any] = _mask(config.model_dump())
+    return data
+
+
+def get(config: Config, prop: str | None = None) -> Any:
+    """The masked value at `prop` (the whole config when None). A missing map entry is `UnknownProp`."""
+    data = masked(config)
+    if prop is None:
+        return data
+    target = resolve(prop)
+    node: Any = data
+    for seg in target.parts:
+        if not isinstance(node, dict) or seg not in node:
+            raise UnknownProp(prop, "no such entry")
+        node = node[seg]
+    return node
+
+
+def split_known(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Split file data into what the schema knows and the dotted paths of keys it does not know.
+
+    Unknown keys stay in the document (and so in the file) but are never validated or used.
+    """
+    unknown: list[str] = []
+    known: dict[str, Any] = _known(Config, data, (), unknown)
+    return known, unknown
+
+
+def _known(tp: Any, value: Any, path: tuple[str, ...], unknown: list[str]) -> Any:
+    if not isinstance(value, Mapping):
+        return value  # wrong shapes are left for validation to report
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        out: dict[str, Any] = {}
+        for key, sub in value.items():
+            step = _child(tp, key)
+            if step is None:
+                unknown.append(".".join((*path, key)))
+            else:
+                out[key] = _known(step[0], sub, (*path, key), unknown)
+        return out
+    if get_origin(tp) is dict:
+        item = get_args(tp)[1]
+        return {k: _known(item, v, (*path, k), unknown) for k, v in value.items()}
+    return value
+
+
+def validate_data(data: Mapping[str, Any]) -> Config:
+    """Validate known data (see `split_known`) as a whole `Config`; raises `InvalidValue` (prop None)."""
+    try:
+        return Config.model_validate(data, strict=True)
+    except ValidationError as exc:
+        raise InvalidValue(None, field_errors(exc)) from None

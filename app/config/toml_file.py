@@ -1,0 +1,154 @@
+"""config.toml on disk (R-CFG-5, R-PATH-1): load it keeping the tomlkit document, save it atomically.
+
+Keeping the parsed document (not a dict) is what preserves the user's comments, layout and unknown keys:
+staging edits that document in place and `save` writes its text back.
+
+Atomic save: a temp file in the same directory, created 0600, is written, flushed and fsynced, then
+`os.replace`d over config.toml and the directory is fsynced. A crash at any moment leaves either the old or
+the new file, never a torn one (at worst a stray `.config.toml.*.tmp`, which is ignored). Nothing here logs
+a value: errors name key paths, lines and columns only.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+import tomlkit
+from tomlkit import TOMLDocument
+from tomlkit.exceptions import ParseError, TOMLKitError
+
+from app.config import props
+from app.config.errors import ConfigFileError, ConfigWriteError, FieldError, InvalidValue
+from app.config.schema import Config
+
+__all__ = [
+    "CONFIG_FILE_NAME",
+    "Loaded",
+    "copy_document",
+    "load",
+    "parse",
+    "read_raw",
+    "render",
+    "save",
+    "validate",
+]
+
+log = logging.getLogger(__name__)
+
+CONFIG_FILE_NAME = "config.toml"
+
+
+@dataclass(frozen=True)
+class Loaded:
+    document: TOMLDocument
+    raw: bytes | None  # the bytes read (None: no file), to notice edits made behind the daemon's back
+    config: Config
+    unknown_keys: tuple[str, ...]
+
+
+def read_raw(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def parse(raw: bytes | None, path: Path) -> TOMLDocument:
+    """The document for `raw` (an empty one when there is no file); raises `ConfigFileError`."""
+    if raw is None:
+        return tomlkit.document()
+    try:
+        text = raw.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError:
+        raise ConfigFileError(f"{path}: not valid UTF-8") from None
+    try:
+        return tomlkit.parse(text)
+    except ParseError as exc:
+        # tomlkit's own message quotes the offending character; line and column are enough.
+        raise ConfigFileError(f"{path}: invalid TOML at line {exc.line}, column {exc.col}") from None
+    except TOMLKitError as exc:
+        raise ConfigFileError(f"{path}: invalid TOML ({type(exc).__name__})") from None
+
+
+def validate(doc: TOMLDocument) -> tuple[Config, list[str]]:
+    """Validate the keys the schema knows; return the config and the dotted paths of keys it ignored."""
+    known, unknown = props.split_known(doc.unwrap())
+    return props.validate_data(known), unknown
+
+
+def load(path: Path) -> Loaded:
+    """Read `path` (absent = all defaults). Unknown keys are kept in the document and logged by name."""
+    raw = read_raw(path)
+    doc = parse(raw, path)
+    try:
+        config, unknown = validate(doc)
+    except InvalidValue as exc:
+        raise ConfigFileError(f"{path}: does not match the config schema", exc.errors) from None
+    if unknown:
+        log.warning("%s: ignoring unknown keys (kept in the file): %s", path, ", ".join(unknown))
+    return Loaded(doc, raw, config, tuple(unknown))
+
+
+def copy_document(doc: TOMLDocument) -> TOMLDocument:
+    """An independent copy to stage into; re-parsing our own output is exact and shares no items."""
+    return tomlkit.parse(doc.as_string())
+
+
+def render(doc: TOMLDocument, expected: Config) -> str:
+    """The text to write, checked to read back as `expected` (guards against any TOML layout surprise)."""
+    text = doc.as_string()
+    try:
+        reread, _ = validate(tomlkit.parse(text))
+    except (TOMLKitError, InvalidValue):
+        reread = None
+    if reread != expected:
+        raise ConfigWriteError(
+            "the new config.toml would not read back as written",
+            [FieldError(field="", message="round trip failed", type="config_write_failed")],
+        )
+    return text
+
+
+def save(path: Path, text: str) -> None:
+    """Replace `path` with `text` atomically; the result is mode 0600. Raises OSError, leaving `path` as it was.
+
+    A symlinked config.toml (dotfile managers) is written through: its target is replaced, the link stays.
+    """
+    target = Path(os.path.realpath(path))
+    directory = target.parent
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # mkstemp creates the file O_EXCL with mode 0600 whatever the umask: no window with wider permissions.
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        with open(fd, "wb") as fh:
+            if hasattr(os, "fchmod"):
+                os.fchmod(fh.fileno(), 0o600)
+            fh.write(text.encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(directory)
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make the rename durable. Best effort: the new file is already in place and the live config must match
+    it, so a failure here is logged, not raised (Windows has no directory fsync at all)."""
+    if os.name == "nt":
+        return
+    try:
+        dfd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError as exc:
+        log.warning("fsync of the config directory failed (errno %s); the file was replaced", exc.errno)

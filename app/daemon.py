@@ -1,0 +1,130 @@
+"""`zeroclaw daemon`: the composition root that wires paths, config, auth and the transports together.
+
+Start-up order matters: directories (0700) → endpoint lock → config → listener (0600 socket) → readiness
+line. Shutdown undoes it: stop accepting → close connections → remove our own socket → release the lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.audit import AuditLog
+from app.auth.authenticator import Authenticator
+from app.config.loader import ConfigLoadError, load_config
+from app.endpoint_lock import AlreadyRunning, EndpointLock
+from app.ephemeral import EphemeralWatch
+from app.paths import InsecureDirectory, Paths, ensure_endpoint_dir, ensure_private_dir, resolve
+from app.services import Services
+from rpc.methods import build_registry
+from rpc.server import RpcServer
+from rpc.transports.stream import NdjsonProtocol
+from rpc.transports.unix import EndpointError, UnixListener, peer_of, serve_unix
+
+__all__ = ["DaemonOptions", "run"]
+
+log = logging.getLogger("zeroclaw.daemon")
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonOptions:
+    config_dir: str | None = None
+    ephemeral: bool = False
+    gateway: bool = True
+    gateway_port: int | None = None
+
+
+class StartupError(Exception):
+    """A one-line reason the daemon cannot start; printed as is, exit status 1."""
+
+
+def run(options: DaemonOptions) -> int:
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(_main(options))
+    return int(uvloop.run(_main(options)))
+
+
+async def _main(options: DaemonOptions) -> int:
+    paths = resolve(options.config_dir)
+    try:
+        lock = _prepare(paths)
+    except StartupError as exc:
+        print(f"zeroclaw daemon: {exc}", file=sys.stderr, flush=True)
+        return 1
+    try:
+        return await _serve(paths, lock, options)
+    except StartupError as exc:
+        print(f"zeroclaw daemon: {exc}", file=sys.stderr, flush=True)
+        return 1
+    finally:
+        lock.release()
+
+
+def _prepare(paths: Paths) -> EndpointLock:
+    try:
+        ensure_private_dir(paths.config_dir)
+        ensure_private_dir(paths.data_dir)
+        if sys.platform != "win32":
+            ensure_endpoint_dir(Path(paths.endpoint), created_by_us=set())
+    except InsecureDirectory as exc:
+        raise StartupError(str(exc)) from None
+    lock = EndpointLock(paths.lock_file)
+    try:
+        lock.acquire()
+    except AlreadyRunning as exc:
+        pid = exc.pid if exc.pid is not None else "unknown"
+        raise StartupError(f"another daemon (pid {pid}) already serves {paths.endpoint}") from None
+    except OSError as exc:
+        raise StartupError(f"cannot lock {paths.lock_file}: {exc.strerror}") from None
+    return lock
+
+
+async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> int:
+    try:
+        config = load_config(paths.config_file)
+    except ConfigLoadError as exc:
+        raise StartupError(str(exc)) from None
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+
+    audit = AuditLog(paths.audit_log)
+    services = Services(paths=paths, config=config, auth=None, audit=audit)  # type: ignore[arg-type]
+    services.auth = Authenticator(lambda: services.config, lambda: services.config_generation, os.getuid())
+    watch = EphemeralWatch(config.daemon.ephemeral_grace_secs, stop.set) if options.ephemeral else None
+    server = RpcServer(
+        build_registry(),
+        services,
+        audit,
+        limits=lambda: services.config.limits,
+        on_count_change=watch.connections_changed if watch else lambda _n: None,
+    )
+    try:
+        listener = await serve_unix(Path(paths.endpoint), lambda: NdjsonProtocol(server, peer_of))
+    except EndpointError as exc:
+        raise StartupError(str(exc)) from None
+    print(f"zeroclaw daemon ready: socket={paths.endpoint} gateway=off", file=sys.stderr, flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await _shutdown(listener, server)
+        audit.close()
+    return 0
+
+
+async def _shutdown(listener: UnixListener, server: RpcServer) -> None:
+    listener.server.close()
+    listener.remove_socket_file()
+    server.close_all()
+    try:
+        await asyncio.wait_for(listener.server.wait_closed(), 2.0)
+    except TimeoutError:
+        log.warning("some connections did not close within 2 s")

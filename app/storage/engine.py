@@ -1,0 +1,81 @@
+"""Engine construction: the default URL, SQLite pragmas and the database file's mode."""
+
+from __future__ import annotations
+
+import os
+import stat
+from functools import partial
+from pathlib import Path
+
+from sqlalchemy import URL, event, make_url
+from sqlalchemy.engine.interfaces import DBAPIConnection
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import ConnectionPoolEntry
+
+__all__ = ["BUSY_TIMEOUT_MS", "DB_FILENAME", "create_engine", "default_url", "sqlite_path"]
+
+DB_FILENAME = "zeroclaw.db"
+# The daemon serializes its own writes; this covers another process (`zeroclaw db upgrade`) holding the lock.
+BUSY_TIMEOUT_MS = 5000
+_FILE_MODE = 0o600
+
+
+def default_url(data_dir: Path) -> str:
+    # URL.create escapes `?`/`#` in the path, which a hand-built f-string would not.
+    url = URL.create("sqlite+aiosqlite", database=str(Path(data_dir).absolute() / DB_FILENAME))
+    return url.render_as_string(hide_password=False)
+
+
+def sqlite_path(url: str | URL) -> Path | None:
+    """The file behind a SQLite URL, or None for other backends and in-memory databases."""
+    parsed = make_url(url)
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:":
+        return None
+    if database.startswith("file:") or parsed.query.get("mode") == "memory":
+        return None  # URI filenames: the caller chose the file and its options
+    return Path(database)
+
+
+def create_engine(url: str | URL, *, foreign_keys: bool = True) -> AsyncEngine:
+    """An async engine for any SQLAlchemy async URL; SQLite gets WAL and its pragmas on every connection.
+
+    `foreign_keys=False` is for migrations only: SQLite's table-rebuild ALTER (Alembic batch mode) drops and
+    recreates tables, which with enforcement on would cascade or fail on referencing rows.
+    """
+    path = sqlite_path(url)
+    if path is not None:
+        _secure_file(path)
+    engine = create_async_engine(url)
+    if engine.dialect.name == "sqlite":
+        event.listen(engine.sync_engine, "connect", partial(_sqlite_pragmas, foreign_keys=foreign_keys))
+    return engine
+
+
+def _sqlite_pragmas(
+    dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry, *, foreign_keys: bool
+) -> None:
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA journal_mode=WAL")  # readers never block the writer
+        # SQLite enforces foreign keys per connection and only when asked.
+        cursor.execute(f"PRAGMA foreign_keys={'ON' if foreign_keys else 'OFF'}")
+        # Safe with WAL: a power loss may lose the last commits, never corrupt the file.
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS:d}")
+    finally:
+        cursor.close()
+
+
+def _secure_file(path: Path) -> None:
+    # SQLite would create the file with the umask's mode (often 0644); its -wal/-shm files copy the main
+    # file's mode, so creating the main file 0600 first keeps all three private.
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, _FILE_MODE)
+    os.close(fd)
+    for candidate in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            mode = stat.S_IMODE(candidate.stat().st_mode)
+        except FileNotFoundError:
+            continue
+        if mode & 0o077:  # a file left by an older build or a copy: tighten, never loosen
+            candidate.chmod(_FILE_MODE)

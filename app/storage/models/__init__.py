@@ -1,0 +1,11 @@
+"""All mapped tables. Importing this package registers every model on `Base.metadata` (Alembic relies on it).
+
+A new table gets its own module here, an import below, and a migration in `migrations/versions/`.
+"""
+
+from __future__ import annotations
+
+from app.storage.models.base import Base
+from app.storage.models.pairing import PairingToken
+
+__all__ = ["Base", "PairingToken"]

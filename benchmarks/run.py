@@ -1,0 +1,446 @@
+"""Side-by-side benchmark: the real ``zeroclaw daemon`` against the best-possible Python floor server.
+
+For each target (fresh process per repeat) it measures exec-to-readiness, idle RSS, RSS per idle initialized
+connection, sequential / pipelined / 1000-connection ``status`` throughput and latency, one 7 MiB frame round
+trip and (where supported) notification streaming, then prints medians and daemon/floor ratios as Markdown.
+
+    python benchmarks/run.py                  # both targets, 3 repeats, 3 s per throughput scenario
+    python benchmarks/run.py --only floor     # the floor alone (no daemon needed)
+    python benchmarks/run.py --json out.json  # also write every raw number
+
+Load comes from ``benchmarks/loadgen.c`` (compiled here with ``gcc -O2``). See benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import resource
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+HERE: Final = Path(__file__).resolve().parent
+FLOOR_SCRIPT: Final = HERE / "floor_server.py"
+LOADGEN_SRC: Final = HERE / "loadgen.c"
+READY_TIMEOUT_S: Final = 30.0
+IO_TIMEOUT_S: Final = 10.0  # loadgen's bound for connect/initialize, one big frame, draining
+DAEMON_READY_RE: Final = re.compile(r"zeroclaw daemon ready: socket=(\S+)")
+# The daemon must not pick up a socket or config from the caller's environment.
+SCRUBBED_ENV: Final = ("ZEROCLAW_SOCKET", "ZEROCLAW_CONFIG_DIR", "ZEROCLAW_DATA_DIR")
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    label: str
+    unit: str
+    better: str  # "higher" or "lower"
+    digits: int = 0
+
+
+METRICS: Final = (
+    Metric("ready_ms", "exec → ready", "ms", "lower", 1),
+    Metric("idle_rss_mib", "idle RSS", "MiB", "lower", 1),
+    Metric("rss_per_conn_kib", "RSS per idle initialized connection", "KiB", "lower", 2),
+    Metric("seq_rps", "`status`, 1 conn, depth 1", "req/s", "higher"),
+    Metric("seq_p50_us", "  ↳ p50 latency", "µs", "lower", 1),
+    Metric("seq_p99_us", "  ↳ p99 latency", "µs", "lower", 1),
+    Metric("pipe_rps", "`status`, 1 conn, 64 in flight", "req/s", "higher"),
+    Metric("pipe_p50_us", "  ↳ p50 latency", "µs", "lower", 1),
+    Metric("pipe_p99_us", "  ↳ p99 latency", "µs", "lower", 1),
+    Metric("conc_rps", "`status`, 1000 conns, depth 1 each", "req/s", "higher"),
+    Metric("conc_p50_us", "  ↳ p50 latency", "µs", "lower", 1),
+    Metric("conc_p99_us", "  ↳ p99 latency", "µs", "lower", 1),
+    Metric("big_ms", "one 7 MiB frame, round trip", "ms", "lower", 1),
+    Metric("stream_nps", "`bench/stream` notifications", "notif/s", "higher"),
+)
+
+
+@dataclass
+class Options:
+    targets: list[str]
+    duration: float
+    warmup: float
+    repeat: int
+    conns: int
+    depth: int
+    big_size: int
+    stream_count: int
+    daemon_cmd: list[str]
+    pin: bool
+    json_out: Path | None
+
+
+@dataclass
+class Server:
+    """A started target process; stderr is drained by a thread so a chatty daemon never blocks on it."""
+
+    name: str
+    proc: subprocess.Popen[bytes]
+    socket: str
+    workdir: str
+    started: float
+    ready_at: float | None = None
+    tail: deque[str] = field(default_factory=lambda: deque(maxlen=40))
+    ready_event: threading.Event = field(default_factory=threading.Event)
+
+    def rss_kib(self) -> int:
+        with open(f"/proc/{self.proc.pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        raise RuntimeError("VmRSS not found")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class BenchError(RuntimeError):
+    pass
+
+
+def log(msg: str) -> None:
+    sys.stderr.write(f"[bench] {msg}\n")
+    sys.stderr.flush()
+
+
+def raise_nofile() -> None:
+    """1000 client sockets here plus 1000 in the server: make sure the inherited limit allows it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
+    if soft == resource.RLIM_INFINITY or soft >= want:
+        return
+    resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    if want < 2200:
+        log(f"warning: RLIMIT_NOFILE hard limit is {hard}; 1000-connection scenarios may fail")
+
+
+def compile_loadgen(build_dir: Path) -> Path:
+    gcc = shutil.which("gcc") or shutil.which("cc")
+    if gcc is None:
+        raise BenchError("gcc not found: needed to build benchmarks/loadgen.c")
+    out = build_dir / "loadgen"
+    subprocess.run([gcc, "-O2", "-o", str(out), str(LOADGEN_SRC), "-lm"], check=True)
+    return out
+
+
+def default_daemon_cmd() -> list[str]:
+    # Prefer the console script of the running interpreter: a pyenv shim would add its own start-up time.
+    local = Path(sys.executable).parent / "zeroclaw"
+    exe = str(local) if local.exists() else (shutil.which("zeroclaw") or "zeroclaw")
+    return [exe, "daemon"]
+
+
+def cpu_busy_fraction(seconds: float = 0.5) -> float:
+    """How busy the machine is before we start: other load makes every number here meaningless."""
+
+    def sample() -> tuple[int, int]:
+        with open("/proc/stat") as fh:
+            vals = [int(v) for v in fh.readline().split()[1:]]
+        idle = vals[3] + (vals[4] if len(vals) > 4 else 0)
+        return sum(vals), idle
+
+    t1, i1 = sample()
+    time.sleep(seconds)
+    t2, i2 = sample()
+    return 0.0 if t2 == t1 else 1.0 - (i2 - i1) / (t2 - t1)
+
+
+def cpu_plan(pin: bool) -> tuple[set[int] | None, int | None]:
+    """Server on the first CPU, load generator on the last one, so they never fight for a core."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if not pin or len(cpus) < 2:
+        return None, None
+    return set(cpus[:-1]), cpus[-1]
+
+
+def start_server(name: str, opts: Options, server_cpus: set[int] | None) -> Server:
+    workdir = tempfile.mkdtemp(prefix=f"zcb-{name[:1]}-")  # short: AF_UNIX paths are limited to 107 bytes
+    env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
+    if name == "floor":
+        sock = os.path.join(workdir, "floor.sock")
+        argv = [sys.executable, str(FLOOR_SCRIPT), sock]
+        marker: re.Pattern[str] = re.compile(r"^ready$")
+    else:
+        sock = os.path.join(workdir, "data", "daemon.sock")
+        cmd = [part.replace("{config_dir}", workdir) for part in opts.daemon_cmd]
+        if not any("{config_dir}" in part for part in opts.daemon_cmd):
+            cmd += ["--config-dir", workdir, "--no-gateway"]
+        argv = cmd
+        marker = re.compile(r"daemon ready")
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
+    )
+    if server_cpus:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(proc.pid, server_cpus)
+    server = Server(name=name, proc=proc, socket=sock, workdir=workdir, started=started)
+
+    def drain() -> None:
+        assert proc.stderr is not None
+        for raw in proc.stderr:
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            if server.ready_at is None and marker.search(line):
+                server.ready_at = time.perf_counter()
+                m = DAEMON_READY_RE.search(line)
+                if m:
+                    server.socket = m.group(1)
+                server.ready_event.set()
+            server.tail.append(line)
+        server.ready_event.set()  # EOF: wake the waiter so it sees the exit
+
+    threading.Thread(target=drain, name=f"{name}-stderr", daemon=True).start()
+    if not server.ready_event.wait(READY_TIMEOUT_S) or server.ready_at is None:
+        server.stop()
+        tail = "\n".join(server.tail)
+        raise BenchError(f"{name} did not become ready (exit={proc.poll()}): {' '.join(argv)}\n{tail}")
+    return server
+
+
+def loadgen(exe: Path, cpu: int | None, sock: str, *args: str, budget: float) -> dict[str, Any]:
+    argv = [str(exe), "--socket", sock, "--timeout", str(IO_TIMEOUT_S), *args]
+    if cpu is not None:
+        argv += ["--cpu", str(cpu)]
+    done = subprocess.run(argv, capture_output=True, timeout=budget + 2 * IO_TIMEOUT_S + 10, check=False)
+    out = done.stdout.decode().strip().splitlines()
+    if not out:
+        raise BenchError(f"loadgen printed nothing (rc={done.returncode}): {done.stderr.decode()[-500:]}")
+    result: dict[str, Any] = json.loads(out[-1])
+    if "error" in result:
+        raise BenchError(f"loadgen: {result['error']}")
+    return result
+
+
+def rss_per_connection(
+    exe: Path, cpu: int | None, server: Server, conns: int
+) -> tuple[float, dict[str, Any]]:
+    """Open `conns` connections, initialize each, and compare the server's VmRSS before and after."""
+    before = server.rss_kib()
+    argv = [str(exe), "--socket", server.socket, "--mode", "hold", "--conns", str(conns)]
+    argv += ["--duration", "60", "--timeout", str(IO_TIMEOUT_S)]
+    if cpu is not None:
+        argv += ["--cpu", str(cpu)]
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None and proc.stdin is not None
+        line = proc.stdout.readline().decode().strip()  # printed once every connection is initialized
+        info: dict[str, Any] = json.loads(line) if line else {"error": "hold printed nothing"}
+        if "error" in info:
+            raise BenchError(f"loadgen hold: {info['error']}")
+        time.sleep(0.3)  # let the server finish bookkeeping for the last few connections
+        after = server.rss_kib()
+        proc.stdin.close()  # tells the hold to close its connections and exit
+        proc.wait(timeout=IO_TIMEOUT_S + 5)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    info["rss_before_kib"], info["rss_after_kib"] = before, after
+    return (after - before) / conns, info
+
+
+def measure_target(name: str, opts: Options, exe: Path, raw: list[dict[str, Any]]) -> dict[str, float | None]:
+    server_cpus, lg_cpu = cpu_plan(opts.pin)
+    out: dict[str, float | None] = {m.key: None for m in METRICS}
+    rec: dict[str, Any] = {}
+    raw.append(rec)
+    server = start_server(name, opts, server_cpus)
+    try:
+        assert server.ready_at is not None
+        out["ready_ms"] = (server.ready_at - server.started) * 1e3
+        time.sleep(0.3)
+        out["idle_rss_mib"] = server.rss_kib() / 1024
+        d, w = str(opts.duration), str(opts.warmup)
+
+        def run(key: str, *args: str, budget: float) -> dict[str, Any] | None:
+            try:
+                res = loadgen(exe, lg_cpu, server.socket, *args, budget=budget)
+            except (BenchError, subprocess.TimeoutExpired, json.JSONDecodeError) as exc:
+                log(f"{name}: {key} failed: {exc}")
+                rec[key] = {"error": str(exc)}
+                if server.proc.poll() is not None:
+                    raise BenchError(f"{name} exited (rc={server.proc.returncode})") from exc
+                return None
+            rec[key] = res
+            return res
+
+        # Warm the status path so one-off lazy imports are not billed to the per-connection RSS.
+        run("warmup", "--mode", "rps", "--conns", "1", "--depth", "1", "--duration", "0.3", budget=0.3)
+        try:
+            out["rss_per_conn_kib"], rec["hold"] = rss_per_connection(exe, lg_cpu, server, opts.conns)
+        except (BenchError, OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as exc:
+            log(f"{name}: rss per connection failed: {exc}")
+            rec["hold"] = {"error": str(exc)}
+        time.sleep(0.2)
+        scenarios = (("seq", "1", "1"), ("pipe", "1", str(opts.depth)), ("conc", str(opts.conns), "1"))
+        for key, conns, depth in scenarios:
+            args = ("--mode", "rps", "--conns", conns, "--depth", depth, "--duration", d, "--warmup", w)
+            res = run(key, *args, budget=opts.duration)
+            if res is not None:
+                if res.get("closed") or res.get("error_replies"):
+                    log(f"{name}: {key}: closed={res.get('closed')} error_replies={res.get('error_replies')}")
+                out[f"{key}_rps"] = float(res["rps"])
+                out[f"{key}_p50_us"] = float(res["lat_us"]["p50"])
+                out[f"{key}_p99_us"] = float(res["lat_us"]["p99"])
+        res = run("big", "--mode", "big", "--size", str(opts.big_size), budget=IO_TIMEOUT_S)
+        if res is not None:
+            out["big_ms"] = float(res["rtt_ms"])
+        res = run("stream", "--mode", "stream", "--count", str(opts.stream_count), budget=IO_TIMEOUT_S)
+        # Only a target that implements bench/stream (the floor) has a number here.
+        if res is not None and res.get("reply") == "result" and res.get("notifications") == opts.stream_count:
+            out["stream_nps"] = float(res["notif_per_s"])
+        rec["summary"] = out
+        if server.proc.poll() is not None:
+            raise BenchError(f"{name} exited during the run (rc={server.proc.returncode})")
+    finally:
+        server.stop()
+    return out
+
+
+def median(values: list[float | None]) -> float | None:
+    got = [v for v in values if v is not None]
+    return statistics.median(got) if got else None
+
+
+def fmt(value: float | None, digits: int) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:,.{digits}f}"
+
+
+def ratios(medians: dict[str, dict[str, float | None]]) -> dict[str, float]:
+    if "floor" not in medians or "daemon" not in medians:
+        return {}
+    out: dict[str, float] = {}
+    for m in METRICS:
+        f, d = medians["floor"][m.key], medians["daemon"][m.key]
+        if f and d is not None:
+            out[m.key] = d / f
+    return out
+
+
+def markdown(medians: dict[str, dict[str, float | None]], targets: list[str], opts: Options) -> str:
+    head = ["scenario", "unit", *targets]
+    both = "floor" in targets and "daemon" in targets
+    if both:
+        head += ["daemon/floor", "better"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for m in METRICS:
+        label = m.label.replace("7 MiB", f"{opts.big_size / 2**20:g} MiB")
+        label = label.replace("64 in flight", f"{opts.depth} in flight").replace("1000", str(opts.conns))
+        row = [label, m.unit, *(fmt(medians[t][m.key], m.digits) for t in targets)]
+        if both:
+            f, dm = medians["floor"][m.key], medians["daemon"][m.key]
+            row += ["n/a" if not f or dm is None else f"{dm / f:.2f}x", m.better]
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None) -> Options:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--only", choices=("floor", "daemon"), help="benchmark one target only")
+    p.add_argument("--duration", type=float, default=3.0, help="seconds per throughput scenario (default 3)")
+    p.add_argument("--warmup", type=float, default=0.5, help="seconds at the start of each not counted")
+    p.add_argument("--repeat", type=int, default=3, help="fresh process per target per repeat (default 3)")
+    p.add_argument("--conns", type=int, default=1000, help="connections for the concurrency/RSS scenarios")
+    p.add_argument("--depth", type=int, default=64, help="requests in flight in the pipelined scenario")
+    p.add_argument("--big-size", type=int, default=7 * 1024 * 1024, help="bytes in the big frame")
+    p.add_argument("--stream-count", type=int, default=200_000, help="notifications in the stream scenario")
+    p.add_argument(
+        "--daemon-cmd",
+        help="daemon command (shell syntax); '{config_dir}' is substituted, else "
+        "'--config-dir DIR --no-gateway' is appended (default: zeroclaw daemon)",
+    )
+    p.add_argument(
+        "--no-pin", action="store_true", help="do not pin server and load generator to separate CPUs"
+    )
+    p.add_argument("--json", type=Path, help="also write all raw results to this file")
+    a = p.parse_args(argv)
+    if a.duration <= 0 or a.repeat < 1 or a.conns < 1 or a.depth < 1:
+        p.error("--duration, --repeat, --conns and --depth must be positive")
+    return Options(
+        targets=[a.only] if a.only else ["floor", "daemon"],
+        duration=a.duration,
+        warmup=a.warmup if a.warmup < a.duration else 0.0,
+        repeat=a.repeat,
+        conns=a.conns,
+        depth=a.depth,
+        big_size=a.big_size,
+        stream_count=a.stream_count,
+        daemon_cmd=shlex.split(a.daemon_cmd) if a.daemon_cmd else default_daemon_cmd(),
+        pin=not a.no_pin,
+        json_out=a.json,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = parse_args(argv)
+    raise_nofile()
+    busy = cpu_busy_fraction()
+    if busy > 0.15:
+        log(f"warning: the machine is already {busy:.0%} busy; results will be noisy")
+    runs: dict[str, list[dict[str, float | None]]] = {t: [] for t in opts.targets}
+    raw: dict[str, list[dict[str, Any]]] = {t: [] for t in opts.targets}
+    failures: list[str] = []
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="zcb-build-") as build:
+        exe = compile_loadgen(Path(build))
+        for r in range(opts.repeat):
+            # Alternate targets inside each repeat so slow drifts of the machine hit both alike.
+            for name in opts.targets:
+                log(f"repeat {r + 1}/{opts.repeat}: {name}")
+                try:
+                    runs[name].append(measure_target(name, opts, exe, raw[name]))
+                except BenchError as exc:
+                    log(f"{name}: {exc}")
+                    failures.append(f"{name}: {exc}")
+    medians = {t: {m.key: median([run[m.key] for run in runs[t]]) for m in METRICS} for t in opts.targets}
+    elapsed = time.perf_counter() - t0
+    server_cpus, lg_cpu = cpu_plan(opts.pin)
+    print(
+        f"zeroclaw benchmark: medians of {opts.repeat} run(s), {opts.duration:g} s per throughput scenario "
+        f"({opts.warmup:g} s warm-up), {os.cpu_count()} CPUs, "
+        + (f"server on CPUs {sorted(server_cpus)}, loadgen on CPU {lg_cpu}" if server_cpus else "no pinning")
+        + f", machine {busy:.0%} busy before start, {elapsed:.0f} s total\n"
+    )
+    print(markdown(medians, opts.targets, opts))
+    if failures:
+        print("\nfailures:\n" + "\n".join(f"- {f.splitlines()[0]}" for f in failures))
+    if opts.json_out is not None:
+        doc = {
+            "options": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(opts).items()},
+            "machine": {"cpus": os.cpu_count(), "busy_before": busy, "loadavg": os.getloadavg()},
+            "medians": medians,
+            "ratio": ratios(medians),
+            "runs": runs,
+            "raw": raw,
+            "failures": failures,
+        }
+        opts.json_out.write_text(json.dumps(doc, indent=2) + "\n")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+# A package so setuptools installs the revision files (Alembic itself skips this file).

@@ -1,0 +1,85 @@
+"""A small NDJSON JSON-RPC client for the local endpoint, used by the `zeroclaw` CLI commands.
+
+Responses are matched by id; notifications and daemon→client requests go to `on_message`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+__all__ = ["Client", "RemoteError"]
+
+_READ_LIMIT = 64 * 1024 * 1024  # above any frame limit the daemon may be configured with
+
+
+class RemoteError(Exception):
+    def __init__(self, error: dict[str, Any]) -> None:
+        super().__init__(error.get("message", "error"))
+        self.error = error
+
+
+class Client:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.on_message: Callable[[dict[str, Any]], None] = lambda _msg: None
+        self._reader_task = asyncio.get_running_loop().create_task(self._read_loop())
+
+    @classmethod
+    async def connect(cls, path: str) -> Client:
+        reader, writer = await asyncio.open_unix_connection(path, limit=_READ_LIMIT)
+        return cls(reader, writer)
+
+    async def call(self, method: str, params: Any = None) -> Any:
+        rid = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[rid] = future
+        frame: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "id": rid}
+        if params is not None:
+            frame["params"] = params
+        await self.send(frame)
+        reply = await future
+        if "error" in reply:
+            raise RemoteError(reply["error"])
+        return reply.get("result")
+
+    async def send(self, frame: Any) -> None:
+        self._writer.write(orjson.dumps(frame) + b"\n")
+        await self._writer.drain()
+
+    async def send_raw(self, line: bytes) -> None:
+        self._writer.write(line.rstrip(b"\n") + b"\n")
+        await self._writer.drain()
+
+    async def _read_loop(self) -> None:
+        try:
+            while line := await self._reader.readline():
+                try:
+                    message = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(message, dict):
+                    future = self._pending.pop(message.get("id"), None) if "method" not in message else None
+                    if future is not None and not future.done():
+                        future.set_result(message)
+                        continue
+                self.on_message(message)
+        finally:
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(ConnectionError("the daemon closed the connection"))
+
+    async def close(self) -> None:
+        self._writer.close()
+        self._reader_task.cancel()
+        try:
+            await self._writer.wait_closed()
+        except OSError:
+            pass

@@ -1,0 +1,218 @@
+"""One peer: the inbound in-flight table, the outbound pending map and the call lifecycle (R-WIRE-5..7, R-BIDI).
+
+The two directions never share a table (an id in flight both ways is fine, R-BIDI-2). Every request with an
+id gets exactly one response: the in-flight entry is removed exactly once, by the task's done callback, and
+nothing answers an id that is not (or no longer) in the table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from rpc.dispatcher import Call
+from rpc.envelope import (
+    NO_ID,
+    Id,
+    Request,
+    Response,
+    encode_error,
+    encode_notification,
+    encode_request,
+    encode_result,
+    parse,
+)
+from rpc.errors import AuthRequired, Forbidden, InternalError, InvalidRequest, RpcError
+from rpc.transports.base import ConnectionClosed, FrameTransport, Peer
+
+if TYPE_CHECKING:
+    from app.auth.policy import Principal
+    from rpc.server import RpcServer
+
+__all__ = ["Connection", "PeerError", "PendingLimitReached"]
+
+log = logging.getLogger("zeroclaw.rpc")
+
+
+class PeerError(Exception):
+    """The client answered one of our requests with an error object."""
+
+    def __init__(self, error: dict[str, Any]) -> None:
+        super().__init__("client answered with an error")
+        self.error = error
+
+
+class PendingLimitReached(Exception):
+    """Too many daemon→client requests already await an answer on this connection."""
+
+
+class Connection:
+    def __init__(self, server: RpcServer, transport: FrameTransport, peer: Peer, *, max_inflight: int) -> None:
+        self.server = server
+        self.transport = transport
+        self.peer = peer
+        self.initialized = False
+        self.principal: Principal | None = None
+        self.client_capabilities: dict[str, Any] = {}
+        self._credential: Any = None
+        self._auth_generation = -1
+        self._max_inflight = max_inflight
+        self._inflight: dict[Id, asyncio.Task[Any]] = {}
+        self._background: set[asyncio.Task[Any]] = set()  # notification handlers: no id, no answer
+        self._pending: dict[str, asyncio.Future[Any]] = {}
+        self._next_out = 0
+        self._barrier = False
+        self.closed = False
+
+    # -- inbound ---------------------------------------------------------------------------------------
+
+    @property
+    def saturated(self) -> bool:
+        """Stop reading: an in-flight slot is missing, `initialize` is running, or the peer is not reading."""
+        return self._barrier or len(self._inflight) >= self._max_inflight or self.transport.writing_paused
+
+    def frame_received(self, line: bytes) -> None:
+        frame = parse(line)
+        if type(frame) is Request:
+            self._on_request(frame)
+        elif type(frame) is Response:
+            self._on_response(frame)
+        elif frame is None:
+            log.info("dropped a malformed response-shaped frame from %s", self.peer.label)
+        else:
+            self.transport.send(encode_error(frame.id, frame.error))  # type: ignore[union-attr]
+
+    def _on_request(self, request: Request) -> None:
+        rid = request.id
+        notification = rid is NO_ID
+        if not notification and rid in self._inflight:
+            self._send_error(None, InvalidRequest("Request id already in flight", kind="duplicate_id", id=rid))
+            return
+        try:
+            spec, params = self.server.registry.prepare(self, request.method, request.params)
+        except RpcError as exc:
+            if not notification:
+                if isinstance(exc, AuthRequired | Forbidden):
+                    self.server.audit.record("denied", self.peer.label, self.principal_id)
+                self._send_error(rid, exc)  # type: ignore[arg-type]
+            return
+        call = Call(self)
+        if not spec.is_async:
+            try:
+                result = spec.handler(call, params)
+            except Exception as exc:  # noqa: BLE001 - every failure becomes exactly one error answer
+                if not notification:
+                    self._send_error(rid, self.server.to_rpc_error(exc))  # type: ignore[arg-type]
+            else:
+                if not notification:
+                    self.transport.send(encode_result(rid, result))  # type: ignore[arg-type]
+            return
+        task = asyncio.get_running_loop().create_task(spec.handler(call, params))
+        if notification:
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+            return
+        self._inflight[rid] = task  # type: ignore[index]
+        if spec.barrier:
+            self._barrier = True
+        task.add_done_callback(partial(self._finished, rid, spec.barrier))
+
+    def _finished(self, rid: Id, barrier: bool, task: asyncio.Task[Any]) -> None:
+        if self._inflight.get(rid) is task:
+            del self._inflight[rid]
+        if barrier:
+            self._barrier = False
+        if self.closed:
+            return
+        if task.cancelled():
+            self._send_error(rid, InternalError("The request was cancelled"))
+        elif (exc := task.exception()) is not None:
+            self._send_error(rid, self.server.to_rpc_error(exc))
+        else:
+            self.transport.send(encode_result(rid, task.result()))
+        self.transport.resume()
+
+    def _send_error(self, rid: Id, error: RpcError) -> None:
+        self.transport.send(encode_error(rid, error))
+
+    # -- authorization ---------------------------------------------------------------------------------
+
+    @property
+    def principal_id(self) -> str | None:
+        return self.principal.id if self.principal is not None else None
+
+    def authenticated(self, credential: Any, principal: Principal) -> None:
+        self._credential = credential
+        self.principal = principal
+        self._auth_generation = self.server.services.auth.generation
+        self.initialized = True
+
+    def deauthenticate(self) -> None:
+        self._credential = None
+        self.principal = None
+        self.initialized = False
+
+    def authorize(self, grant: str) -> None:
+        """Check `grant` under the policy in force now; a changed policy re-resolves the principal first."""
+        auth = self.server.services.auth
+        if self._auth_generation != auth.generation:
+            principal = auth.refresh(self._credential)
+            if principal is None:
+                self.deauthenticate()
+                raise AuthRequired("The credential of this connection is no longer valid")
+            self.principal, self._auth_generation = principal, auth.generation
+        assert self.principal is not None  # initialized implies a principal
+        if not self.principal.has_grant(grant):
+            raise Forbidden(f"Missing grant {grant}", grant=grant)
+
+    # -- outbound --------------------------------------------------------------------------------------
+
+    async def notify(self, method: str, params: Any) -> None:
+        """Send a notification, waiting while the peer is not reading (bounded outbound buffer)."""
+        if self.closed:
+            raise ConnectionClosed
+        if self.transport.writing_paused:
+            await self.transport.wait_writable()
+        self.transport.send(encode_notification(method, params))
+
+    async def request(self, method: str, params: Any, *, timeout: float) -> Any:
+        """Ask the client; raise `PeerError`, `TimeoutError`, `ConnectionClosed` or `PendingLimitReached`."""
+        if self.closed:
+            raise ConnectionClosed
+        if len(self._pending) >= self.server.limits.max_pending_client_requests:
+            raise PendingLimitReached
+        rid = f"zc-out-{self._next_out}"
+        self._next_out += 1
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[rid] = future
+        try:
+            self.transport.send(encode_request(rid, method, params))
+            return await asyncio.wait_for(future, timeout)
+        finally:
+            self._pending.pop(rid, None)
+
+    def _on_response(self, response: Response) -> None:
+        future = self._pending.pop(response.id, None) if type(response.id) is str else None
+        if future is None or future.done():
+            log.info("ignored a response with an unknown id from %s", self.peer.label)
+            return
+        if response.error is not None:
+            future.set_exception(PeerError(response.error))
+        else:
+            future.set_result(response.result)
+
+    # -- teardown --------------------------------------------------------------------------------------
+
+    def connection_lost(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        for task in (*self._inflight.values(), *self._background):
+            task.cancel()
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(ConnectionClosed())
+        self._pending.clear()
+        self.server.release(self)

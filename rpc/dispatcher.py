@@ -1,0 +1,129 @@
+"""The method registry (R-ARCH-2) and the call pipeline (R-WIRE-3 order of checks).
+
+Each method is declared once: its params model, the grant it needs, whether it is local-only, and its
+handler. `initialize.methods`, the grant gate and the local-only rule all read this registry.
+Handlers are plain functions when they never suspend (they run inline, on the read path) and coroutine
+functions when they do (each call gets its own task).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.alias_generators import to_camel
+
+from rpc.errors import AuthRequired, Forbidden, InvalidParams, MethodNotFound
+
+if TYPE_CHECKING:
+    from rpc.connection import Connection
+
+__all__ = ["Call", "MethodSpec", "NoParams", "Params", "Registry", "validation_errors"]
+
+
+class Params(BaseModel):
+    """Base of every params model: camelCase and snake_case both accepted (R-WIRE-8); unknown keys ignored."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True, hide_input_in_errors=True
+    )
+
+
+class NoParams(Params):
+    pass
+
+
+P = TypeVar("P", bound=Params)
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """What a handler sees: the calling connection (principal, capabilities) and the daemon's services."""
+
+    connection: Connection
+
+    @property
+    def services(self) -> Any:
+        return self.connection.server.services
+
+
+Handler = Callable[[Call, P], Any] | Callable[[Call, P], Awaitable[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class MethodSpec(Generic[P]):
+    name: str
+    handler: Handler[P]
+    params: type[P]
+    grant: str | None  # None only for `initialize`
+    local_only: bool = False
+    requires_init: bool = True
+    barrier: bool = False  # stop reading the connection until this call completes
+    is_async: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "is_async", inspect.iscoroutinefunction(self.handler))
+
+
+class Registry:
+    def __init__(self) -> None:
+        self._methods: dict[str, MethodSpec[Any]] = {}
+
+    def method(
+        self,
+        name: str,
+        *,
+        params: type[P],
+        grant: str | None,
+        local_only: bool = False,
+        requires_init: bool = True,
+        barrier: bool = False,
+    ) -> Callable[[Handler[P]], Handler[P]]:
+        def register(handler: Handler[P]) -> Handler[P]:
+            if name in self._methods:
+                raise ValueError(f"method {name!r} registered twice")
+            self._methods[name] = MethodSpec(name, handler, params, grant, local_only, requires_init, barrier)
+            return handler
+
+        return register
+
+    def get(self, name: str) -> MethodSpec[Any] | None:
+        return self._methods.get(name)
+
+    def names(self) -> list[str]:
+        return sorted(self._methods)
+
+    def prepare(self, connection: Connection, method: str, params: object) -> tuple[MethodSpec[Any], Params]:
+        """Run the checks in the order the spec fixes: method, initialized, grant, params."""
+        spec = self._methods.get(method)
+        if spec is None:
+            raise MethodNotFound
+        if spec.requires_init and not connection.initialized:
+            raise AuthRequired("First call must be 'initialize'")
+        if spec.local_only and connection.peer.remote:
+            raise Forbidden("This method is only served on the local endpoint", kind="local_only")
+        if spec.grant is not None:
+            connection.authorize(spec.grant)
+        return spec, _validate(spec.params, params)
+
+
+def _validate(model: type[Params], params: object) -> Params:
+    if params is None or params == []:
+        params = {}
+    elif isinstance(params, list):
+        raise InvalidParams("Invalid params: pass params as an object", errors=[{"field": "", "type": "by_name"}])
+    try:
+        return model.model_validate(params)
+    except ValidationError as exc:
+        raise InvalidParams(errors=validation_errors(exc)) from None
+
+
+def validation_errors(exc: ValidationError) -> list[dict[str, str]]:
+    """Name the failing fields with pydantic's message; never the offending value (R-WIRE-4)."""
+    return [
+        {"field": ".".join(str(p) for p in err["loc"]), "type": err["type"], "message": err["msg"]}
+        for err in exc.errors(include_url=False, include_input=False, include_context=False)
+    ]

@@ -1,0 +1,146 @@
+"""Classify and validate frames, build response frames (R-WIRE-3, R-WIRE-4). Pure.
+
+`parse()` turns one line into exactly one of:
+  * `Request`  — well-formed request or notification (`id` is `NO_ID` for a notification);
+  * `Response` — well-formed answer to one of the daemon's own requests;
+  * `Reject`   — a frame that must be answered with an error and nothing else;
+  * `None`     — a frame that must be dropped silently (malformed response-shaped frames: echoing
+                 their id could complete an unrelated request in the opposite direction).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+import orjson
+
+from rpc.errors import InvalidRequest, ParseError, RpcError
+
+__all__ = [
+    "NO_ID",
+    "Id",
+    "Reject",
+    "Request",
+    "Response",
+    "encode_error",
+    "encode_notification",
+    "encode_request",
+    "encode_result",
+    "is_valid_id",
+    "parse",
+]
+
+Id = str | int | float | None
+
+
+class _NoId:
+    """Marks a notification: distinct from an explicit `"id": null`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NO_ID"
+
+
+NO_ID: Final = _NoId()
+
+
+@dataclass(slots=True, frozen=True)
+class Request:
+    method: str
+    params: dict[str, Any] | list[Any] | None
+    id: Id | _NoId
+
+    @property
+    def is_notification(self) -> bool:
+        return self.id is NO_ID
+
+
+@dataclass(slots=True, frozen=True)
+class Response:
+    id: Id
+    result: Any
+    error: dict[str, Any] | None
+
+
+@dataclass(slots=True, frozen=True)
+class Reject:
+    """A frame answered with `error` under `id` (null unless the frame's own id was valid)."""
+
+    error: RpcError
+    id: Id = None
+
+
+def is_valid_id(value: object) -> bool:
+    # bool is an int subclass in Python but not a JSON number.
+    return value is None or (type(value) in (str, int, float))
+
+
+def parse(line: bytes) -> Request | Response | Reject | None:
+    try:
+        frame = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return Reject(ParseError())
+    if type(frame) is not dict:
+        return Reject(InvalidRequest("Invalid request: a frame must be one JSON object (batches are not supported)"))
+    method = frame.get("method")
+    has_answer = "result" in frame or "error" in frame
+    if "method" in frame:
+        if type(method) is not str or has_answer:
+            return Reject(InvalidRequest("Invalid request: ambiguous frame"))
+        return _request(frame, method)
+    if has_answer:
+        return _response(frame)
+    return Reject(InvalidRequest("Invalid request: a frame needs 'method', 'result' or 'error'"))
+
+
+def _request(frame: dict[str, Any], method: str) -> Request | Reject:
+    rid = frame.get("id", NO_ID)
+    id_ok = rid is NO_ID or is_valid_id(rid)
+    echo_id: Id = rid if id_ok and rid is not NO_ID else None  # type: ignore[assignment]
+    if frame.get("jsonrpc") != "2.0":
+        return Reject(InvalidRequest("Invalid request: 'jsonrpc' must be \"2.0\""), echo_id)
+    if not id_ok:
+        return Reject(InvalidRequest("Invalid request: 'id' must be a string, a number or null"))
+    params = frame.get("params", None)
+    if "params" in frame and type(params) not in (dict, list):
+        return Reject(InvalidRequest("Invalid request: 'params' must be an object or an array"), echo_id)
+    return Request(method, params, rid)
+
+
+def _response(frame: dict[str, Any]) -> Response | None:
+    if frame.get("jsonrpc") != "2.0" or "params" in frame or "id" not in frame:
+        return None
+    rid = frame["id"]
+    if not is_valid_id(rid) or ("result" in frame) == ("error" in frame):
+        return None
+    if "error" in frame:
+        error = frame["error"]
+        if not (
+            type(error) is dict
+            and type(error.get("code")) is int
+            and type(error.get("message")) is str
+        ):
+            return None
+        return Response(rid, None, error)
+    return Response(rid, frame["result"], None)
+
+
+_OPT = orjson.OPT_NON_STR_KEYS
+
+
+def encode_result(rid: Id, result: Any) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "id": rid, "result": result}, option=_OPT)
+
+
+def encode_error(rid: Id, error: RpcError) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "id": rid, "error": error.to_error()}, option=_OPT)
+
+
+def encode_notification(method: str, params: Any) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "method": method, "params": params}, option=_OPT)
+
+
+def encode_request(rid: str, method: str, params: Any) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "method": method, "params": params, "id": rid}, option=_OPT)

@@ -1,0 +1,72 @@
+"""`initialize` and `status` (R-INIT, SPEC §7.1)."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Any
+
+from pydantic import Field, Strict
+
+from rpc.dispatcher import Call, NoParams, Params, Registry
+from rpc.errors import AuthRequired, VersionMismatch
+
+__all__ = ["PROTOCOL_VERSION", "register"]
+
+PROTOCOL_VERSION = 1
+
+
+class ClientInfo(Params):
+    name: str | None = None
+    version: str | None = None
+
+
+class InitializeParams(Params):
+    protocol_version: Annotated[int, Strict()] = PROTOCOL_VERSION
+    client_info: ClientInfo | None = None
+    client_capabilities: dict[str, Any] | None = None
+    auth_token: Annotated[str | None, Field(max_length=512)] = None
+
+
+def register(registry: Registry) -> None:
+    registry.method("initialize", params=InitializeParams, grant=None, requires_init=False, barrier=True)(
+        initialize
+    )
+    registry.method("status", params=NoParams, grant="system:read")(status)
+
+
+async def initialize(call: Call, params: InitializeParams) -> dict[str, Any]:
+    conn = call.connection
+    services = call.services
+    if params.protocol_version != PROTOCOL_VERSION:
+        raise VersionMismatch(supported=[PROTOCOL_VERSION], requested=params.protocol_version)
+    if params.auth_token is not None:
+        resolved = await services.auth.token(params.auth_token)
+    elif conn.peer.remote:
+        resolved = None  # a WebSocket peer always needs a token (R-AUTH-3)
+    else:
+        # Where the OS does not say who connected, only the owner (or root) can reach a 0600 socket.
+        resolved = services.auth.local(conn.peer.uid if conn.peer.uid is not None else os.getuid())
+    if resolved is None:
+        conn.deauthenticate()  # a failed re-initialize must not leave the old principal in place
+        services.audit.record("denied", conn.peer.label, None)
+        raise AuthRequired("Authentication failed")
+    credential, principal = resolved
+    conn.authenticated(credential, principal)
+    conn.client_capabilities = params.client_capabilities or {}
+    services.audit.record("initialize", conn.peer.label, principal.id)
+    return {
+        "protocolVersion": PROTOCOL_VERSION,
+        "serverVersion": services.version,
+        "serverPid": os.getpid(),
+        "principal": {"id": principal.id, "admin": principal.admin},
+        "methods": conn.server.registry.names(),
+    }
+
+
+def status(call: Call, params: NoParams) -> dict[str, Any]:
+    services = call.services
+    return {
+        **services.describe(),
+        "protocolVersion": PROTOCOL_VERSION,
+        "connections": len(call.connection.server.connections),
+    }

@@ -1,0 +1,46 @@
+"""The Transport seam (R-ARCH-1): what a `Connection` needs from the thing that moves its frames.
+
+A transport turns bytes (or WebSocket messages) into frames, hands each frame to
+`Connection.frame_received`, and calls `Connection.connection_lost` once. The connection answers through
+this protocol and never sees a socket. Unix sockets and Windows pipes share `stream.NdjsonProtocol`;
+the gateway's WebSocket is a third implementation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+__all__ = ["ConnectionClosed", "FrameTransport", "Peer"]
+
+
+class ConnectionClosed(Exception):
+    """The peer is gone (or was dropped for not reading); nothing more can be sent."""
+
+
+@dataclass(frozen=True, slots=True)
+class Peer:
+    """Who is on the other end, as far as the OS tells us."""
+
+    label: str  # audit label: unix:pid=<pid>,uid=<uid> | unix:unknown | pipe:local | ws:<ip>:<port>
+    uid: int | None = None
+    pid: int | None = None
+    remote: bool = False  # WebSocket peers: local-only methods are refused, no uid-based principal
+
+
+class FrameTransport(Protocol):
+    def send(self, frame: bytes) -> None:
+        """Queue one encoded frame; transports coalesce queued frames into one write."""
+
+    def close(self) -> None:
+        """Flush what is queued, then close."""
+
+    def resume(self) -> None:
+        """The connection can take frames again (an in-flight slot or a barrier was released)."""
+
+    @property
+    def writing_paused(self) -> bool:
+        """True while the peer is not reading and the outbound buffer is above its limit."""
+
+    async def wait_writable(self) -> None:
+        """Wait until the outbound buffer has room; raise `ConnectionClosed` if it never does."""

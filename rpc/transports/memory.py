@@ -1,0 +1,75 @@
+"""An in-memory transport for tests: frames in with `feed()`, frames out in `sent`."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import orjson
+
+from rpc.connection import Connection
+from rpc.server import RpcServer
+from rpc.transports.base import ConnectionClosed, Peer
+
+__all__ = ["MemoryTransport"]
+
+
+class MemoryTransport:
+    def __init__(self, server: RpcServer, peer: Peer | None = None) -> None:
+        self.sent: list[bytes] = []
+        self.closed = False
+        self.paused = False
+        self.resumes = 0
+        self._writable = asyncio.Event()
+        self._writable.set()
+        self._arrived = asyncio.Event()
+        self.connection: Connection | None = None
+        self.connection = server.accept(self, peer or Peer("memory", uid=0))
+
+    # FrameTransport
+    def send(self, frame: bytes) -> None:
+        if not self.closed:
+            self.sent.append(frame)
+            self._arrived.set()
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            if self.connection is not None:
+                self.connection.connection_lost()
+
+    def resume(self) -> None:
+        self.resumes += 1
+
+    @property
+    def writing_paused(self) -> bool:
+        return not self._writable.is_set()
+
+    async def wait_writable(self) -> None:
+        await self._writable.wait()
+        if self.closed:
+            raise ConnectionClosed
+
+    # test helpers
+    def set_writing_paused(self, paused: bool) -> None:
+        if paused:
+            self._writable.clear()
+        else:
+            self._writable.set()
+
+    def feed(self, frame: Any) -> None:
+        assert self.connection is not None
+        line = frame if isinstance(frame, bytes) else orjson.dumps(frame)
+        self.connection.frame_received(line)
+
+    def messages(self) -> list[Any]:
+        return [orjson.loads(frame) for frame in self.sent]
+
+    async def next_message(self, timeout: float = 2.0) -> Any:
+        async def wait() -> Any:
+            while not self.sent:
+                self._arrived.clear()
+                await self._arrived.wait()
+            return orjson.loads(self.sent.pop(0))
+
+        return await asyncio.wait_for(wait(), timeout)

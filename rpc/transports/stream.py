@@ -1,0 +1,166 @@
+"""The byte-stream read/write loop shared by the Unix socket and the Windows named pipe (R-ARCH-1).
+
+An `asyncio.Protocol`, not a StreamReader/StreamWriter pair: per-connection state stays small, lines are
+handed to the connection as they are split, and everything answered during one read goes out in one
+`write()`. Flow control both ways:
+  * inbound — while the connection is saturated (in-flight cap, `initialize` running, peer not reading),
+    reading is paused and already-split lines wait in `_lines`; nothing is dropped;
+  * outbound — the transport's high-water mark is `max_outbound_buffer_bytes`; above it producers wait in
+    `wait_writable()`, and a peer that makes no progress for `outbound_stall_secs` is disconnected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Callable
+from typing import cast
+
+from rpc.connection import Connection
+from rpc.envelope import encode_error
+from rpc.errors import InvalidRequest
+from rpc.framing import FrameTooLarge, LineSplitter
+from rpc.server import RpcServer
+from rpc.transports.base import ConnectionClosed, Peer
+
+__all__ = ["NdjsonProtocol"]
+
+log = logging.getLogger("zeroclaw.rpc")
+
+
+class NdjsonProtocol(asyncio.Protocol):
+    def __init__(self, server: RpcServer, peer_of: Callable[[asyncio.BaseTransport], Peer]) -> None:
+        self._server = server
+        self._peer_of = peer_of
+        self._conn: Connection | None = None
+        self._transport: asyncio.WriteTransport | None = None
+        self._lines: deque[bytes] = deque()
+        self._out: list[bytes] = []
+        self._in_batch = False
+        self._flush_scheduled = False
+        self._reading_paused = False
+        self._writable = asyncio.Event()
+        self._writable.set()
+        self._closing = False
+
+    # -- asyncio.Protocol ------------------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast(asyncio.WriteTransport, transport)
+        limits = self._server.limits
+        self._stall_secs = limits.outbound_stall_secs
+        self._frame_limit = limits.max_frame_bytes
+        self._splitter = LineSplitter(limits.max_frame_bytes)
+        self._transport.set_write_buffer_limits(high=limits.max_outbound_buffer_bytes)
+        self._in_batch = True
+        self._conn = self._server.accept(self, self._peer_of(transport))
+        self._end_batch()
+
+    def data_received(self, data: bytes) -> None:
+        if self._conn is None or self._closing:
+            return
+        too_large = False
+        try:
+            self._lines.extend(self._splitter.feed(data))
+        except FrameTooLarge as exc:
+            self._lines.extend(exc.lines)  # frames complete before the oversize one are still answered
+            too_large = True
+        self._in_batch = True
+        self._pump()
+        if too_large:
+            self._lines.clear()
+            error = InvalidRequest("Frame too large", kind="frame_too_large", limit=self._frame_limit)
+            self.send(encode_error(None, error))
+            self.close()
+        self._end_batch()
+
+    def eof_received(self) -> bool | None:
+        return None  # close our side too; in-flight answers to a half-closed peer would be lost anyway
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closing = True
+        self._writable.set()  # wake producers so they see the closed connection
+        if self._conn is not None:
+            self._conn.connection_lost()
+
+    def pause_writing(self) -> None:
+        self._writable.clear()
+
+    def resume_writing(self) -> None:
+        self._writable.set()
+        self.resume()
+
+    # -- FrameTransport --------------------------------------------------------------------------------
+
+    def send(self, frame: bytes) -> None:
+        if self._closing:
+            return
+        self._out.append(frame)
+        self._out.append(b"\n")
+        if not self._in_batch and not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def close(self) -> None:
+        if self._closing or self._transport is None:
+            return
+        self._flush()
+        self._closing = True
+        self._transport.close()
+
+    def resume(self) -> None:
+        conn = self._conn
+        if conn is None or self._closing or conn.saturated:
+            return
+        self._in_batch = True
+        self._pump()
+        self._end_batch()
+        if self._reading_paused and not conn.saturated and self._transport is not None:
+            self._reading_paused = False
+            cast(asyncio.ReadTransport, self._transport).resume_reading()
+
+    @property
+    def writing_paused(self) -> bool:
+        return not self._writable.is_set()
+
+    async def wait_writable(self) -> None:
+        transport = self._transport
+        while not self._writable.is_set() and not self._closing and transport is not None:
+            before = transport.get_write_buffer_size()
+            try:
+                await asyncio.wait_for(self._writable.wait(), self._stall_secs)
+            except TimeoutError:
+                if transport.get_write_buffer_size() < before:
+                    continue  # slow but moving
+                log.warning("closing a connection that stopped reading for %.0f s", self._stall_secs)
+                transport.abort()
+        if self._closing:
+            raise ConnectionClosed
+
+    # -- internals -------------------------------------------------------------------------------------
+
+    def _pump(self) -> None:
+        conn = self._conn
+        assert conn is not None
+        lines = self._lines
+        while lines:
+            if conn.saturated:
+                if not self._reading_paused and self._transport is not None:
+                    self._reading_paused = True
+                    cast(asyncio.ReadTransport, self._transport).pause_reading()
+                return
+            conn.frame_received(lines.popleft())
+            if self._closing:
+                return
+
+    def _end_batch(self) -> None:
+        self._in_batch = False
+        self._flush()
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        if self._out and self._transport is not None and not self._transport.is_closing():
+            data = b"".join(self._out)
+            self._out.clear()
+            self._transport.write(data)

@@ -1,0 +1,380 @@
+"""The dispatcher pipeline and the connection's tables over the in-memory transport."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from app.audit import AuditLog
+from app.config.schema import Limits
+from rpc.connection import PeerError, PendingLimitReached
+from rpc.dispatcher import Call, NoParams, Params
+from rpc.methods import build_registry
+from rpc.server import RpcServer
+from rpc.transports.base import ConnectionClosed, Peer
+from rpc.transports.memory import MemoryTransport
+
+
+@dataclass(frozen=True)
+class FakePrincipal:
+    id: str
+    admin: bool
+    grants: frozenset[str] = frozenset()
+
+    def has_grant(self, grant: str) -> bool:
+        return self.admin or grant in self.grants
+
+
+@dataclass
+class FakeAuth:
+    principal: FakePrincipal | None = field(default_factory=lambda: FakePrincipal("owner", True))
+    generation: int = 0
+
+    def local(self, uid: int) -> tuple[Any, Any] | None:
+        return None if self.principal is None else (("uid", uid), self.principal)
+
+    async def token(self, token: str) -> tuple[Any, Any] | None:
+        return (("token", token), self.principal) if token == "good" and self.principal else None
+
+    def refresh(self, credential: Any) -> Any:
+        return self.principal
+
+
+@dataclass
+class FakeServices:
+    auth: FakeAuth = field(default_factory=FakeAuth)
+    audit: AuditLog = field(default_factory=lambda: AuditLog(None))
+    version: str = "9.9.9"
+
+    def describe(self) -> dict[str, Any]:
+        return {"serverVersion": self.version}
+
+
+class EchoParams(Params):
+    session_id: str
+    count: int = 1
+
+
+class SleepParams(Params):
+    secs: float
+
+
+def make_server(limits: Limits | None = None) -> tuple[RpcServer, FakeServices]:
+    registry = build_registry()
+    registry.method("test/echo", params=EchoParams, grant="system:read")(
+        lambda call, p: {"sessionId": p.session_id}
+    )
+
+    async def sleep(call: Call, params: SleepParams) -> str:
+        await asyncio.sleep(params.secs)
+        return "slept"
+
+    registry.method("test/sleep", params=SleepParams, grant="system:read")(sleep)
+
+    def boom(call: Call, params: NoParams) -> None:
+        raise RuntimeError("secret detail /etc/passwd")
+
+    registry.method("test/boom", params=NoParams, grant="system:read")(boom)
+    registry.method("test/local", params=NoParams, grant="system:read", local_only=True)(lambda c, p: "ok")
+    services = FakeServices()
+    lim = limits or Limits()
+    return RpcServer(registry, services, services.audit, limits=lambda: lim), services
+
+
+def req(method: str, params: Any = None, rid: Any = 1) -> dict[str, Any]:
+    frame: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "id": rid}
+    if params is not None:
+        frame["params"] = params
+    return frame
+
+
+async def initialized(server: RpcServer, peer: Peer | None = None) -> MemoryTransport:
+    transport = MemoryTransport(server, peer)
+    token = {"authToken": "good"} if peer is not None and peer.remote else {}
+    transport.feed(req("initialize", {"protocolVersion": 1, **token}, "init"))
+    reply = await transport.next_message()
+    assert "result" in reply, reply
+    return transport
+
+
+@pytest.mark.req("R-INIT-1")
+async def test_methods_before_initialize_are_refused_and_notifications_ignored() -> None:
+    server, _ = make_server()
+    t = MemoryTransport(server)
+    t.feed({"jsonrpc": "2.0", "method": "status"})
+    t.feed(req("status"))
+    reply = await t.next_message()
+    assert reply["error"]["code"] == -32010
+    assert reply["error"]["message"] == "First call must be 'initialize'"
+    assert reply["id"] == 1 and t.sent == []
+
+
+@pytest.mark.req("R-INIT-3")
+async def test_version_mismatch_reports_supported_and_requested() -> None:
+    server, _ = make_server()
+    t = MemoryTransport(server)
+    t.feed(req("initialize", {"protocolVersion": 2}))
+    reply = await t.next_message()
+    assert reply["error"]["code"] == -32011
+    assert reply["error"]["data"] == {"kind": "version_mismatch", "supported": [1], "requested": 2}
+
+
+@pytest.mark.req("R-INIT-4")
+@pytest.mark.req("R-WIRE-8")
+async def test_initialize_result_and_snake_case_params() -> None:
+    server, _ = make_server()
+    t = MemoryTransport(server)
+    t.feed(req("initialize", {"protocol_version": 1, "client_info": {"name": "x", "version": "1"}}))
+    result = (await t.next_message())["result"]
+    assert result["protocolVersion"] == 1 and result["serverVersion"] == "9.9.9"
+    assert result["principal"] == {"id": "owner", "admin": True}
+    assert "status" in result["methods"] and "initialize" in result["methods"]
+    assert isinstance(result["serverPid"], int)
+
+
+@pytest.mark.req("R-INIT-2")
+async def test_protocol_version_must_be_an_integer() -> None:
+    server, _ = make_server()
+    t = MemoryTransport(server)
+    t.feed(req("initialize", {"protocolVersion": "1"}))
+    reply = await t.next_message()
+    assert reply["error"]["code"] == -32602
+    assert reply["error"]["data"]["errors"][0]["field"] == "protocolVersion"
+
+
+@pytest.mark.req("R-WIRE-4")
+async def test_unknown_method_invalid_params_and_internal_error() -> None:
+    server, _ = make_server()
+    t = await initialized(server)
+    t.feed({"jsonrpc": "2.0", "method": "nope"})  # unknown notification: ignored
+    t.feed(req("nope", rid=2))
+    assert (await t.next_message())["error"]["code"] == -32601
+    t.feed(req("test/echo", {"sessionId": 5, "count": "secret-value"}, rid=3))
+    error = (await t.next_message())["error"]
+    assert error["code"] == -32602
+    assert {e["field"] for e in error["data"]["errors"]} == {"sessionId", "count"}
+    assert "secret-value" not in str(error)
+    t.feed(req("test/boom", rid=4))
+    error = (await t.next_message())["error"]
+    assert error["code"] == -32603 and len(error["data"]["error_id"]) == 16
+    assert "passwd" not in str(error) and "Traceback" not in str(error)
+
+
+@pytest.mark.req("R-WIRE-8")
+async def test_camel_and_snake_case_params_both_accepted() -> None:
+    server, _ = make_server()
+    t = await initialized(server)
+    t.feed(req("test/echo", {"sessionId": "a"}, rid=1))
+    t.feed(req("test/echo", {"session_id": "b"}, rid=2))
+    assert [m["result"]["sessionId"] for m in t.messages()] == ["a", "b"]
+
+
+@pytest.mark.req("R-WIRE-3")
+async def test_positional_params_are_invalid_params_but_empty_array_is_none() -> None:
+    server, _ = make_server()
+    t = await initialized(server)
+    t.feed(req("status", [], rid=1))
+    t.feed(req("test/echo", ["a"], rid=2))
+    first, second = t.messages()
+    assert "result" in first and second["error"]["code"] == -32602
+
+
+@pytest.mark.req("R-WIRE-6")
+async def test_slow_request_does_not_block_fast_one() -> None:
+    server, _ = make_server()
+    t = await initialized(server)
+    t.feed(req("test/sleep", {"secs": 0.2}, rid="slow"))
+    t.feed(req("status", rid="fast"))
+    assert (await t.next_message())["id"] == "fast"
+    assert (await t.next_message())["id"] == "slow"
+
+
+@pytest.mark.req("R-WIRE-7")
+async def test_duplicate_in_flight_id_is_rejected_and_first_still_answered_once() -> None:
+    server, _ = make_server()
+    t = await initialized(server)
+    t.feed(req("test/sleep", {"secs": 0.1}, rid=7))
+    t.feed(req("status", rid=7))
+    dup = await t.next_message()
+    assert dup == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32600,
+            "message": "Request id already in flight",
+            "data": {"kind": "duplicate_id", "id": 7},
+        },
+    }
+    first = await t.next_message()
+    assert first == {"jsonrpc": "2.0", "id": 7, "result": "slept"}
+    await asyncio.sleep(0.05)
+    assert t.sent == []
+    t.feed(req("status", rid=7))  # no longer in flight: fine again
+    assert "result" in await t.next_message()
+
+
+@pytest.mark.req("R-LIM")
+async def test_inflight_cap_saturates_the_connection_until_one_finishes() -> None:
+    server, _ = make_server(Limits(max_inflight_per_connection=2))
+    t = await initialized(server)
+    conn = t.connection
+    assert conn is not None
+    t.feed(req("test/sleep", {"secs": 0.05}, rid=1))
+    assert not conn.saturated
+    t.feed(req("test/sleep", {"secs": 0.05}, rid=2))
+    assert conn.saturated
+    await t.next_message()
+    assert not conn.saturated and t.resumes >= 1
+
+
+@pytest.mark.req("R-WIRE-5")
+async def test_disconnect_cancels_in_flight_without_answering() -> None:
+    server, _ = make_server()
+    t = await initialized(server)
+    t.feed(req("test/sleep", {"secs": 5}, rid=1))
+    t.close()
+    await asyncio.sleep(0)
+    assert t.sent == [] and server.connections == set()
+
+
+@pytest.mark.req("R-AUTH-5")
+async def test_missing_grant_is_forbidden_and_a_revoked_credential_needs_auth() -> None:
+    server, services = make_server()
+    services.auth.principal = FakePrincipal("user:bob", False, frozenset({"sessions:read"}))
+    t = await initialized(server)
+    t.feed(req("status", rid=1))
+    error = (await t.next_message())["error"]
+    assert error["code"] == -32012 and error["data"] == {"kind": "forbidden", "grant": "system:read"}
+    services.auth.principal = None
+    services.auth.generation += 1
+    t.feed(req("status", rid=2))
+    assert (await t.next_message())["error"]["code"] == -32010
+
+
+@pytest.mark.req("R-AUTH-3")
+async def test_remote_peer_without_token_cannot_initialize() -> None:
+    server, _ = make_server()
+    t = MemoryTransport(server, Peer("ws:127.0.0.1:5", remote=True))
+    t.feed(req("initialize", {"protocolVersion": 1}))
+    assert (await t.next_message())["error"]["code"] == -32010
+    t.feed(req("status", rid=2))
+    assert (await t.next_message())["error"]["code"] == -32010
+
+
+@pytest.mark.req("R-ARCH-2")
+async def test_local_only_methods_refuse_remote_peers() -> None:
+    server, _ = make_server()
+    t = await initialized(server, Peer("ws:127.0.0.1:5", remote=True))
+    t.feed(req("test/local", rid=1))
+    error = (await t.next_message())["error"]
+    assert error["code"] == -32012 and error["data"]["kind"] == "local_only"
+
+
+# -- daemon → client requests (R-BIDI) ----------------------------------------------------------------
+
+
+@pytest.mark.req("R-BIDI-2")
+@pytest.mark.req("R-BIDI-3")
+async def test_outbound_ids_count_per_connection_and_null_result_resolves() -> None:
+    server, _ = make_server()
+    t = await initialized(server)
+    conn = t.connection
+    assert conn is not None
+    first = asyncio.create_task(conn.request("elicitation/create", {"q": 1}, timeout=2))
+    await asyncio.sleep(0)
+    out = await t.next_message()
+    assert out["id"] == "zc-out-0" and out["method"] == "elicitation/create"
+    t.feed({"jsonrpc": "2.0", "id": "zc-out-0", "result": None})
+    assert await first is None
+    second = asyncio.create_task(conn.request("elicitation/create", {}, timeout=2))
+    await asyncio.sleep(0)
+    assert (await t.next_message())["id"] == "zc-out-1"
+    t.feed({"jsonrpc": "2.0", "id": "zc-out-1", "error": {"code": 1, "message": "no"}})
+    with pytest.raises(PeerError):
+        await second
+
+
+@pytest.mark.req("R-BIDI-2")
+async def test_same_id_in_flight_both_ways() -> None:
+    server, _ = make_server()
+    t = await initialized(server)
+    conn = t.connection
+    assert conn is not None
+    outbound = asyncio.create_task(conn.request("elicitation/create", {}, timeout=2))
+    await asyncio.sleep(0)
+    assert (await t.next_message())["id"] == "zc-out-0"
+    t.feed(req("test/sleep", {"secs": 0.05}, rid="zc-out-0"))  # the client's own request, same id
+    t.feed({"jsonrpc": "2.0", "id": "zc-out-0", "result": {"action": "decline"}})
+    assert await outbound == {"action": "decline"}
+    assert await t.next_message() == {"jsonrpc": "2.0", "id": "zc-out-0", "result": "slept"}
+
+
+@pytest.mark.req("R-BIDI-3")
+async def test_answers_match_by_exact_id_only() -> None:
+    server, _ = make_server()
+    t = await initialized(server)
+    conn = t.connection
+    assert conn is not None
+    pending = asyncio.create_task(conn.request("elicitation/create", {}, timeout=0.3))
+    await asyncio.sleep(0)
+    await t.next_message()
+    for wrong in (0, "zc-out-00", "ZC-OUT-0", None):
+        t.feed({"jsonrpc": "2.0", "id": wrong, "result": "x"})
+    assert t.sent == []  # unknown ids are never answered
+    with pytest.raises(TimeoutError):
+        await pending
+
+
+@pytest.mark.req("R-BIDI-4")
+async def test_close_fails_every_pending_call_at_once() -> None:
+    server, _ = make_server()
+    t = await initialized(server)
+    conn = t.connection
+    assert conn is not None
+    calls = [asyncio.create_task(conn.request("elicitation/create", {}, timeout=60)) for _ in range(3)]
+    await asyncio.sleep(0)
+    t.close()
+    results = await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 1)
+    assert all(isinstance(r, ConnectionClosed) for r in results)
+
+
+@pytest.mark.req("R-LIM")
+async def test_pending_client_request_cap() -> None:
+    server, _ = make_server(Limits(max_pending_client_requests=1))
+    t = await initialized(server)
+    conn = t.connection
+    assert conn is not None
+    first = asyncio.create_task(conn.request("elicitation/create", {}, timeout=1))
+    await asyncio.sleep(0)
+    with pytest.raises(PendingLimitReached):
+        await conn.request("elicitation/create", {}, timeout=1)
+    first.cancel()
+
+
+@pytest.mark.req("R-LIM")
+async def test_notify_waits_while_the_peer_is_not_reading() -> None:
+    server, _ = make_server()
+    t = await initialized(server)
+    conn = t.connection
+    assert conn is not None
+    t.set_writing_paused(True)
+    producer = asyncio.create_task(conn.notify("session/update", {"n": 1}))
+    await asyncio.sleep(0.02)
+    assert not producer.done() and t.sent == []
+    t.set_writing_paused(False)
+    await producer
+    assert (await t.next_message())["method"] == "session/update"
+
+
+@pytest.mark.req("R-LIM")
+async def test_connection_cap_refuses_with_one_error_frame() -> None:
+    server, _ = make_server(Limits(max_connections=1))
+    await initialized(server)
+    refused = MemoryTransport(server)
+    assert refused.connection is None and refused.closed
+    (frame,) = refused.messages()
+    assert frame["id"] is None and frame["error"]["code"] == -32005
+    assert frame["error"]["data"] == {"kind": "limit_exceeded", "name": "connections", "limit": 1}

@@ -1,0 +1,172 @@
+"""The Database facade and engine setup: SQLite pragmas, file mode, one writer, commit/rollback."""
+
+from __future__ import annotations
+
+import asyncio
+import stat
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy import make_url
+
+from app.storage import Database, default_url, iso_z
+from app.storage.engine import BUSY_TIMEOUT_MS, sqlite_path
+from app.storage.migrate import upgrade
+from app.storage.models import PairingToken
+from app.storage.types import UTCDateTime
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "data"
+    path.mkdir(mode=0o700)
+    return path
+
+
+@pytest.fixture
+async def db(data_dir: Path) -> AsyncIterator[Database]:
+    url = default_url(data_dir)
+    # The daemon runs the (sync) upgrade in a thread; so do the tests, inside a running loop.
+    await asyncio.to_thread(upgrade, url)
+    database = await Database.open(url)
+    yield database
+    await database.close()
+
+
+def _row(token_id: str) -> PairingToken:
+    return PairingToken(
+        token_id=token_id,
+        user="alice",
+        label=None,
+        token_sha256=token_id.ljust(64, "0"),
+        created_at=datetime.now(UTC),
+    )
+
+
+async def _pragma(db: Database, name: str) -> object:
+    async with db.read() as session:
+        return (await session.execute(sa.text(f"PRAGMA {name}"))).scalar()
+
+
+# R-PATH-2: each data dir has its own database, at <data_dir>/zeroclaw.db.
+@pytest.mark.req("R-PATH-2")
+def test_default_url_points_into_the_data_dir(data_dir: Path) -> None:
+    url = default_url(data_dir)
+    assert url == f"sqlite+aiosqlite:///{data_dir}/zeroclaw.db"
+    assert sqlite_path(url) == data_dir / "zeroclaw.db"
+
+
+def test_default_url_round_trips_awkward_paths(tmp_path: Path) -> None:
+    odd = tmp_path / "my data?#x"
+    assert make_url(default_url(odd)).database == str(odd / "zeroclaw.db")
+
+
+def test_sqlite_path_ignores_other_backends_and_memory() -> None:
+    assert sqlite_path("postgresql+asyncpg://u:p@localhost/zc") is None
+    assert sqlite_path("sqlite+aiosqlite://") is None
+    assert sqlite_path("sqlite+aiosqlite:///:memory:") is None
+
+
+async def test_every_connection_gets_wal_foreign_keys_and_busy_timeout(db: Database) -> None:
+    assert await _pragma(db, "journal_mode") == "wal"
+    assert await _pragma(db, "foreign_keys") == 1
+    assert await _pragma(db, "synchronous") == 1  # NORMAL
+    assert await _pragma(db, "busy_timeout") == BUSY_TIMEOUT_MS
+    async with db.write() as session:
+        assert (await session.execute(sa.text("PRAGMA foreign_keys"))).scalar() == 1
+
+
+# R-SEC-1 (spirit): the database file is created 0600 and never exists wider.
+@pytest.mark.req("R-SEC-1")
+async def test_open_creates_the_file_0600(data_dir: Path) -> None:
+    database = await Database.open(default_url(data_dir))
+    try:
+        async with database.write() as session:
+            await session.execute(sa.text("CREATE TABLE t (x INTEGER)"))
+        for name in ("zeroclaw.db", "zeroclaw.db-wal", "zeroclaw.db-shm"):
+            path = data_dir / name
+            if path.exists():
+                assert stat.S_IMODE(path.stat().st_mode) == 0o600, name
+    finally:
+        await database.close()
+    assert (data_dir / "zeroclaw.db").exists()
+
+
+async def test_open_tightens_a_loose_existing_file(data_dir: Path) -> None:
+    path = data_dir / "zeroclaw.db"
+    path.touch(mode=0o644)
+    path.chmod(0o644)
+    database = await Database.open(default_url(data_dir))
+    await database.close()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+async def test_write_commits_and_read_sees_it(db: Database) -> None:
+    async with db.write() as session:
+        session.add(_row("tok_000000000001"))
+    async with db.read() as session:
+        assert await session.get(PairingToken, "tok_000000000001") is not None
+
+
+async def test_write_rolls_back_on_error(db: Database) -> None:
+    with pytest.raises(RuntimeError):
+        async with db.write() as session:
+            session.add(_row("tok_000000000002"))
+            await session.flush()
+            raise RuntimeError("boom")
+    async with db.read() as session:
+        assert await session.get(PairingToken, "tok_000000000002") is None
+
+
+async def test_writes_are_serialized(db: Database) -> None:
+    inside = 0
+    peak = 0
+
+    async def writer(n: int) -> None:
+        nonlocal inside, peak
+        async with db.write() as session:
+            inside += 1
+            peak = max(peak, inside)
+            session.add(_row(f"tok_{n:012x}"))
+            await asyncio.sleep(0.01)  # give another writer the chance to barge in
+            inside -= 1
+
+    await asyncio.gather(*(writer(n) for n in range(5)))
+    assert peak == 1
+    async with db.read() as session:
+        assert (await session.execute(sa.select(sa.func.count()).select_from(PairingToken))).scalar() == 5
+
+
+async def test_reads_run_while_a_write_is_open(db: Database) -> None:
+    async with db.write() as session:
+        session.add(_row("tok_000000000003"))
+        await session.flush()
+        # WAL: a reader is not blocked by the open write and sees the last committed state.
+        async with db.read() as reader:
+            assert await reader.get(PairingToken, "tok_000000000003") is None
+
+
+async def test_utc_column_round_trips_aware_utc(db: Database) -> None:
+    moment = datetime(2024, 5, 1, 14, 0, 0, 123456, tzinfo=timezone(timedelta(hours=2)))
+    row = _row("tok_000000000004")
+    row.created_at = moment
+    async with db.write() as session:
+        session.add(row)
+    async with db.read() as session:
+        loaded = await session.get(PairingToken, "tok_000000000004")
+    assert loaded is not None
+    assert loaded.created_at == moment
+    assert loaded.created_at.tzinfo is UTC
+
+
+def test_utc_column_refuses_naive_datetimes() -> None:
+    with pytest.raises(ValueError, match="naive"):
+        UTCDateTime().process_bind_param(datetime(2024, 1, 1), sa.create_engine("sqlite://").dialect)
+
+
+def test_iso_z_renders_utc_with_z() -> None:
+    moment = datetime(2024, 5, 1, 14, 0, 0, 123456, tzinfo=timezone(timedelta(hours=2)))
+    assert iso_z(moment) == "2024-05-01T12:00:00.123Z"
