@@ -81,7 +81,7 @@ def expand_grants(table: Mapping[str, Iterable[str]]) -> frozenset[str]:
 
 
 def validate_path_pattern(pattern: str) -> str:
-    """Check one `config_write_paths` entry: `*`, an exact dotted path, or `prefix.*`. Returns it unchanged."""
+    """Check one `config_write_paths` entry: `*`, an exact dotted path, or `prefix.*`; returns it."""
     if pattern == WILDCARD:
         return pattern
     body = pattern[:-2] if pattern.endswith(".*") else pattern
@@ -98,7 +98,7 @@ def path_allowed(patterns: Iterable[str], prop: str) -> bool:
     case-sensitive, like the TOML keys they name.
     """
     for pattern in patterns:
-        if pattern == WILDCARD or pattern == prop:
+        if pattern in (WILDCARD, prop):
             return True
         if pattern.endswith(".*") and prop.startswith(pattern[:-1]) and len(prop) > len(pattern) - 1:
             return True

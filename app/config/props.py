@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import Annotated, Any, get_args, get_origin
 
 import tomlkit
@@ -79,7 +79,9 @@ def resolve(prop: str) -> Target:
         raise UnknownProp(shown, "property path too long")
     parts = tuple(prop.split("."))
     if not all(KEY_RE.match(seg) for seg in parts):
-        raise UnknownProp(shown, "invalid property path: segments of letters, digits, '_' or '-' joined by '.'")
+        raise UnknownProp(
+            shown, "invalid property path: segments of letters, digits, '_' or '-' joined by '.'"
+        )
     tp: Any = Config
     shape: list[str | None] = []
     tables: list[bool] = []
@@ -93,7 +95,7 @@ def resolve(prop: str) -> Target:
     return Target(parts, tuple(shape), tuple(tables))
 
 
-@lru_cache(maxsize=None)  # bounded by the schema: one adapter per field position
+@cache  # bounded by the schema: one adapter per field position
 def _adapter(shape: tuple[str | None, ...]) -> TypeAdapter[Any]:
     tp: Any = Config
     meta: list[Any] = []
@@ -149,12 +151,16 @@ def _descend(
             if not create:
                 return None
             # Inside an inline table only inline tables are valid TOML.
-            fresh = tomlkit.inline_table() if isinstance(node, InlineTable) else tomlkit.table(target.tables[i])
+            fresh = (
+                tomlkit.inline_table() if isinstance(node, InlineTable) else tomlkit.table(target.tables[i])
+            )
             node[seg] = fresh
             child = node[seg]
         if not isinstance(child, MutableMapping):
             path = ".".join(target.parts[: i + 1])
-            raise InvalidValue(path, [FieldError(field=path, message="not a table in config.toml", type="toml")])
+            raise InvalidValue(
+                path, [FieldError(field=path, message="not a table in config.toml", type="toml")]
+            )
         node = child
     return node
 

@@ -115,12 +115,12 @@ class ConfigStore:
             if inspect.isawaitable(outcome):
                 await outcome
             candidate = toml_file.copy_document(self._doc)
-            for index, op in enumerate(ops):
+            for index, op in enumerate(ops):  # in order: a later entry for a prop overwrites an earlier one
                 try:
                     if op.delete:
                         props.apply_delete(candidate, op.prop)
                     else:
-                        props.apply_set(candidate, op.prop, op.value)  # a later entry overwrites an earlier one
+                        props.apply_set(candidate, op.prop, op.value)
                 except InvalidConfigRequest as exc:
                     exc.index = index if batch else None
                     raise
@@ -133,7 +133,11 @@ class ConfigStore:
             self.generation += 1
             if any(p.split(".", 1)[0] in POLICY_SECTIONS for p in requested):
                 self.policy_generation += 1
-            log.info("config committed: generation=%d props=%s", self.generation, ",".join(dict.fromkeys(requested)))
+            log.info(
+                "config committed: generation=%d props=%s",
+                self.generation,
+                ",".join(dict.fromkeys(requested)),
+            )
             for listener in tuple(self._listeners):
                 try:
                     listener(old, new)
@@ -158,7 +162,8 @@ class ConfigStore:
 def _checked_prop(prop: object) -> str:
     if not isinstance(prop, str):
         raise InvalidConfigRequest(
-            "prop must be a string", [FieldError(field="prop", message="must be a string", type="string_type")]
+            "prop must be a string",
+            [FieldError(field="prop", message="must be a string", type="string_type")],
         )
     return prop
 

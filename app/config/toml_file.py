@@ -88,7 +88,9 @@ def load(path: Path) -> Loaded:
     try:
         config, unknown = validate(doc)
     except InvalidValue as exc:
-        raise ConfigFileError(f"{path}: does not match the config schema", exc.errors) from None
+        # Field paths and pydantic's messages only: a one-line startup error that never shows a value.
+        detail = "; ".join(f"{e['field'] or '(root)'}: {e['message']}" for e in exc.errors)
+        raise ConfigFileError(f"invalid settings in {path}: {detail}", exc.errors) from None
     if unknown:
         log.warning("%s: ignoring unknown keys (kept in the file): %s", path, ", ".join(unknown))
     return Loaded(doc, raw, config, tuple(unknown))
@@ -115,7 +117,7 @@ def render(doc: TOMLDocument, expected: Config) -> str:
 
 
 def save(path: Path, text: str) -> None:
-    """Replace `path` with `text` atomically; the result is mode 0600. Raises OSError, leaving `path` as it was.
+    """Replace `path` with `text` atomically, mode 0600. Raises OSError, leaving `path` as it was.
 
     A symlinked config.toml (dotfile managers) is written through: its target is replaced, the link stays.
     """
