@@ -49,7 +49,7 @@ def _lock(fd: int) -> None:
     except ImportError:  # Windows
         import msvcrt
 
-        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined,unused-ignore]
         return
     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 

@@ -6,6 +6,7 @@ Responses are matched by id; notifications and daemon→client requests go to `o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from collections.abc import Callable
 from typing import Any
@@ -66,7 +67,8 @@ class Client:
                 except orjson.JSONDecodeError:
                     continue
                 if isinstance(message, dict):
-                    future = self._pending.pop(message.get("id"), None) if "method" not in message else None
+                    rid = message.get("id")
+                    future = self._pending.pop(rid, None) if type(rid) is int and "method" not in message else None
                     if future is not None and not future.done():
                         future.set_result(message)
                         continue
@@ -79,7 +81,5 @@ class Client:
     async def close(self) -> None:
         self._writer.close()
         self._reader_task.cancel()
-        try:
+        with contextlib.suppress(OSError):
             await self._writer.wait_closed()
-        except OSError:
-            pass

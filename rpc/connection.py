@@ -16,6 +16,7 @@ from rpc.dispatcher import Call
 from rpc.envelope import (
     NO_ID,
     Id,
+    Reject,
     Request,
     Response,
     encode_error,
@@ -75,49 +76,58 @@ class Connection:
 
     def frame_received(self, line: bytes) -> None:
         frame = parse(line)
-        if type(frame) is Request:
-            self._on_request(frame)
-        elif type(frame) is Response:
+        if isinstance(frame, Request):
+            if frame.id is NO_ID:
+                self._on_notification(frame)
+            else:
+                self._on_request(frame, frame.id)  # type: ignore[arg-type]  # narrowed: not NO_ID
+        elif isinstance(frame, Response):
             self._on_response(frame)
-        elif frame is None:
-            log.info("dropped a malformed response-shaped frame from %s", self.peer.label)
+        elif isinstance(frame, Reject):
+            self.transport.send(encode_error(frame.id, frame.error))
         else:
-            self.transport.send(encode_error(frame.id, frame.error))  # type: ignore[union-attr]
+            log.info("dropped a malformed response-shaped frame from %s", self.peer.label)
 
-    def _on_request(self, request: Request) -> None:
-        rid = request.id
-        notification = rid is NO_ID
-        if not notification and rid in self._inflight:
+    def _on_request(self, request: Request, rid: Id) -> None:
+        if rid in self._inflight:
             self._send_error(None, InvalidRequest("Request id already in flight", kind="duplicate_id", id=rid))
             return
         try:
             spec, params = self.server.registry.prepare(self, request.method, request.params)
         except RpcError as exc:
-            if not notification:
-                if isinstance(exc, AuthRequired | Forbidden):
-                    self.server.audit.record("denied", self.peer.label, self.principal_id)
-                self._send_error(rid, exc)  # type: ignore[arg-type]
+            if isinstance(exc, AuthRequired | Forbidden):
+                self.server.audit.record("denied", self.peer.label, self.principal_id)
+            self._send_error(rid, exc)
             return
-        call = Call(self)
         if not spec.is_async:
             try:
-                result = spec.handler(call, params)
-            except Exception as exc:  # noqa: BLE001 - every failure becomes exactly one error answer
-                if not notification:
-                    self._send_error(rid, self.server.to_rpc_error(exc))  # type: ignore[arg-type]
+                result = spec.handler(Call(self), params)
+            except Exception as exc:
+                self._send_error(rid, self.server.to_rpc_error(exc))
             else:
-                if not notification:
-                    self.transport.send(encode_result(rid, result))  # type: ignore[arg-type]
+                self.transport.send(encode_result(rid, result))
             return
-        task = asyncio.get_running_loop().create_task(spec.handler(call, params))
-        if notification:
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
-            return
-        self._inflight[rid] = task  # type: ignore[index]
+        task = asyncio.get_running_loop().create_task(spec.handler(Call(self), params))
+        self._inflight[rid] = task
         if spec.barrier:
             self._barrier = True
         task.add_done_callback(partial(self._finished, rid, spec.barrier))
+
+    def _on_notification(self, request: Request) -> None:
+        """Run it for its effect; nothing is ever answered, not even an error."""
+        try:
+            spec, params = self.server.registry.prepare(self, request.method, request.params)
+            if not spec.is_async:
+                spec.handler(Call(self), params)
+                return
+        except RpcError:
+            return
+        except Exception as exc:
+            self.server.to_rpc_error(exc)  # logs it under an error id
+            return
+        task = asyncio.get_running_loop().create_task(spec.handler(Call(self), params))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def _finished(self, rid: Id, barrier: bool, task: asyncio.Task[Any]) -> None:
         if self._inflight.get(rid) is task:

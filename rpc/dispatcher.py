@@ -9,7 +9,7 @@ functions when they do (each call gets its own task).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -50,7 +50,7 @@ class Call:
         return self.connection.server.services
 
 
-Handler = Callable[[Call, P], Any] | Callable[[Call, P], Awaitable[Any]]
+Handler = Callable[[Call, P], Any]  # a plain function, or a coroutine function (run as its own task)
 
 
 @dataclass(frozen=True, slots=True)

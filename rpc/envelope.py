@@ -98,12 +98,12 @@ def parse(line: bytes) -> Request | Response | Reject | None:
 def _request(frame: dict[str, Any], method: str) -> Request | Reject:
     rid = frame.get("id", NO_ID)
     id_ok = rid is NO_ID or is_valid_id(rid)
-    echo_id: Id = rid if id_ok and rid is not NO_ID else None  # type: ignore[assignment]
+    echo_id: Id = rid if id_ok and rid is not NO_ID else None
     if frame.get("jsonrpc") != "2.0":
         return Reject(InvalidRequest("Invalid request: 'jsonrpc' must be \"2.0\""), echo_id)
     if not id_ok:
         return Reject(InvalidRequest("Invalid request: 'id' must be a string, a number or null"))
-    params = frame.get("params", None)
+    params = frame.get("params")
     if "params" in frame and type(params) not in (dict, list):
         return Reject(InvalidRequest("Invalid request: 'params' must be an object or an array"), echo_id)
     return Request(method, params, rid)
@@ -117,11 +117,7 @@ def _response(frame: dict[str, Any]) -> Response | None:
         return None
     if "error" in frame:
         error = frame["error"]
-        if not (
-            type(error) is dict
-            and type(error.get("code")) is int
-            and type(error.get("message")) is str
-        ):
+        if not (type(error) is dict and type(error.get("code")) is int and type(error.get("message")) is str):
             return None
         return Response(rid, None, error)
     return Response(rid, frame["result"], None)

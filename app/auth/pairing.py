@@ -103,9 +103,7 @@ class PairingStore:
         if not TOKEN_RE.match(token):
             return None  # garbage never reaches the database
         digest = _digest(token)
-        query = select(PairingToken).where(
-            PairingToken.token_sha256 == digest, PairingToken.revoked_at.is_(None)
-        )
+        query = select(PairingToken).where(PairingToken.token_sha256 == digest, PairingToken.revoked_at.is_(None))
         async with self._db.write() as session:
             row = (await session.scalars(query)).one_or_none()
             if row is None or not hmac.compare_digest(row.token_sha256, digest):

@@ -87,9 +87,7 @@ class Policy:
             # A profile name with no [permission_profiles.<name>] grants nothing: the user may be configured
             # before its profile exists (set-many order), and deny-by-default must hold meanwhile.
             profiles = [
-                config.permission_profiles[p]
-                for p in user.permission_profiles
-                if p in config.permission_profiles
+                config.permission_profiles[p] for p in user.permission_profiles if p in config.permission_profiles
             ]
             grants: set[str] = set()
             paths: list[str] = []

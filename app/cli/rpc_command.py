@@ -27,7 +27,8 @@ async def _connect(config_dir: str | None) -> Client:
     try:
         return await Client.connect(endpoint)
     except OSError as exc:
-        raise SystemExit(f"zeroclaw: cannot connect to {endpoint}: {exc.strerror or exc} (is the daemon running?)")
+        reason = exc.strerror or exc
+        raise SystemExit(f"zeroclaw: cannot connect to {endpoint}: {reason} (is the daemon running?)") from None
 
 
 async def one_shot(config_dir: str | None, method: str, params_json: str | None) -> int:

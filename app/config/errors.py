@@ -107,9 +107,7 @@ class UnknownProp(InvalidConfigRequest):
 
     def __init__(self, prop: str, reason: str = "unknown property", *, index: int | None = None) -> None:
         # The path is the caller's own key, not a value; it is safe to name.
-        super().__init__(
-            reason, [FieldError(field=prop, message=reason, type=self.kind)], prop=prop, index=index
-        )
+        super().__init__(reason, [FieldError(field=prop, message=reason, type=self.kind)], prop=prop, index=index)
 
 
 class InvalidValue(InvalidConfigRequest):

@@ -11,7 +11,7 @@ keys of the user's file survive untouched around the keys we change.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, get_args, get_origin
@@ -50,9 +50,16 @@ class Target:
     shape: tuple[str | None, ...]
     tables: tuple[bool, ...]  # True: a map of models, created as a header-less "super" table
 
-    @property
-    def adapter(self) -> TypeAdapter[Any]:
-        return _adapter(self.shape)
+    def check(self, value: Any) -> None:
+        """Validate `value` for this position (strict); raises `InvalidValue` naming fields, never values."""
+        validate, named = _checker(self.shape)
+        try:
+            validate(value)
+        except ValidationError as exc:
+            # `from None`: a chained ValidationError would print the value (maybe a secret) in a traceback.
+            raise InvalidValue(
+                ".".join(self.parts), field_errors(exc, self.parts[:-1] if named else self.parts)
+            ) from None
 
 
 def _child(tp: Any, seg: str) -> tuple[Any, list[Any], bool] | None:
@@ -79,9 +86,7 @@ def resolve(prop: str) -> Target:
         raise UnknownProp(shown, "property path too long")
     parts = tuple(prop.split("."))
     if not all(KEY_RE.match(seg) for seg in parts):
-        raise UnknownProp(
-            shown, "invalid property path: segments of letters, digits, '_' or '-' joined by '.'"
-        )
+        raise UnknownProp(shown, "invalid property path: segments of letters, digits, '_' or '-' joined by '.'")
     tp: Any = Config
     shape: list[str | None] = []
     tables: list[bool] = []
@@ -95,16 +100,28 @@ def resolve(prop: str) -> Target:
     return Target(parts, tuple(shape), tuple(tables))
 
 
-@cache  # bounded by the schema: one adapter per field position
-def _adapter(shape: tuple[str | None, ...]) -> TypeAdapter[Any]:
+@cache  # bounded by the schema: one checker per field position
+def _checker(shape: tuple[str | None, ...]) -> tuple[Callable[[Any], object], bool]:
+    """(validate, named): `named` when errors are located from the field name, not from the value."""
+    parent: Any = None
     tp: Any = Config
     meta: list[Any] = []
     for seg in shape:
+        parent = tp
         step = _child(tp, seg or "_")
         assert step is not None  # shape came from resolve()
         tp, meta, _ = step
-    # Constraints (ge=, gt=, ...) live in FieldInfo.metadata; Annotated carries them to the adapter.
-    return TypeAdapter(Annotated[(tp, *meta)] if meta else tp)
+    name = shape[-1]
+    if name is not None and isinstance(parent, type) and issubclass(parent, BaseModel):
+        model: type[BaseModel] = parent
+        # Assigning on a throwaway instance runs the field's own validators too (uid >= 0, grant names...).
+        return (
+            lambda v: model.__pydantic_validator__.validate_assignment(model.model_construct(), name, v, strict=True),
+            True,
+        )
+    # A map entry: the entry's type, with constraints (ge=, gt=, ...) carried by Annotated if any.
+    adapter: TypeAdapter[Any] = TypeAdapter(Annotated[(tp, *meta)] if meta else tp)
+    return (lambda v: adapter.validate_python(v, strict=True)), False
 
 
 def field_errors(exc: ValidationError, prefix: tuple[str, ...] = ()) -> list[FieldError]:
@@ -140,9 +157,7 @@ def _toml_value(value: Any, prop: str) -> Any:
     raise bad("value must be JSON")
 
 
-def _descend(
-    doc: MutableMapping[str, Any], target: Target, *, create: bool
-) -> MutableMapping[str, Any] | None:
+def _descend(doc: MutableMapping[str, Any], target: Target, *, create: bool) -> MutableMapping[str, Any] | None:
     """The table holding the last segment; missing tables are created, or None is returned."""
     node = doc
     for i, seg in enumerate(target.parts[:-1]):
@@ -151,16 +166,12 @@ def _descend(
             if not create:
                 return None
             # Inside an inline table only inline tables are valid TOML.
-            fresh = (
-                tomlkit.inline_table() if isinstance(node, InlineTable) else tomlkit.table(target.tables[i])
-            )
+            fresh = tomlkit.inline_table() if isinstance(node, InlineTable) else tomlkit.table(target.tables[i])
             node[seg] = fresh
             child = node[seg]
         if not isinstance(child, MutableMapping):
             path = ".".join(target.parts[: i + 1])
-            raise InvalidValue(
-                path, [FieldError(field=path, message="not a table in config.toml", type="toml")]
-            )
+            raise InvalidValue(path, [FieldError(field=path, message="not a table in config.toml", type="toml")])
         node = child
     return node
 
@@ -173,11 +184,7 @@ def apply_set(candidate: MutableMapping[str, Any], prop: str, value: Any) -> Non
     """
     target = resolve(prop)
     toml_value = _toml_value(value, prop)
-    try:
-        target.adapter.validate_python(value, strict=True)
-    except ValidationError as exc:
-        # `from None`: a chained ValidationError would print the value (maybe a secret) in a traceback.
-        raise InvalidValue(prop, field_errors(exc, target.parts)) from None
+    target.check(value)
     if toml_value is None:
         _remove(candidate, target)  # like config/delete: never creates an entry just to leave it empty
         return

@@ -128,7 +128,7 @@ class User(Section):
     def _principal_id(cls, value: str | None) -> str | None:
         # "owner" is the daemon owner's id; a user taking it would own the owner's sessions.
         if value is not None and (not value.strip() or value == OWNER_ID):
-            raise ValueError("principal_id must be non-empty and not 'owner'")
+            raise ValueError("principal_id must be non-empty and not a reserved id")
         return value
 
 

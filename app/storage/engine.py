@@ -52,9 +52,7 @@ def create_engine(url: str | URL, *, foreign_keys: bool = True) -> AsyncEngine:
     return engine
 
 
-def _sqlite_pragmas(
-    dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry, *, foreign_keys: bool
-) -> None:
+def _sqlite_pragmas(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry, *, foreign_keys: bool) -> None:
     cursor = dbapi_connection.cursor()
     try:
         cursor.execute("PRAGMA journal_mode=WAL")  # readers never block the writer

@@ -28,9 +28,7 @@ class InitializeParams(Params):
 
 
 def register(registry: Registry) -> None:
-    registry.method("initialize", params=InitializeParams, grant=None, requires_init=False, barrier=True)(
-        initialize
-    )
+    registry.method("initialize", params=InitializeParams, grant=None, requires_init=False, barrier=True)(initialize)
     registry.method("status", params=NoParams, grant="system:read")(status)
 
 

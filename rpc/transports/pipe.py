@@ -118,9 +118,7 @@ class ProactorAccepter:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         if not hasattr(loop, "_proactor") or not hasattr(loop, "_make_duplex_pipe_transport"):
-            raise RuntimeError(
-                "the named-pipe transport needs asyncio's ProactorEventLoop (the Windows default)"
-            )
+            raise RuntimeError("the named-pipe transport needs asyncio's ProactorEventLoop (the Windows default)")
         self._loop: Any = loop  # private asyncio API, the same calls start_serving_pipe makes
 
     async def accept(self, pipe: PipeHandle) -> None:
@@ -213,9 +211,7 @@ class PipeServer:
                     self._close_listening()
                     continue
                 except OSError as exc:
-                    log.warning(
-                        "named pipe %s: cannot listen (%s); retrying", self._name, exc.strerror or exc
-                    )
+                    log.warning("named pipe %s: cannot listen (%s); retrying", self._name, exc.strerror or exc)
                     self._close_listening()
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, _RETRY_MAX)
@@ -273,8 +269,6 @@ async def serve_pipe(
             raise PipeEndpointError(
                 name, f"named pipe {name} is already in use (another zeroclaw daemon?)", in_use=True
             ) from exc
-        raise PipeEndpointError(
-            name, f"cannot create named pipe {name}: {exc.strerror or exc}", in_use=False
-        ) from exc
+        raise PipeEndpointError(name, f"cannot create named pipe {name}: {exc.strerror or exc}", in_use=False) from exc
     server._start(loop)
     return server

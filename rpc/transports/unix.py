@@ -81,7 +81,8 @@ def _clear_stale(path: Path) -> None:
         if exc.errno in (errno.ECONNREFUSED, errno.ENOENT):
             os.unlink(path)
             return
-        raise EndpointError(f"{path} is a socket that cannot be probed ({exc.strerror}); refusing to replace it")
+        reason = exc.strerror
+        raise EndpointError(f"{path} is a socket that cannot be probed ({reason}); refusing to replace it") from None
     finally:
         probe.close()
     raise EndpointError(f"{path} is a live socket served by another process; refusing to replace it")

@@ -141,9 +141,7 @@ if sys.platform == "win32":
 
         def current_user_sid(self) -> str:
             token = wintypes.HANDLE()
-            _check(
-                self._adv.OpenProcessToken(self._k32.GetCurrentProcess(), _TOKEN_QUERY, ctypes.byref(token))
-            )
+            _check(self._adv.OpenProcessToken(self._k32.GetCurrentProcess(), _TOKEN_QUERY, ctypes.byref(token)))
             try:
                 size = wintypes.DWORD()
                 # The sizing call fails with ERROR_INSUFFICIENT_BUFFER by design; only `size` matters.
