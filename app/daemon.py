@@ -16,11 +16,15 @@ from pathlib import Path
 
 from app.audit import AuditLog
 from app.auth.authenticator import Authenticator
+from app.auth.pairing import PairingStore
+from app.auth.tokens import PairedTokens
 from app.config.loader import ConfigLoadError, load_config
 from app.endpoint_lock import AlreadyRunning, EndpointLock
 from app.ephemeral import EphemeralWatch
 from app.paths import InsecureDirectory, Paths, ensure_endpoint_dir, ensure_private_dir, resolve
 from app.services import Services
+from app.storage import Database, default_url
+from app.storage.migrate import upgrade_if_needed
 from rpc.methods import build_registry
 from rpc.server import RpcServer
 from rpc.transports.stream import NdjsonProtocol
@@ -96,9 +100,16 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
 
+    url = config.storage.url or default_url(paths.data_dir)
+    try:
+        await asyncio.to_thread(upgrade_if_needed, url)
+        db = await Database.open(url)
+    except Exception as exc:  # any driver or migration failure: one line, no traceback
+        raise StartupError(f"cannot open the database: {type(exc).__name__}") from None
     audit = AuditLog(paths.audit_log)
-    services = Services(paths=paths, config=config, auth=None, audit=audit)  # type: ignore[arg-type]
+    services = Services(paths=paths, config=config, auth=None, audit=audit, db=db)  # type: ignore[arg-type]
     services.auth = Authenticator(lambda: services.config, lambda: services.config_generation, os.getuid())
+    services.pairing = services.auth.tokens = PairedTokens(PairingStore(db))
     watch = EphemeralWatch(config.daemon.ephemeral_grace_secs, stop.set) if options.ephemeral else None
     server = RpcServer(
         build_registry(),
@@ -116,6 +127,7 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
         await stop.wait()
     finally:
         await _shutdown(listener, server)
+        await db.close()
         audit.close()
     return 0
 

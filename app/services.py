@@ -10,8 +10,10 @@ from typing import Any
 
 from app.audit import AuditLog
 from app.auth.authenticator import Authenticator
+from app.auth.tokens import PairedTokens
 from app.config.schema import Config
 from app.paths import Paths
+from app.storage import Database
 
 __all__ = ["Services", "package_version"]
 
@@ -29,6 +31,8 @@ class Services:
     config: Config
     auth: Authenticator
     audit: AuditLog
+    db: Database
+    pairing: PairedTokens = field(init=False)
     version: str = field(default_factory=package_version)
     gateway_url: str | None = None
     started_at: float = field(default_factory=time.monotonic)

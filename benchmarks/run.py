@@ -168,7 +168,7 @@ def cpu_busy_fraction(seconds: float = 0.5) -> float:
 
 
 def cpu_plan(pin: bool) -> tuple[set[int] | None, int | None]:
-    """Server on the first CPU, load generator on the last one, so they never fight for a core."""
+    """With --pin: server on the first CPUs, load generator on the last one, so they never share a core."""
     cpus = sorted(os.sched_getaffinity(0))
     if not pin or len(cpus) < 2:
         return None, None
@@ -190,9 +190,7 @@ def start_server(name: str, opts: Options, server_cpus: set[int] | None) -> Serv
         argv = cmd
         marker = re.compile(r"daemon ready")
     started = time.perf_counter()
-    proc = subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
-    )
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     if server_cpus:
         with contextlib.suppress(OSError):
             os.sched_setaffinity(proc.pid, server_cpus)
@@ -233,9 +231,7 @@ def loadgen(exe: Path, cpu: int | None, sock: str, *args: str, budget: float) ->
     return result
 
 
-def rss_per_connection(
-    exe: Path, cpu: int | None, server: Server, conns: int
-) -> tuple[float, dict[str, Any]]:
+def rss_per_connection(exe: Path, cpu: int | None, server: Server, conns: int) -> tuple[float, dict[str, Any]]:
     """Open `conns` connections, initialize each, and compare the server's VmRSS before and after."""
     before = server.rss_kib()
     argv = [str(exe), "--socket", server.socket, "--mode", "hold", "--conns", str(conns)]
@@ -374,7 +370,10 @@ def parse_args(argv: list[str] | None) -> Options:
         "'--config-dir DIR --no-gateway' is appended (default: zeroclaw daemon)",
     )
     p.add_argument(
-        "--no-pin", action="store_true", help="do not pin server and load generator to separate CPUs"
+        "--pin",
+        action="store_true",
+        help="pin the server to the first CPUs and the load generator to the last one (default: let the "
+        "scheduler place them; on small VMs cross-CPU wake-ups can dominate ping-pong latency)",
     )
     p.add_argument("--json", type=Path, help="also write all raw results to this file")
     a = p.parse_args(argv)
@@ -390,7 +389,7 @@ def parse_args(argv: list[str] | None) -> Options:
         big_size=a.big_size,
         stream_count=a.stream_count,
         daemon_cmd=shlex.split(a.daemon_cmd) if a.daemon_cmd else default_daemon_cmd(),
-        pin=not a.no_pin,
+        pin=a.pin,
         json_out=a.json,
     )
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 
+from app.auth.grants import parse_grant
 from rpc.errors import AuthRequired, Forbidden, InvalidParams, MethodNotFound
 
 if TYPE_CHECKING:
@@ -82,6 +83,9 @@ class Registry:
         requires_init: bool = True,
         barrier: bool = False,
     ) -> Callable[[Handler[P]], Handler[P]]:
+        if grant is not None and parse_grant(grant) != tuple(grant.split(":")):
+            raise ValueError(f"method {name!r} declares a non-canonical grant")
+
         def register(handler: Handler[P]) -> Handler[P]:
             if name in self._methods:
                 raise ValueError(f"method {name!r} registered twice")

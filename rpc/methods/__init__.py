@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rpc.dispatcher import Registry
-from rpc.methods import lifecycle
+from rpc.methods import lifecycle, pairing
 
 __all__ = ["build_registry"]
 
@@ -11,4 +11,5 @@ __all__ = ["build_registry"]
 def build_registry() -> Registry:
     registry = Registry()
     lifecycle.register(registry)
+    pairing.register(registry)
     return registry

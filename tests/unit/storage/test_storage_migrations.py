@@ -129,3 +129,23 @@ def test_alembic_command_line_upgrades_with_x_url(data_dir: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert _head(data_dir) == ["0001"]
+
+
+# R-ARCH: the start-up shortcut must never skip a real upgrade.
+def test_head_revision_constant_matches_the_scripts() -> None:
+    from alembic.script import ScriptDirectory
+
+    from app.storage.migrate import HEAD_REVISION, alembic_config
+
+    assert ScriptDirectory.from_config(alembic_config("sqlite+aiosqlite://")).get_current_head() == HEAD_REVISION
+
+
+def test_needs_upgrade_until_the_database_is_at_head(tmp_path: Path) -> None:
+    from app.storage.engine import default_url
+    from app.storage.migrate import needs_upgrade, upgrade_if_needed
+
+    url = default_url(tmp_path)
+    assert needs_upgrade(url)
+    assert upgrade_if_needed(url) is True
+    assert not needs_upgrade(url)
+    assert upgrade_if_needed(url) is False

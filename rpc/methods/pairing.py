@@ -1,0 +1,71 @@
+"""`pairing/create`, `pairing/list`, `pairing/revoke` (R-AUTH-4)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from app.auth.pairing import PairingRecord
+from app.storage import iso_z
+from rpc.dispatcher import Call, NoParams, Params, Registry
+from rpc.errors import Forbidden, InvalidParams
+
+__all__ = ["register"]
+
+
+class CreateParams(Params):
+    user: Annotated[str, Field(min_length=1, max_length=128)]
+    label: Annotated[str | None, Field(max_length=256)] = None
+
+
+class RevokeParams(Params):
+    token_id: Annotated[str, Field(min_length=1, max_length=64)]
+
+
+def register(registry: Registry) -> None:
+    registry.method("pairing/create", params=CreateParams, grant="pairing:create")(create)
+    registry.method("pairing/list", params=NoParams, grant="pairing:read")(list_tokens)
+    registry.method("pairing/revoke", params=RevokeParams, grant="pairing:delete")(revoke)
+
+
+def _record(record: PairingRecord) -> dict[str, Any]:
+    return {
+        "tokenId": record.token_id,
+        "user": record.user,
+        "label": record.label,
+        "createdAt": iso_z(record.created_at),
+        "lastUsedAt": iso_z(record.last_used_at) if record.last_used_at else None,
+    }
+
+
+async def create(call: Call, params: CreateParams) -> dict[str, Any]:
+    principal = call.connection.principal
+    services = call.services
+    if not principal.admin and principal.user != params.user:
+        raise Forbidden("A non-admin principal may pair only its own user", grant="pairing:create")
+    if services.auth.policy().for_user(params.user) is None:
+        raise InvalidParams(
+            "Unknown user", errors=[{"field": "user", "type": "unknown_user", "message": "no such user"}]
+        )
+    record, token = await services.pairing.create(params.user, params.label)
+    return {"tokenId": record.token_id, "token": token, "user": record.user, "createdAt": iso_z(record.created_at)}
+
+
+async def list_tokens(call: Call, params: NoParams) -> dict[str, Any]:
+    principal = call.connection.principal
+    records = await call.services.pairing.store.list_active(None if principal.admin else principal.user or "")
+    return {"tokens": [_record(r) for r in records]}
+
+
+async def revoke(call: Call, params: RevokeParams) -> dict[str, Any]:
+    principal = call.connection.principal
+    store = call.services.pairing.store
+    visible = await store.list_active(None if principal.admin else principal.user or "")
+    if not any(r.token_id == params.token_id for r in visible):
+        # Unknown, already revoked, or another user's token: the same answer, so ids cannot be probed.
+        raise InvalidParams(
+            "Unknown token", errors=[{"field": "tokenId", "type": "unknown_token", "message": "no active token"}]
+        )
+    await call.services.pairing.revoke(params.token_id)
+    return {"tokenId": params.token_id, "revoked": True}

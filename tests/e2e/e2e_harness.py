@@ -1,0 +1,515 @@
+"""Harness for end-to-end tests (fixtures in conftest.py): a real `zeroclaw daemon` subprocess and a small
+NDJSON client over its socket.
+
+* `daemon_factory.start(config=..., args=..., env=...)` starts a daemon in a fresh temp config dir, waits for the
+  readiness line on stderr and is always stopped (SIGTERM, then SIGKILL) at teardown.
+* `daemon` is one such daemon per test; `shared_daemon` is one per module, for tests that do not change state.
+* `Client` speaks NDJSON with a timeout on every wait, so no test can hang.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+READY_RE = re.compile(r"^zeroclaw daemon ready: socket=(?P<socket>.+) gateway=(?P<gateway>\S+)$")
+READY_TIMEOUT = 20.0
+STOP_TIMEOUT = 5.0
+RECV_TIMEOUT = 5.0
+DEFAULT_FRAME_LIMIT = 8 * 1024 * 1024
+
+
+def zeroclaw_command() -> list[str]:
+    exe = shutil.which("zeroclaw")
+    if exe:
+        return [exe]
+    return [sys.executable, "-c", "from app.cli import main; main()"]
+
+
+def clean_env(home: Path, extra: Mapping[str, str | None] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZEROCLAW_")}
+    env["HOME"] = str(home)  # never touch the real ~/.zeroclaw
+    env["PYTHONUNBUFFERED"] = "1"
+    for key, value in (extra or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
+
+
+def toml_config(config: str | Mapping[str, Mapping[str, Any]] | None) -> str:
+    """A config.toml body from a string, or from `{section: {key: value}}` (scalars only)."""
+    if config is None or isinstance(config, str):
+        return config or ""
+    lines: list[str] = []
+    for section, values in config.items():
+        lines.append(f"[{section}]")
+        for key, value in values.items():
+            lines.append(f"{key} = {json.dumps(value)}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+class DaemonFailed(AssertionError):
+    pass
+
+
+class Daemon:
+    """One `zeroclaw daemon` subprocess. Stderr is drained by a thread (never blocks the daemon)."""
+
+    def __init__(
+        self,
+        *,
+        root: Path,
+        config_dir: Path | None,
+        args: Sequence[str] = (),
+        env: Mapping[str, str | None] | None = None,
+        no_gateway: bool = True,
+    ) -> None:
+        self.root = root
+        self.config_dir = config_dir
+        self.home = root / "home"
+        self.home.mkdir(exist_ok=True, mode=0o700)
+        self.env = clean_env(self.home, env)
+        cmd = [*zeroclaw_command(), "daemon"]
+        if config_dir is not None:
+            cmd += ["--config-dir", str(config_dir)]
+        if no_gateway:
+            cmd.append("--no-gateway")
+        cmd += list(args)
+        self.cmd = cmd
+        self.stderr_lines: list[str] = []
+        self._lock = threading.Lock()
+        self._ready = threading.Event()
+        self._eof = threading.Event()
+        self.ready_line: str | None = None
+        self.started_at = time.monotonic()
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=REPO_ROOT,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        self._reader = threading.Thread(target=self._drain, name=f"daemon-stderr-{self.proc.pid}", daemon=True)
+        self._reader.start()
+
+    # -- process ---------------------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    @property
+    def data_dir(self) -> Path:
+        assert self.config_dir is not None
+        return self.config_dir / "data"
+
+    @property
+    def socket_path(self) -> Path:
+        if self.ready_line is not None:
+            m = READY_RE.match(self.ready_line)
+            assert m is not None
+            return Path(m["socket"])
+        if self.env.get("ZEROCLAW_SOCKET"):
+            return Path(self.env["ZEROCLAW_SOCKET"])
+        return self.data_dir / "daemon.sock"
+
+    @property
+    def audit_path(self) -> Path:
+        return self.data_dir / "logs" / "audit.log"
+
+    def _drain(self) -> None:
+        assert self.proc.stderr is not None
+        for raw in self.proc.stderr:
+            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            with self._lock:
+                self.stderr_lines.append(line)
+            if self.ready_line is None and READY_RE.match(line):
+                self.ready_line = line
+                self._ready.set()
+        self._eof.set()
+
+    @property
+    def stderr(self) -> str:
+        with self._lock:
+            return "\n".join(self.stderr_lines)
+
+    def describe(self) -> str:
+        return f"daemon pid={self.pid} rc={self.proc.poll()} cmd={self.cmd}\n--- stderr ---\n{self.stderr[-6000:]}"
+
+    def wait_ready(self, timeout: float = READY_TIMEOUT) -> Daemon:
+        deadline = time.monotonic() + timeout
+        while not self._ready.wait(0.05):
+            if self.proc.poll() is not None:
+                self._eof.wait(2)
+                raise DaemonFailed(f"daemon exited before it was ready\n{self.describe()}")
+            if time.monotonic() > deadline:
+                raise DaemonFailed(f"no readiness line within {timeout} s\n{self.describe()}")
+        return self
+
+    def wait_exit(self, timeout: float = STOP_TIMEOUT) -> int:
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise DaemonFailed(f"daemon still running after {timeout} s\n{self.describe()}") from None
+        self._eof.wait(2)
+        return rc
+
+    def is_running(self) -> bool:
+        return self.proc.poll() is None
+
+    def send_signal(self, sig: int) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = STOP_TIMEOUT) -> int:
+        self.send_signal(sig)
+        return self.wait_exit(timeout)
+
+    def kill(self) -> None:
+        """Teardown: SIGTERM, then SIGKILL; never raises."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.proc.wait(STOP_TIMEOUT)
+        self._reader.join(2)
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+
+    # -- observation -----------------------------------------------------------------------------------
+
+    def proc_status(self, field: str) -> int:
+        """A `kB` field of /proc/<pid>/status (VmRSS, VmHWM), in bytes."""
+        text = Path(f"/proc/{self.pid}/status").read_text()
+        m = re.search(rf"^{field}:\s+(\d+) kB$", text, re.M)
+        assert m is not None, text
+        return int(m[1]) * 1024
+
+    def audit_entries(self) -> list[dict[str, Any]]:
+        try:
+            text = self.audit_path.read_text()
+        except FileNotFoundError:
+            return []
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    async def wait_audit(self, predicate: Any, timeout: float = RECV_TIMEOUT) -> list[dict[str, Any]]:
+        """Poll the audit log until `predicate(entries)` is true."""
+        deadline = time.monotonic() + timeout
+        while True:
+            entries = self.audit_entries()
+            if predicate(entries):
+                return entries
+            if time.monotonic() > deadline:
+                raise AssertionError(f"audit log never matched; entries: {entries}")
+            await asyncio.sleep(0.05)
+
+    async def connect(self, timeout: float = RECV_TIMEOUT) -> Client:
+        return await Client.connect(self.socket_path, timeout=timeout)
+
+    async def client(self, **init: Any) -> Client:
+        """A connected client that has already called `initialize`."""
+        c = await self.connect()
+        await c.initialize(**init)
+        return c
+
+
+class DaemonFactory:
+    """Starts daemons in fresh temp dirs; `close()` stops every one of them and removes the dirs."""
+
+    def __init__(self) -> None:
+        self.daemons: list[Daemon] = []
+        self.roots: list[Path] = []
+
+    def tmpdir(self) -> Path:
+        # short paths: a Unix socket path must fit in 108 bytes
+        root = Path(tempfile.mkdtemp(prefix="zc-e2e-", dir="/tmp"))
+        self.roots.append(root)
+        return root
+
+    def spawn(
+        self,
+        config: str | Mapping[str, Mapping[str, Any]] | None = None,
+        *,
+        args: Sequence[str] = (),
+        env: Mapping[str, str | None] | None = None,
+        config_dir: Path | None = None,
+        root: Path | None = None,
+        use_config_dir: bool = True,
+        no_gateway: bool = True,
+    ) -> Daemon:
+        """Start a daemon without waiting for readiness."""
+        root = root or self.tmpdir()
+        if use_config_dir and config_dir is None:
+            config_dir = root / "cfg"
+        if config is not None:
+            assert config_dir is not None
+            config_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            (config_dir / "config.toml").write_text(toml_config(config))
+        d = Daemon(root=root, config_dir=config_dir, args=args, env=env, no_gateway=no_gateway)
+        self.daemons.append(d)
+        return d
+
+    def start(self, config: str | Mapping[str, Mapping[str, Any]] | None = None, **kw: Any) -> Daemon:
+        """Start a daemon and wait for its readiness line."""
+        return self.spawn(config, **kw).wait_ready()
+
+    def close(self) -> None:
+        for d in self.daemons:
+            d.kill()
+        for root in self.roots:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------------------------ client
+
+
+class ConnectionClosed(AssertionError):
+    """The daemon closed the connection while a frame was expected."""
+
+
+class RpcFailure(AssertionError):
+    def __init__(self, response: dict[str, Any]) -> None:
+        self.response = response
+        self.error: dict[str, Any] = response["error"]
+        self.code: int = self.error.get("code")
+        self.data: dict[str, Any] = self.error.get("data") or {}
+        super().__init__(f"JSON-RPC error {self.error}")
+
+
+class Client:
+    """A minimal NDJSON JSON-RPC client; every wait has a timeout."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self._ids = itertools.count(1)
+        self.notifications: list[dict[str, Any]] = []
+
+    @classmethod
+    async def connect(cls, path: Path | str, timeout: float = RECV_TIMEOUT) -> Client:
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_unix_connection(str(path), limit=4 * DEFAULT_FRAME_LIMIT), timeout
+        )
+        return cls(reader, writer)
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- sending ---------------------------------------------------------------------------------------
+
+    async def send_raw(self, data: bytes, timeout: float = RECV_TIMEOUT) -> None:
+        self.writer.write(data)
+        await asyncio.wait_for(self.writer.drain(), timeout)
+
+    async def send(self, obj: Any, timeout: float = RECV_TIMEOUT) -> None:
+        await self.send_raw(json.dumps(obj, separators=(",", ":")).encode() + b"\n", timeout)
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    # -- receiving -------------------------------------------------------------------------------------
+
+    async def recv_line(self, timeout: float = RECV_TIMEOUT) -> bytes:
+        try:
+            line = await asyncio.wait_for(self.reader.readline(), timeout)
+        except TimeoutError:
+            raise AssertionError(f"no frame from the daemon within {timeout} s") from None
+        except (ConnectionResetError, BrokenPipeError) as exc:
+            raise ConnectionClosed(f"connection reset: {exc}") from None
+        if not line:
+            raise ConnectionClosed("the daemon closed the connection")
+        assert line.endswith(b"\n"), f"frame without newline: {line[:200]!r}"
+        return line
+
+    async def recv(self, timeout: float = RECV_TIMEOUT) -> dict[str, Any]:
+        line = await self.recv_line(timeout)
+        obj = json.loads(line)
+        assert isinstance(obj, dict), obj
+        assert obj.get("jsonrpc") == "2.0", obj
+        return obj
+
+    async def recv_response(self, timeout: float = RECV_TIMEOUT) -> dict[str, Any]:
+        """The next frame that is not a notification (notifications are kept in `self.notifications`)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            obj = await self.recv(max(0.01, deadline - time.monotonic()))
+            if "method" in obj and "id" not in obj:
+                self.notifications.append(obj)
+                continue
+            return obj
+
+    async def expect_eof(self, timeout: float = RECV_TIMEOUT) -> list[bytes]:
+        """Wait until the daemon closes the connection; return any frames that came before."""
+        frames: list[bytes] = []
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"connection still open after {timeout} s (frames: {frames!r})")
+            try:
+                line = await asyncio.wait_for(self.reader.readline(), remaining)
+            except TimeoutError:
+                continue
+            except (ConnectionResetError, BrokenPipeError):
+                return frames
+            if not line:
+                return frames
+            frames.append(line)
+
+    async def expect_silence(self, seconds: float) -> None:
+        """Assert that no frame arrives for `seconds`."""
+        try:
+            line = await asyncio.wait_for(self.reader.readline(), seconds)
+        except TimeoutError:
+            return
+        raise AssertionError(f"unexpected frame: {line[:300]!r}")
+
+    # -- calls -----------------------------------------------------------------------------------------
+
+    async def request(
+        self, method: str, params: Any = None, *, id: Any = ..., timeout: float = RECV_TIMEOUT
+    ) -> dict[str, Any]:
+        """Send a request and return the whole response frame (skipping notifications)."""
+        rid = self.next_id() if id is ... else id
+        frame: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "id": rid}
+        if params is not None:
+            frame["params"] = params
+        await self.send(frame)
+        response = await self.recv_response(timeout)
+        assert response.get("id") == rid, f"expected the answer to id {rid!r}, got {response}"
+        return response
+
+    async def call(self, method: str, params: Any = None, *, timeout: float = RECV_TIMEOUT) -> Any:
+        """`request` that returns the result or raises `RpcFailure`."""
+        response = await self.request(method, params, timeout=timeout)
+        if "error" in response:
+            raise RpcFailure(response)
+        assert "result" in response, response
+        return response["result"]
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        frame: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            frame["params"] = params
+        await self.send(frame)
+
+    async def initialize(self, **params: Any) -> dict[str, Any]:
+        params.setdefault("protocolVersion", 1)
+        return await self.call("initialize", params)
+
+    async def close(self) -> None:
+        if not self.writer.is_closing():
+            self.writer.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.writer.wait_closed(), 2)
+
+
+def error_of(response: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """(code, data) of an error response; fails if it is not one."""
+    assert "error" in response and "result" not in response, response
+    err = response["error"]
+    assert set(err) <= {"code", "message", "data"}, err
+    assert isinstance(err["code"], int), err
+    assert isinstance(err["message"], str), err
+    data = err.get("data")
+    assert isinstance(data, dict) and isinstance(data.get("kind"), str), err
+    return err["code"], data
+
+
+class RawClient:
+    """A blocking socket for bulk sends: keeps reading what the daemon sent even after it closed on us."""
+
+    def __init__(self, path: Path | str, timeout: float = 10.0) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(str(path))
+        self.buffer = b""
+        self.peer_closed = False
+
+    def send_all(self, data: bytes, chunk: int = 1024 * 1024, on_chunk: Any = None) -> int:
+        """Send `data`; stop quietly when the daemon closes the connection. Returns the bytes sent."""
+        sent = 0
+        for i in range(0, len(data), chunk):
+            try:
+                self.sock.sendall(data[i : i + chunk])
+            except (BrokenPipeError, ConnectionResetError):
+                self.peer_closed = True
+                break
+            sent += len(data[i : i + chunk])
+            if on_chunk is not None:
+                on_chunk(sent)
+        return sent
+
+    def recv_frame(self, timeout: float = RECV_TIMEOUT) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buffer:
+            self.sock.settimeout(max(0.01, deadline - time.monotonic()))
+            try:
+                data = self.sock.recv(65536)
+            except TimeoutError:
+                raise AssertionError(f"no frame from the daemon within {timeout} s") from None
+            if not data:
+                raise ConnectionClosed("the daemon closed the connection")
+            self.buffer += data
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def read_until_eof(self, timeout: float = RECV_TIMEOUT) -> list[dict[str, Any]]:
+        """Every frame the daemon sends until it closes the connection."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"connection still open after {timeout} s (buffer: {self.buffer[:300]!r})")
+            self.sock.settimeout(remaining)
+            try:
+                data = self.sock.recv(65536)
+            except TimeoutError:
+                continue
+            except ConnectionResetError:
+                data = b""
+            if not data:
+                break
+            self.buffer += data
+        return [json.loads(line) for line in self.buffer.split(b"\n") if line.strip()]
+
+    def initialize(self) -> dict[str, Any]:
+        self.sock.sendall(b'{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":"init"}\n')
+        frame = self.recv_frame()
+        assert frame.get("id") == "init" and "result" in frame, frame
+        return frame
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self) -> RawClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
