@@ -43,9 +43,7 @@ INIT_RESULT = orjson.dumps(
         "methods": METHODS,
     }
 )
-STATUS_RESULT = orjson.dumps(
-    {"version": "floor", "pid": os.getpid(), "uptimeSecs": 0, "connections": 1, "sessions": 0}
-)
+STATUS_RESULT = orjson.dumps({"version": "floor", "pid": os.getpid(), "uptimeSecs": 0, "connections": 1, "sessions": 0})
 RESULT_HEAD = b'{"jsonrpc":"2.0","id":'
 RESULT_MID = b',"result":'
 RESULT_TAIL = b"}\n"
@@ -125,15 +123,20 @@ class FloorProtocol(asyncio.Protocol):
         if b"\n" not in data:
             self._parts.append(data)
             self._buffered += len(data)
-            if self._buffered > MAX_FRAME:
+            if self._buffered >= MAX_FRAME:  # its newline would make it one byte too long
                 self._too_large(transport)
             return
         if self._parts:
-            self._parts.append(data)
-            data = b"".join(self._parts)
+            # Join the pending partial line with just the head of this chunk: one copy of a big frame.
+            nl = data.index(b"\n")
+            self._parts.append(data[:nl])
+            head = b"".join(self._parts)
             self._parts = []
             self._buffered = 0
-        lines = data.split(b"\n")
+            lines = data[nl + 1 :].split(b"\n")
+            lines[0:0] = [head]
+        else:
+            lines = data.split(b"\n")
         rest = lines.pop()
         if rest:
             self._parts.append(rest)

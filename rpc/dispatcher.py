@@ -20,6 +20,7 @@ from app.auth.grants import parse_grant
 from rpc.errors import AuthRequired, Forbidden, InvalidParams, MethodNotFound
 
 if TYPE_CHECKING:
+    from app.auth.policy import Principal
     from rpc.connection import Connection
 
 __all__ = ["Call", "MethodSpec", "NoParams", "Params", "Registry", "validation_errors"]
@@ -49,6 +50,14 @@ class Call:
     @property
     def services(self) -> Any:
         return self.connection.server.services
+
+    @property
+    def principal(self) -> Principal:
+        """The caller, as of the grant check that admitted this call."""
+        principal = self.connection.principal
+        if principal is None:  # only `initialize` runs unauthenticated, and it does not ask
+            raise AuthRequired
+        return principal
 
 
 Handler = Callable[[Call, P], Any]  # a plain function, or a coroutine function (run as its own task)

@@ -26,7 +26,9 @@ class Credential:
 class TokenResolver:
     """What the authenticator needs from the pairing store (kept abstract so the endpoint works without it)."""
 
-    generation: int = 0
+    @property
+    def generation(self) -> int:
+        return 0
 
     async def resolve(self, token: str) -> tuple[str, str] | None:  # (token_id, user)
         return None

@@ -17,7 +17,7 @@ class PairedTokens(TokenResolver):
         self.store = store
         self._revoked: set[str] = set()
 
-    @property  # type: ignore[override]
+    @property
     def generation(self) -> int:
         return self.store.generation
 

@@ -40,7 +40,7 @@ def _record(record: PairingRecord) -> dict[str, Any]:
 
 
 async def create(call: Call, params: CreateParams) -> dict[str, Any]:
-    principal = call.connection.principal
+    principal = call.principal
     services = call.services
     if not principal.admin and principal.user != params.user:
         raise Forbidden("A non-admin principal may pair only its own user", grant="pairing:create")
@@ -53,13 +53,13 @@ async def create(call: Call, params: CreateParams) -> dict[str, Any]:
 
 
 async def list_tokens(call: Call, params: NoParams) -> dict[str, Any]:
-    principal = call.connection.principal
+    principal = call.principal
     records = await call.services.pairing.store.list_active(None if principal.admin else principal.user or "")
     return {"tokens": [_record(r) for r in records]}
 
 
 async def revoke(call: Call, params: RevokeParams) -> dict[str, Any]:
-    principal = call.connection.principal
+    principal = call.principal
     store = call.services.pairing.store
     visible = await store.list_active(None if principal.admin else principal.user or "")
     if not any(r.token_id == params.token_id for r in visible):

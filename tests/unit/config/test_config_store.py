@@ -363,9 +363,7 @@ async def test_revocation_committed_while_waiting_rejects_the_batch(store: Confi
         entered.set()
         await release.wait()
 
-    revoke = asyncio.create_task(
-        store.set("permission_profiles.operator.config_write_paths", [], authorize=slow_owner)
-    )
+    revoke = asyncio.create_task(store.set("permission_profiles.operator.config_write_paths", [], authorize=slow_owner))
     await entered.wait()
     batch = asyncio.create_task(store.set_many([GOOD], authorize=as_user(store, "alice")))
     await asyncio.sleep(0.01)
@@ -379,5 +377,7 @@ async def test_revocation_committed_while_waiting_rejects_the_batch(store: Confi
 
 async def test_alice_may_write_her_paths(store: ConfigStore) -> None:
     # R-CFG-3
-    assert await store.set_many([GOOD, {"prop": "agents.default.model", "value": "m"}], authorize=as_user(store, "alice"))
+    assert await store.set_many(
+        [GOOD, {"prop": "agents.default.model", "value": "m"}], authorize=as_user(store, "alice")
+    )
     assert store.current.agents["default"].model == "m"
