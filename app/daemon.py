@@ -18,14 +18,18 @@ from app.audit import AuditLog
 from app.auth.authenticator import Authenticator
 from app.auth.pairing import PairingStore
 from app.auth.tokens import PairedTokens
-from app.config.loader import ConfigLoadError, load_config
+from app.config.errors import ConfigError
+from app.config.store import ConfigStore
 from app.endpoint_lock import AlreadyRunning, EndpointLock
 from app.ephemeral import EphemeralWatch
 from app.paths import InsecureDirectory, Paths, ensure_endpoint_dir, ensure_private_dir, resolve
 from app.services import Services
+from app.sessions.registry import SessionRegistry
+from app.sessions.store import SessionStore
 from app.storage import Database, default_url
+from app.storage.faults import Faults
 from app.storage.migrate import upgrade_if_needed
-from rpc.methods import build_registry
+from rpc.methods import ERROR_MAPPERS, build_registry
 from rpc.server import RpcServer
 from rpc.transports.stream import NdjsonProtocol
 from rpc.transports.unix import EndpointError, UnixListener, peer_of, serve_unix
@@ -92,41 +96,51 @@ def _prepare(paths: Paths) -> EndpointLock:
 
 async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> int:
     try:
-        config = load_config(paths.config_file)
-    except ConfigLoadError as exc:
-        raise StartupError(str(exc)) from None
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-
+        config_store = ConfigStore(paths.config_dir)
+    except ConfigError as exc:
+        raise StartupError(f"{paths.config_file}: {exc.message}") from None
+    config = config_store.current
     url = config.storage.url or default_url(paths.data_dir)
     try:
         await asyncio.to_thread(upgrade_if_needed, url)
         db = await Database.open(url)
     except Exception as exc:  # any driver or migration failure: one line, no traceback
         raise StartupError(f"cannot open the database: {type(exc).__name__}") from None
+
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+
     audit = AuditLog(paths.audit_log)
-    services = Services(paths=paths, config=config, auth=None, audit=audit, db=db)  # type: ignore[arg-type]
-    services.auth = Authenticator(lambda: services.config, lambda: services.config_generation, os.getuid())
-    services.pairing = services.auth.tokens = PairedTokens(PairingStore(db))
+    pairing = PairedTokens(PairingStore(db))
+    auth = Authenticator(lambda: config_store.current, lambda: config_store.policy_generation, os.getuid())
+    auth.tokens = pairing
+    sessions = SessionRegistry(SessionStore(db, faults=Faults.from_env()), lambda: config_store.current, paths.data_dir)
+    services = Services(
+        paths=paths, config_store=config_store, auth=auth, audit=audit, db=db, pairing=pairing, sessions=sessions
+    )
     watch = EphemeralWatch(config.daemon.ephemeral_grace_secs, stop.set) if options.ephemeral else None
     server = RpcServer(
         build_registry(),
         services,
         audit,
-        limits=lambda: services.config.limits,
+        limits=lambda: config_store.current.limits,
         on_count_change=watch.connections_changed if watch else lambda _n: None,
     )
+    for mapper in ERROR_MAPPERS:
+        server.add_error_mapper(mapper)
     try:
         listener = await serve_unix(Path(paths.endpoint), lambda: NdjsonProtocol(server, peer_of))
     except EndpointError as exc:
+        await db.close()
         raise StartupError(str(exc)) from None
     print(f"zeroclaw daemon ready: socket={paths.endpoint} gateway=off", file=sys.stderr, flush=True)
     try:
         await stop.wait()
     finally:
         await _shutdown(listener, server)
+        await sessions.shutdown()
         await db.close()
         audit.close()
     return 0

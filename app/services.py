@@ -6,14 +6,18 @@ import os
 import time
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.audit import AuditLog
 from app.auth.authenticator import Authenticator
 from app.auth.tokens import PairedTokens
 from app.config.schema import Config
+from app.config.store import ConfigStore
 from app.paths import Paths
 from app.storage import Database
+
+if TYPE_CHECKING:
+    from app.sessions.registry import SessionRegistry
 
 __all__ = ["Services", "package_version"]
 
@@ -25,21 +29,27 @@ def package_version() -> str:
         return "0.0.0"
 
 
-@dataclass
+@dataclass(eq=False)
 class Services:
     paths: Paths
-    config: Config
+    config_store: ConfigStore
     auth: Authenticator
     audit: AuditLog
     db: Database
-    pairing: PairedTokens = field(init=False)
+    pairing: PairedTokens
+    sessions: SessionRegistry
     version: str = field(default_factory=package_version)
     gateway_url: str | None = None
     started_at: float = field(default_factory=time.monotonic)
-    config_generation: int = 0
+
+    @property
+    def config(self) -> Config:
+        """The config in force now (swapped whole on every commit)."""
+        return self.config_store.current
 
     def describe(self) -> dict[str, Any]:
         """The daemon half of `status` (the protocol layer adds what it knows)."""
+        live = self.sessions.live
         return {
             "serverVersion": self.version,
             "pid": os.getpid(),
@@ -48,6 +58,6 @@ class Services:
             "gateway": {"url": self.gateway_url} if self.gateway_url else None,
             "dataDir": str(self.paths.data_dir),
             "configFile": str(self.paths.config_file),
-            "activeSessions": 0,
-            "sessionIds": [],
+            "activeSessions": len(live),
+            "sessionIds": sorted(live),
         }

@@ -164,8 +164,9 @@ class FloorProtocol(asyncio.Protocol):
                 params = msg.get("params")
                 count, text = 0, ""
                 if type(params) is dict:
-                    count = int(params.get("count", 0))
-                    text = str(params.get("text", ""))
+                    raw_count, raw_text = params.get("count", 0), params.get("text", "")
+                    count = raw_count if type(raw_count) is int and raw_count > 0 else 0
+                    text = raw_text if type(raw_text) is str else ""
                 self._streams.append(_Stream(id_bytes, count, text))
                 started_stream = True
                 continue
@@ -180,7 +181,7 @@ class FloorProtocol(asyncio.Protocol):
         """Send queued stream notifications until done or the transport asks us to pause."""
         transport = self._transport
         dumps = orjson.dumps
-        while self._streams and transport is not None and not self._paused:
+        while self._streams and transport is not None and not self._paused and not transport.is_closing():
             job = self._streams[0]
             n = min(job.remaining, STREAM_BATCH)
             chunk = [

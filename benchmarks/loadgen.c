@@ -47,6 +47,7 @@ typedef struct {
     int dead;
     int inited;
     int want_out; /* EPOLLOUT currently registered */
+    int wdead;    /* the peer stopped reading (EPIPE): we only collect what it already sent */
     char *rbuf;
     size_t rcap, rlen;
     char *wbuf;
@@ -198,8 +199,11 @@ static void kill_conn(conn_t *c) {
     close(c->fd);
 }
 
+static void handle_read(conn_t *c);
+
 /* Write as much as the socket takes; the rest waits for EPOLLOUT. */
 static void flush_conn(conn_t *c) {
+    if (c->wdead) return;
     while (c->woff < c->wlen) {
         ssize_t n = write(c->fd, c->wbuf + c->woff, c->wlen - c->woff);
         if (n < 0) {
@@ -208,7 +212,11 @@ static void flush_conn(conn_t *c) {
                 set_out(c, 1);
                 return;
             }
-            kill_conn(c);
+            /* The server may have answered and closed (e.g. frame_too_large): read its reply first. */
+            c->wdead = 1;
+            c->woff = c->wlen = 0;
+            if (c->want_out) set_out(c, 0);
+            handle_read(c);
             return;
         }
         c->woff += (size_t)n;
@@ -229,7 +237,7 @@ static void refill(conn_t *c) {
     static char head[128];
     static size_t head_len;
     if (!head_len) head_len = (size_t)snprintf(head, sizeof head, head_fmt, opt_method);
-    if (c->nfree == 0 || c->dead) return;
+    if (c->nfree == 0 || c->dead || c->wdead) return;
     wreserve(c, (size_t)c->nfree * (head_len + 24));
     uint64_t t = now_ns();
     while (c->nfree > 0) {

@@ -83,6 +83,7 @@ class Options:
     daemon_cmd: list[str]
     pin: bool
     json_out: Path | None
+    quiet_wait: float
 
 
 @dataclass
@@ -165,6 +166,15 @@ def cpu_busy_fraction(seconds: float = 0.5) -> float:
     time.sleep(seconds)
     t2, i2 = sample()
     return 0.0 if t2 == t1 else 1.0 - (i2 - i1) / (t2 - t1)
+
+
+def wait_for_quiet(max_wait: float, threshold: float = 0.15) -> float:
+    """Wait (up to max_wait s) until other processes leave the CPUs alone; returns the last busy fraction."""
+    deadline = time.monotonic() + max_wait
+    busy = cpu_busy_fraction()
+    while busy > threshold and time.monotonic() < deadline:
+        busy = cpu_busy_fraction(1.0)
+    return busy
 
 
 def cpu_plan(pin: bool) -> tuple[set[int] | None, int | None]:
@@ -260,7 +270,7 @@ def rss_per_connection(exe: Path, cpu: int | None, server: Server, conns: int) -
 def measure_target(name: str, opts: Options, exe: Path, raw: list[dict[str, Any]]) -> dict[str, float | None]:
     server_cpus, lg_cpu = cpu_plan(opts.pin)
     out: dict[str, float | None] = {m.key: None for m in METRICS}
-    rec: dict[str, Any] = {}
+    rec: dict[str, Any] = {"errors": []}
     raw.append(rec)
     server = start_server(name, opts, server_cpus)
     try:
@@ -276,6 +286,7 @@ def measure_target(name: str, opts: Options, exe: Path, raw: list[dict[str, Any]
             except (BenchError, subprocess.TimeoutExpired, json.JSONDecodeError) as exc:
                 log(f"{name}: {key} failed: {exc}")
                 rec[key] = {"error": str(exc)}
+                rec["errors"].append(f"{key}: {exc}")
                 if server.proc.poll() is not None:
                     raise BenchError(f"{name} exited (rc={server.proc.returncode})") from exc
                 return None
@@ -289,6 +300,7 @@ def measure_target(name: str, opts: Options, exe: Path, raw: list[dict[str, Any]
         except (BenchError, OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as exc:
             log(f"{name}: rss per connection failed: {exc}")
             rec["hold"] = {"error": str(exc)}
+            rec["errors"].append(f"hold: {exc}")
         time.sleep(0.2)
         scenarios = (("seq", "1", "1"), ("pipe", "1", str(opts.depth)), ("conc", str(opts.conns), "1"))
         for key, conns, depth in scenarios:
@@ -375,6 +387,13 @@ def parse_args(argv: list[str] | None) -> Options:
         help="pin the server to the first CPUs and the load generator to the last one (default: let the "
         "scheduler place them; on small VMs cross-CPU wake-ups can dominate ping-pong latency)",
     )
+    p.add_argument(
+        "--quiet-wait",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="before each target run, wait up to S seconds for the machine to be <15%% busy (shared hosts)",
+    )
     p.add_argument("--json", type=Path, help="also write all raw results to this file")
     a = p.parse_args(argv)
     if a.duration <= 0 or a.repeat < 1 or a.conns < 1 or a.depth < 1:
@@ -391,13 +410,14 @@ def parse_args(argv: list[str] | None) -> Options:
         daemon_cmd=shlex.split(a.daemon_cmd) if a.daemon_cmd else default_daemon_cmd(),
         pin=a.pin,
         json_out=a.json,
+        quiet_wait=a.quiet_wait,
     )
 
 
 def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
     raise_nofile()
-    busy = cpu_busy_fraction()
+    busy = wait_for_quiet(opts.quiet_wait)
     if busy > 0.15:
         log(f"warning: the machine is already {busy:.0%} busy; results will be noisy")
     runs: dict[str, list[dict[str, float | None]]] = {t: [] for t in opts.targets}
@@ -409,9 +429,12 @@ def main(argv: list[str] | None = None) -> int:
         for r in range(opts.repeat):
             # Alternate targets inside each repeat so slow drifts of the machine hit both alike.
             for name in opts.targets:
-                log(f"repeat {r + 1}/{opts.repeat}: {name}")
+                pre = wait_for_quiet(opts.quiet_wait) if opts.quiet_wait > 0 else None
+                log(f"repeat {r + 1}/{opts.repeat}: {name}" + (f" (machine {pre:.0%} busy)" if pre else ""))
                 try:
                     runs[name].append(measure_target(name, opts, exe, raw[name]))
+                    raw[name][-1]["busy_before"] = pre
+                    failures.extend(f"{name}, repeat {r + 1}: {e}" for e in raw[name][-1]["errors"])
                 except BenchError as exc:
                     log(f"{name}: {exc}")
                     failures.append(f"{name}: {exc}")

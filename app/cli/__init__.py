@@ -39,6 +39,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         logging.basicConfig(
             level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
         )
+        logging.getLogger("alembic").setLevel(max(logging.WARNING, logging.getLogger().level))
         from app.daemon import DaemonOptions, run
 
         options = DaemonOptions(

@@ -11,8 +11,9 @@
           └── InvalidValue      the value (or the whole candidate) fails validation  (prop, errors, index)
 
 `index` is the zero-based position in a `config/set-many` batch, or None for single-prop calls. `errors` is a
-list of `{"field", "message", "type"}`: `field` is a dotted path (a property path for values, `prop`/`value`
-for entry structure), `message` is human-readable, `type` a stable snake_case name.
+list of `{"field", "message", "type"}`: `field` is a dotted path (a property path for values and unknown props,
+a params path such as `sets.3.value` for entry structure), `message` is human-readable, `type` a stable
+snake_case name.
 """
 
 from __future__ import annotations
@@ -95,9 +96,11 @@ class InvalidEntry(InvalidConfigRequest):
     kind = "invalid_entry"
 
     def __init__(self, index: int, field: str, message: str) -> None:
+        # Located like a params error: `sets.<index>` or `sets.<index>.<key>`.
+        where = f"sets.{index}.{field}" if field else f"sets.{index}"
         super().__init__(
             f"entry {index}: {message}",
-            [FieldError(field=field, message=message, type=self.kind)],
+            [FieldError(field=where, message=message, type=self.kind)],
             index=index,
         )
 

@@ -97,7 +97,14 @@ def resolve(prop: str) -> Target:
         tp, _, is_entry = step
         shape.append(None if is_entry else seg)
         tables.append(_is_model_map(tp))
+    if _in_grants(tuple(shape)):
+        # Resource names are case-insensitive (R-AUTH-1): `grants.Config` and `grants.config` are one key.
+        parts = (*parts[:-1], parts[-1].lower())
     return Target(parts, tuple(shape), tuple(tables))
+
+
+def _in_grants(shape: tuple[str | None, ...]) -> bool:
+    return shape[:3] == ("permission_profiles", None, "grants") and len(shape) == 4
 
 
 @cache  # bounded by the schema: one checker per field position
@@ -190,6 +197,7 @@ def apply_set(candidate: MutableMapping[str, Any], prop: str, value: Any) -> Non
         return
     node = _descend(candidate, target, create=True)
     assert node is not None
+    _drop_case_variants(node, target)
     node[target.parts[-1]] = toml_value
 
 
@@ -202,7 +210,17 @@ def apply_delete(candidate: MutableMapping[str, Any], prop: str) -> None:
 def _remove(candidate: MutableMapping[str, Any], target: Target) -> None:
     node = _descend(candidate, target, create=False)
     if node is not None:
+        _drop_case_variants(node, target)
         node.pop(target.parts[-1], None)
+
+
+def _drop_case_variants(node: MutableMapping[str, Any], target: Target) -> None:
+    """A hand-written `Config = [...]` is the same grant key as `config`: replacing or deleting one must not
+    leave the other behind (a revocation that silently keeps the grant)."""
+    if _in_grants(target.shape):
+        key = target.parts[-1]
+        for other in [k for k in node if k != key and k.lower() == key]:
+            del node[other]
 
 
 def _mask(value: Any) -> Any:

@@ -126,6 +126,8 @@ class ConfigStore:
                     raise
             new = _validate_candidate(candidate, requested, batch=batch)
             text = toml_file.render(candidate, new)
+            # Synchronous on purpose (one small write + fsync): no await between writing the file and swapping
+            # `current`, so a cancellation can never leave the two disagreeing.
             self._persist(text)
             # Committed: from here on nothing may fail, the file and `current` must agree.
             old, self.current = self.current, new

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from rpc.dispatcher import Registry
-from rpc.methods import lifecycle, pairing
+from rpc.methods import config, lifecycle, pairing, session
+from rpc.server import ErrorMapper
 
-__all__ = ["build_registry"]
+__all__ = ["ERROR_MAPPERS", "build_registry"]
+
+# Each family translates its domain exceptions into protocol errors.
+ERROR_MAPPERS: tuple[ErrorMapper, ...] = (config.map_config_error, session.map_session_error)
 
 
 def build_registry() -> Registry:
     registry = Registry()
-    lifecycle.register(registry)
-    pairing.register(registry)
+    for family in (lifecycle, pairing, config, session):
+        family.register(registry)
     return registry

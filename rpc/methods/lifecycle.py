@@ -37,8 +37,9 @@ async def initialize(call: Call, params: InitializeParams) -> dict[str, Any]:
     services = call.services
     if params.protocol_version != PROTOCOL_VERSION:
         raise VersionMismatch(supported=[PROTOCOL_VERSION], requested=params.protocol_version)
-    if params.auth_token is not None:
-        resolved = await services.auth.token(params.auth_token)
+    token = params.auth_token if params.auth_token is not None else conn.peer.bearer_token
+    if token is not None:
+        resolved = await services.auth.token(token)
     elif conn.peer.remote:
         resolved = None  # a WebSocket peer always needs a token (R-AUTH-3)
     else:

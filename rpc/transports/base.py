@@ -8,7 +8,7 @@ the gateway's WebSocket is a third implementation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 __all__ = ["ConnectionClosed", "FrameTransport", "Peer"]
@@ -26,6 +26,8 @@ class Peer:
     uid: int | None = None
     pid: int | None = None
     remote: bool = False  # WebSocket peers: local-only methods are refused, no uid-based principal
+    # `Authorization: Bearer` presented on a WebSocket upgrade; `initialize` uses it when it has no authToken.
+    bearer_token: str | None = field(default=None, repr=False)
 
 
 class FrameTransport(Protocol):

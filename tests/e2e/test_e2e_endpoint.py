@@ -62,10 +62,11 @@ async def test_socket_is_0600_and_data_dir_0700(daemon: Daemon) -> None:
 
 
 @pytest.mark.req("R-SEC-1")
-async def test_directories_the_daemon_creates_are_0700(daemon_factory: DaemonFactory) -> None:
+@pytest.mark.parametrize("umask", [0o022, 0o000], ids=["umask-022", "umask-000"])
+async def test_directories_the_daemon_creates_are_0700(daemon_factory: DaemonFactory, umask: int) -> None:
     root = daemon_factory.tmpdir()
     cfg = root / "new" / "cfg"  # neither exists
-    old_umask = os.umask(0o022)
+    old_umask = os.umask(umask)  # inherited by the daemon
     try:
         d = daemon_factory.start(config_dir=cfg, root=root)
     finally:
@@ -221,8 +222,10 @@ async def test_stale_socket_is_replaced(daemon_factory: DaemonFactory) -> None:
     data.mkdir(parents=True, mode=0o700)
     sock = data / "daemon.sock"
     stale_inode = make_stale_socket(sock)
+    os.link(sock, root / "stale-keep")  # pins the inode, so a new socket cannot reuse its number
     assert not can_connect(sock)
     d = daemon_factory.start(config_dir=root / "cfg", root=root)
+    assert can_connect(sock)
     assert d.socket_path == sock
     assert os.lstat(sock).st_ino != stale_inode
     assert mode(sock) == 0o600
@@ -275,6 +278,7 @@ async def test_signal_removes_the_socket_and_exits_0(daemon_factory: DaemonFacto
 @pytest.mark.req("R-PATH-6")
 async def test_shutdown_does_not_remove_a_socket_that_is_no_longer_its_own(daemon: Daemon) -> None:
     sock = daemon.socket_path
+    os.link(sock, daemon.root / "old-keep")  # pins the daemon's inode, so the replacement gets another one
     os.unlink(sock)
     replacement_inode = make_stale_socket(sock)
     assert daemon.stop() == 0, daemon.describe()

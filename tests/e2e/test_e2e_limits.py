@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +47,13 @@ def send_oversize(path: Path, payload: bytes, *, chunk: int = 1024 * 1024, init:
         return raw.read_until_eof(timeout=10)
 
 
-@pytest.fixture
-def small_limit_daemon(daemon_factory: DaemonFactory) -> Daemon:
-    return daemon_factory.start({"limits": {"max_frame_bytes": SMALL_LIMIT}})
+@pytest.fixture(scope="module")
+def small_limit_daemon() -> Iterator[Daemon]:
+    factory = DaemonFactory()
+    try:
+        yield factory.start({"limits": {"max_frame_bytes": SMALL_LIMIT}})
+    finally:
+        factory.close()
 
 
 @pytest.mark.req("R-WIRE-2")
@@ -90,6 +95,27 @@ async def test_oversize_is_refused_without_waiting_for_a_newline(small_limit_dae
         send_oversize, small_limit_daemon.socket_path, b"x" * (SMALL_LIMIT + 10), init=False
     )
     assert_frame_too_large(frames, SMALL_LIMIT)
+
+
+@pytest.mark.req("R-WIRE-5")
+@pytest.mark.req("R-WIRE-2")
+async def test_request_before_an_oversize_frame_in_the_same_write_is_still_answered(
+    small_limit_daemon: Daemon,
+) -> None:
+    """A complete request followed by an oversize line in one write: the request was received whole, so it
+    gets its answer (R-WIRE-5) before the frame_too_large error and the close. Whether it is answered must not
+    depend on how the kernel splits the stream into reads."""
+
+    def run() -> list[dict[str, Any]]:
+        with RawClient(small_limit_daemon.socket_path) as raw:
+            raw.initialize()
+            raw.send_all(b'{"jsonrpc":"2.0","method":"status","id":"before"}\n' + b"x" * (SMALL_LIMIT + 4096))
+            return raw.read_until_eof(timeout=10)
+
+    frames = await asyncio.to_thread(run)
+    assert [f.get("id") for f in frames] == ["before", None], frames
+    assert "result" in frames[0], frames
+    assert_frame_too_large(frames[1:], SMALL_LIMIT)
 
 
 @pytest.mark.req("R-WIRE-2")

@@ -7,5 +7,22 @@ from __future__ import annotations
 
 from app.storage.models.base import Base
 from app.storage.models.pairing import PairingToken
+from app.storage.models.sessions import (
+    AcpSession,
+    AcpSnapshot,
+    AcpTranscriptRow,
+    AcpTurn,
+    ChatMessage,
+    ChatSession,
+)
 
-__all__ = ["Base", "PairingToken"]
+__all__ = [
+    "AcpSession",
+    "AcpSnapshot",
+    "AcpTranscriptRow",
+    "AcpTurn",
+    "Base",
+    "ChatMessage",
+    "ChatSession",
+    "PairingToken",
+]

@@ -228,3 +228,30 @@ def test_split_known_reports_unknown_paths() -> None:
     known, unknown = props.split_known(data)
     assert unknown == ["limits.typo", "extra", "users.u.x"]
     assert known == {"limits": {"max_connections": 3}, "users": {"u": {"uid": 1}}}
+
+
+def test_grant_resource_paths_are_case_insensitive() -> None:
+    # R-AUTH-1: deleting grants.config also removes a hand-written `Config` key (no silent non-revocation)
+    doc, config = staged(text='[permission_profiles.op.grants]\nConfig = ["update"]\nfiles = ["create"]\n')
+    assert config.permission_profiles["op"].grants["config"] == ["update"]
+    assert props.get(config, "permission_profiles.op.grants.CONFIG") == ["update"]
+    props.apply_delete(doc, "permission_profiles.op.grants.config")
+    config = props.validate_data(props.split_known(doc.unwrap())[0])
+    assert config.permission_profiles["op"].grants == {"files": ["create"]}
+    props.apply_set(doc, "permission_profiles.op.grants.Files", ["read"])
+    config = props.validate_data(props.split_known(doc.unwrap())[0])
+    assert config.permission_profiles["op"].grants == {"files": ["read"]}
+
+
+def test_unknown_grant_resource_fails_whole_validation() -> None:
+    doc, _ = staged()
+    props.apply_set(doc, "permission_profiles.op.grants.cosmos", ["read"])
+    with pytest.raises(InvalidValue) as info:
+        props.validate_data(props.split_known(doc.unwrap())[0])
+    assert info.value.errors[0]["field"] == "permission_profiles.op.grants"
+
+
+def test_empty_entry_object_creates_the_entry() -> None:
+    doc, config = staged(("users.empty", {}))
+    assert "empty" in config.users and config.users["empty"].uid is None
+    assert props.validate_data(props.split_known(tomlkit.parse(doc.as_string()).unwrap())[0]) == config

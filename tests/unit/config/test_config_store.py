@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +53,7 @@ def store(tmp_path: Path) -> ConfigStore:
     return ConfigStore(tmp_path)
 
 
-def as_user(store: ConfigStore, name: str):  # type: ignore[no-untyped-def]
+def as_user(store: ConfigStore, name: str) -> Callable[[Sequence[str]], None]:
     """The authorize callable an RPC adapter would pass: it reads the policy in force when called."""
 
     def authorize(props: Sequence[str]) -> None:
@@ -128,7 +128,7 @@ async def test_set_many_later_entry_wins_and_props_are_deduped_in_order(store: C
     store._save = counting_saver
     result = await store.set_many(
         [
-            {"prop": "users.example.uid", "value": 1001 + 1},
+            {"prop": "users.example.uid", "value": 1500},
             {"prop": "limits.max_connections", "value": 5},
             {"prop": "users.example.uid", "value": 2001},
             {"prop": "users.example.permission_profiles", "value": ["operator"]},
@@ -171,11 +171,11 @@ GOOD = {"prop": "limits.max_connections", "value": 7}
 @pytest.mark.parametrize(
     ("bad", "error", "field"),
     [
-        (["limits.max_connections", 7], InvalidEntry, ""),  # not an object
-        ({"prop": "limits.max_connections"}, InvalidEntry, "value"),  # missing value
-        ({"value": 1}, InvalidEntry, "prop"),
-        ({"prop": 5, "value": 1}, InvalidEntry, "prop"),
-        ({"prop": "limits.max_connections", "value": 1, "vlaue": 2}, InvalidEntry, "vlaue"),
+        (["limits.max_connections", 7], InvalidEntry, "sets.2"),  # not an object
+        ({"prop": "limits.max_connections"}, InvalidEntry, "sets.2.value"),  # missing value
+        ({"value": 1}, InvalidEntry, "sets.2.prop"),
+        ({"prop": 5, "value": 1}, InvalidEntry, "sets.2.prop"),
+        ({"prop": "limits.max_connections", "value": 1, "vlaue": 2}, InvalidEntry, "sets.2.vlaue"),
         ({"prop": "limits.nope", "value": 1}, UnknownProp, "limits.nope"),
         ({"prop": "limits..x", "value": 1}, UnknownProp, "limits..x"),
         ({"prop": "limits.max_connections", "value": "7"}, InvalidValue, "limits.max_connections"),
@@ -200,6 +200,14 @@ async def test_cross_entry_error_is_blamed_on_an_entry(store: ConfigStore) -> No
     with pytest.raises(InvalidValue) as info:
         await store.set_many(sets, authorize=allow)
     assert info.value.index == 1 and info.value.prop == "users.bob.uid"
+
+
+async def test_unknown_grant_resource_is_blamed_on_its_entry(store: ConfigStore) -> None:
+    # R-CFG-2: caught by whole-candidate validation, still named by index
+    sets = [GOOD, {"prop": "permission_profiles.operator.grants.cosmos", "value": ["read"]}, GOOD]
+    with pytest.raises(InvalidValue) as info:
+        await store.set_many(sets, authorize=allow)
+    assert info.value.index == 1
 
 
 async def test_single_set_errors_have_no_index(store: ConfigStore) -> None:

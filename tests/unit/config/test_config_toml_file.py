@@ -80,7 +80,7 @@ def test_failed_replace_leaves_the_old_file_and_no_temp(tmp_path: Path, monkeypa
     def boom(src: str, dst: str) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(toml_file.os, "replace", boom)
+    monkeypatch.setattr("app.config.toml_file.os.replace", boom)
     with pytest.raises(OSError):
         toml_file.save(path, "# new\n")
     assert path.read_bytes() == b"# old\n"

@@ -121,9 +121,7 @@ def test_returned_lines_are_bytes() -> None:
     assert line == b"abcdef"
 
 
-STREAM = (
-    b'{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":1}\r\n\n  \n[1,2]\nxyz\r\n'
-)
+STREAM = b'{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":1}\r\n\n  \n[1,2]\nxyz\r\n'
 STREAM_LINES = [
     b'{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":1}',
     b"[1,2]",

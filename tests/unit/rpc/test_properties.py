@@ -248,8 +248,7 @@ def chunked(stream: bytes, cuts: list[int]) -> list[bytes]:
 
 
 stream_bytes = st.lists(
-    st.sampled_from([b"\n", b"\r", b"\r\n", b" ", b"x", b"{}", b"\xff", b"abc", b"\t"])
-    | st.binary(max_size=8),
+    st.sampled_from([b"\n", b"\r", b"\r\n", b" ", b"x", b"{}", b"\xff", b"abc", b"\t"]) | st.binary(max_size=8),
     max_size=40,
 ).map(b"".join)
 
@@ -279,9 +278,7 @@ def test_feed_never_raises_anything_but_frame_too_large(chunks: list[bytes], lim
     st.lists(st.integers(min_value=0, max_value=10_000), max_size=8),
     st.integers(min_value=1, max_value=40),
 )
-def test_output_does_not_depend_on_how_the_stream_is_chunked(
-    stream: bytes, cuts: list[int], limit: int
-) -> None:
+def test_output_does_not_depend_on_how_the_stream_is_chunked(stream: bytes, cuts: list[int], limit: int) -> None:
     expected_lines, expected_oversize = reference_split(stream, limit)
     s = LineSplitter(limit)
     got: list[bytes] = []

@@ -15,7 +15,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
 from app.storage.engine import default_url
-from app.storage.migrate import alembic_config, script_location, upgrade
+from app.storage.migrate import HEAD_REVISION, alembic_config, script_location, upgrade
 from app.storage.models import Base
 
 
@@ -55,7 +55,7 @@ def test_upgrade_from_empty_to_head_leaves_no_drift(data_dir: Path) -> None:
         engine.dispose()
     assert {"alembic_version", "pairing_tokens"} <= tables
     assert diffs == []
-    assert _head(data_dir) == ["0001"]
+    assert _head(data_dir) == [HEAD_REVISION]
 
 
 # R-CLI: the daemon upgrades at every start, so a second run must be a no-op.
@@ -64,7 +64,7 @@ def test_upgrade_is_idempotent(data_dir: Path) -> None:
     url = default_url(data_dir)
     upgrade(url)
     upgrade(url)
-    assert _head(data_dir) == ["0001"]
+    assert _head(data_dir) == [HEAD_REVISION]
 
 
 # R-SEC-1 (spirit): the database is private to the daemon's user from its first byte.
@@ -100,7 +100,7 @@ def test_downgrade_to_base_and_back(data_dir: Path) -> None:
     finally:
         engine.dispose()
     upgrade(url)
-    assert _head(data_dir) == ["0001"]
+    assert _head(data_dir) == [HEAD_REVISION]
 
 
 def test_script_location_is_the_installed_migrations_package() -> None:
@@ -128,7 +128,7 @@ def test_alembic_command_line_upgrades_with_x_url(data_dir: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert _head(data_dir) == ["0001"]
+    assert _head(data_dir) == [HEAD_REVISION]
 
 
 # R-ARCH: the start-up shortcut must never skip a real upgrade.

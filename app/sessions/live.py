@@ -1,0 +1,66 @@
+"""A live session: what exists in memory while a session is open (its owner, agent, running turn, watchers)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from app.sessions.store_types import Mode, Surface
+
+__all__ = ["LiveSession", "Mode", "UpdateSink"]
+
+
+_generations = itertools.count(1)
+
+
+class UpdateSink(Protocol):
+    """Somewhere `session/update` notifications go (a connection, a gateway chat stream, a test)."""
+
+    principal_id: str | None
+
+    @property
+    def closed(self) -> bool: ...
+
+    async def send_update(self, params: dict[str, Any]) -> None:
+        """Deliver one update; waits while the receiver is slow; raises if it is gone."""
+        ...
+
+
+@dataclass(eq=False)
+class LiveSession:
+    session_id: str
+    owner: str
+    agent_alias: str
+    mode: Mode
+    workspace: Path
+    surface: Surface
+    # A closed and recreated session with the same id is a different session (R-FILE-6).
+    generation: int = field(default_factory=lambda: next(_generations))
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    turn: asyncio.Task[Any] | None = None  # the whole turn, including its terminal rows and updates
+    body: asyncio.Task[Any] | None = None  # the provider/tool part; `session/cancel` cancels this one
+    watchers: set[UpdateSink] = field(default_factory=set)
+    approvals: dict[str, asyncio.Future[str]] = field(default_factory=dict)
+    always_allowed: set[str] = field(default_factory=set)
+    _request_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    @property
+    def busy(self) -> bool:
+        return self.turn is not None and not self.turn.done()
+
+    def next_request_id(self) -> str:
+        return f"ap_{next(self._request_ids)}"
+
+    def watch(self, sink: UpdateSink) -> None:
+        self.watchers.add(sink)
+
+    def sinks_for(self, prompter: UpdateSink | None) -> list[UpdateSink]:
+        """The prompting receiver plus every open watcher of the same principal (R-STREAM)."""
+        self.watchers = {w for w in self.watchers if not w.closed}
+        sinks = [prompter] if prompter is not None and not prompter.closed else []
+        principal = prompter.principal_id if prompter is not None else self.owner
+        sinks.extend(w for w in self.watchers if w is not prompter and w.principal_id == principal)
+        return sinks

@@ -1,0 +1,370 @@
+"""The session service: live sessions by id, their durable records, and the turn lifecycle (SPEC §7).
+
+Ownership (R-SES-1), the live cap (`max_sessions`), busy turns (R-SES-2), resume/rehydrate (R-ACP-5, 8),
+close/kill/delete ordering (R-ACP-8..11) live here, so every surface (RPC, REST, webhooks) shares them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.agents.base import ClientChannel, ToolContext
+from app.agents.providers import build_provider
+from app.agents.tools import build_tools
+from app.auth.policy import Principal
+from app.config.schema import Config
+from app.sessions.errors import (
+    AgentNotAllowed,
+    ApprovalNotFound,
+    BadWorkspace,
+    SessionBusy,
+    SessionLimit,
+    SessionNotFound,
+    SessionNotOwned,
+    UnknownAgent,
+)
+from app.sessions.live import LiveSession, Mode, UpdateSink
+from app.sessions.store import SessionRecord, SessionStore
+from app.sessions.store_types import Surface
+from app.sessions.trim import trim_context
+from app.sessions.turn import TurnOutcome, TurnSettings, run_turn
+from app.storage import iso_z
+
+__all__ = ["Opened", "SessionRegistry"]
+
+log = logging.getLogger("zeroclaw.sessions")
+
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
+DECISIONS = ("allow_once", "allow_always", "reject")
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    session: LiveSession
+    resumed: bool
+    message_count: int
+
+    def describe(self) -> dict[str, Any]:
+        s = self.session
+        return {
+            "sessionId": s.session_id,
+            "agentAlias": s.agent_alias,
+            "mode": s.mode,
+            "messageCount": self.message_count,
+            "workspaceDir": str(s.workspace),
+            "resumed": self.resumed,
+        }
+
+
+class SessionRegistry:
+    def __init__(self, store: SessionStore, config: Callable[[], Config], data_dir: Path) -> None:
+        self.store = store
+        self._config = config
+        self._data_dir = data_dir
+        self.live: dict[str, LiveSession] = {}
+
+    # -- open / resume -----------------------------------------------------------------------------------
+
+    async def open(
+        self,
+        principal: Principal,
+        *,
+        agent_alias: str = "default",
+        cwd: str | None = None,
+        session_id: str | None = None,
+        mode: Mode = "acp",
+        surface: Surface = "rpc",
+        watcher: UpdateSink | None = None,
+    ) -> Opened:
+        if session_id is not None and session_id in self.live:
+            live = self.live[session_id]
+            _check_owner(principal, live.owner)
+            if watcher is not None:
+                live.watch(watcher)
+            return Opened(live, True, await self._count(live))
+        if session_id is not None and mode == "acp":
+            record = await self.store.get(session_id)
+            if record is not None:
+                live = await self._rehydrate(principal, record)
+                if watcher is not None:
+                    live.watch(watcher)
+                return Opened(live, True, record.message_count)
+        self._check_capacity()
+        agent = self._agent(principal, agent_alias)
+        workspace = self._workspace(principal, agent_alias, agent.workspace_dir, cwd)
+        sid = session_id or f"s_{uuid.uuid4().hex}"
+        await self.store.create(
+            sid, owner=principal.id, agent_alias=agent_alias, workspace_dir=str(workspace), mode=mode, surface=surface
+        )
+        live = LiveSession(sid, principal.id, agent_alias, mode, workspace, surface)
+        self.live[sid] = live
+        if watcher is not None:
+            live.watch(watcher)
+        return Opened(live, False, 0)
+
+    async def _rehydrate(self, principal: Principal, record: SessionRecord) -> LiveSession:
+        """Bring a durable ACP session back to life (R-ACP-5, R-ACP-8); never a killed one (R-ACP-9)."""
+        if record.killed:
+            raise SessionNotFound("The session was killed")
+        _check_owner(principal, record.owner)
+        self._check_capacity()
+        await self.store.recover_interrupted(record.session_id, surface="rpc")
+        await self.store.reopen(record.session_id)
+        live = LiveSession(
+            record.session_id, record.owner, record.agent_alias, "acp", Path(record.workspace_dir), record.surface
+        )
+        self.live[record.session_id] = live
+        return live
+
+    def _check_capacity(self) -> None:
+        if len(self.live) >= self._config().limits.max_sessions:
+            raise SessionLimit
+
+    def _agent(self, principal: Principal, alias: str) -> Any:
+        agent = self._config().agents.get(alias)
+        if agent is None:
+            raise UnknownAgent
+        if not principal.may_use_agent(alias):
+            raise AgentNotAllowed
+        return agent
+
+    def _workspace(self, principal: Principal, alias: str, configured: str | None, cwd: str | None) -> Path:
+        default = Path(configured).expanduser() if configured else self._data_dir / "workspaces" / alias
+        if cwd is None:
+            default.mkdir(mode=0o700, parents=True, exist_ok=True)
+            return default
+        path = Path(cwd)
+        if not path.is_absolute() or not path.is_dir():
+            raise BadWorkspace
+        # Only the owner/admin may point a session anywhere; others stay inside the agent's workspace.
+        if not principal.admin and not path.resolve().is_relative_to(default.resolve()):
+            raise BadWorkspace
+        return path
+
+    async def _count(self, live: LiveSession) -> int:
+        _rows, total = await self.store.messages(live.session_id, mode=live.mode, limit=0)
+        return total
+
+    # -- lookups ---------------------------------------------------------------------------------------
+
+    def owned_live(self, principal: Principal, session_id: str) -> LiveSession:
+        live = self.live.get(session_id)
+        if live is None:
+            raise SessionNotFound
+        _check_owner(principal, live.owner)
+        return live
+
+    async def live_or_rehydrate(self, principal: Principal, session_id: str) -> LiveSession:
+        live = self.live.get(session_id)
+        if live is not None:
+            _check_owner(principal, live.owner)
+            return live
+        record = await self.store.get(session_id)
+        if record is None or record.mode != "acp":
+            raise SessionNotFound
+        return await self._rehydrate(principal, record)
+
+    # -- turns -----------------------------------------------------------------------------------------
+
+    async def prompt(
+        self,
+        principal: Principal,
+        session_id: str,
+        text: str,
+        *,
+        sink: UpdateSink | None,
+        client: ClientChannel,
+    ) -> TurnOutcome:
+        live = await self.live_or_rehydrate(principal, session_id)
+        if live.busy:
+            raise SessionBusy
+        outcome = TurnOutcome(turn_id=f"t_{uuid.uuid4().hex[:16]}")
+        live.turn = asyncio.get_running_loop().create_task(self._turn(live, text, outcome, sink, client))
+        return await asyncio.shield(live.turn)
+
+    async def _turn(
+        self, live: LiveSession, text: str, outcome: TurnOutcome, sink: UpdateSink | None, client: ClientChannel
+    ) -> TurnOutcome:
+        config = self._config()
+        agent = config.agents[live.agent_alias]
+        sinks = live.sinks_for(sink)
+
+        async def emit(event: dict[str, Any]) -> None:
+            params = {"sessionId": live.session_id, **event}
+            for target in list(sinks):
+                try:
+                    await target.send_update(params)
+                except Exception:  # a receiver that went away stops receiving; the turn goes on
+                    sinks.remove(target)
+
+        tools = build_tools([t for t in agent.tools])
+        settings = TurnSettings(
+            max_steps=agent.max_turn_steps,
+            system_prompt=agent.system_prompt,
+            auto_approve=frozenset(agent.auto_approve),
+            approval_timeout_secs=config.tools.approval_timeout_secs,
+            tool_context=ToolContext(
+                session_id=live.session_id,
+                workspace=live.workspace,
+                client=client,
+                bash_timeout_secs=config.tools.bash_timeout_secs,
+                ask_timeout_secs=config.tools.ask_timeout_secs,
+                output_limit_bytes=config.tools.output_limit_bytes,
+            ),
+        )
+        provider_config = config.providers.get(agent.provider)
+        context = (await self.store.context(live.session_id, surface=live.surface)).messages
+        body = asyncio.get_running_loop().create_task(
+            run_turn(
+                live,
+                text,
+                turn_id=outcome.turn_id,
+                context=context,
+                provider=build_provider(provider_config, model=agent.model) if provider_config else _missing(agent),
+                tools=tools,
+                store=self.store,
+                emit=emit,
+                settings=settings,
+                outcome=outcome,
+            )
+        )
+        live.body = body
+        await asyncio.wait({body})
+        if body.cancelled():
+            outcome.stop_reason = "cancelled"
+        elif body.exception() is not None:
+            log.error("turn failed on session", exc_info=body.exception())
+            outcome.stop_reason = "failed"
+            outcome.streamed.append("The turn failed because of an internal error.")
+        outcome.content = "".join(outcome.streamed)
+        try:
+            await self.store.finish_turn(live.session_id, outcome.turn_id, outcome.stop_reason)
+            await self._maybe_trim(live, emit, config)
+        finally:
+            await emit({"type": "turn_complete", "stopReason": outcome.stop_reason, "content": outcome.content})
+        return outcome
+
+    async def _maybe_trim(self, live: LiveSession, emit: Any, config: Config) -> None:
+        recovered = await self.store.context(live.session_id, surface=live.surface)
+        trimmed = trim_context(recovered.messages, config.context.max_messages, config.context.max_chars)
+        if trimmed is None:
+            return
+        try:
+            await self.store.save_snapshot(live.session_id, trimmed.kept, recovered.covers)
+        except Exception:
+            # R-ACP-2: no notification unless the snapshot and its boundary were committed together.
+            log.warning("could not save a trimmed context snapshot; keeping the previous one", exc_info=True)
+            return
+        await emit(
+            {
+                "type": "history_trimmed",
+                "droppedMessages": trimmed.dropped,
+                "keptMessages": len(trimmed.kept),
+                "checkpoint": recovered.covers,
+            }
+        )
+
+    def cancel(self, principal: Principal, session_id: str) -> None:
+        live = self.owned_live(principal, session_id)
+        if live.busy and live.body is not None:
+            live.body.cancel()
+
+    def approve(self, principal: Principal, session_id: str, request_id: str, decision: str) -> None:
+        live = self.owned_live(principal, session_id)
+        pending = live.approvals.get(request_id)
+        if pending is None or pending.done():
+            raise ApprovalNotFound
+        pending.set_result(decision)
+
+    # -- reading -----------------------------------------------------------------------------------------
+
+    async def list_sessions(self, principal: Principal, *, include_killed: bool) -> list[dict[str, Any]]:
+        records = await self.store.list(None if principal.admin else principal.id, include_killed=include_killed)
+        return [
+            {
+                "sessionId": r.session_id,
+                "agentAlias": r.agent_alias,
+                "mode": r.mode,
+                "live": (live := self.live.get(r.session_id)) is not None and live.mode == r.mode,
+                "killed": r.killed,
+                "createdAt": iso_z(r.created_at),
+                "lastActivity": iso_z(r.last_activity),
+                "messageCount": r.message_count,
+            }
+            for r in records
+        ]
+
+    async def messages(
+        self, principal: Principal, session_id: str, *, limit: int, before: int | None
+    ) -> tuple[list[Any], int]:
+        live = self.live.get(session_id)
+        if live is not None:
+            _check_owner(principal, live.owner)
+            mode: Mode = live.mode
+        else:
+            record = await self.store.get(session_id)
+            if record is None:
+                raise SessionNotFound
+            _check_owner(principal, record.owner)
+            mode = record.mode
+        return await self.store.messages(session_id, mode=mode, limit=limit, before=before)
+
+    # -- lifecycle (R-ACP-8..11) -------------------------------------------------------------------------
+
+    async def close(self, principal: Principal, session_id: str) -> None:
+        live = self.owned_live(principal, session_id)
+        await _stop(live)
+        self.live.pop(session_id, None)
+        await self.store.close(session_id, mode=live.mode)
+
+    async def kill(self, principal: Principal, session_id: str) -> None:
+        await self._destroy(principal, session_id, self.store.kill)
+
+    async def delete(self, principal: Principal, session_id: str) -> None:
+        await self._destroy(principal, session_id, self.store.delete)
+
+    async def _destroy(self, principal: Principal, session_id: str, operation: Any) -> None:
+        live = self.live.get(session_id)
+        if live is not None and live.mode == "chat":
+            live = None  # a live chat session with this id is a different thing: leave it alone (R-ACP-10)
+        record = await self.store.get(session_id)
+        if live is None and record is None:
+            raise SessionNotFound
+        _check_owner(principal, live.owner if live is not None else record.owner)  # type: ignore[union-attr]
+        forced = False
+        if live is not None and live.busy:
+            # Signal cancellation before the fallible storage step (R-ACP-11); the owner is gone for good.
+            await _stop(live)
+            self.live.pop(session_id, None)
+            forced = True
+        await operation(session_id)  # on failure: an inactive live owner stays registered
+        if live is not None and not forced:
+            self.live.pop(session_id, None)
+
+    async def shutdown(self) -> None:
+        for live in list(self.live.values()):
+            await _stop(live)
+
+
+def _missing(agent: Any) -> Any:
+    raise UnknownAgent(f"The agent's provider {agent.provider!r} is not configured")
+
+
+def _check_owner(principal: Principal, owner: str) -> None:
+    if not principal.admin and principal.id != owner:
+        raise SessionNotOwned
+
+
+async def _stop(live: LiveSession) -> None:
+    """Cancel a running turn and wait (briefly) until it has written its terminal rows."""
+    if live.body is not None and not live.body.done():
+        live.body.cancel()
+    if live.turn is not None and not live.turn.done():
+        await asyncio.wait({live.turn}, timeout=5)

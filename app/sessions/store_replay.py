@@ -1,0 +1,117 @@
+"""Pure functions that turn stored rows and snapshots into provider context (R-ACP-3, R-ACP-5, R-ACP-6).
+
+Messages are plain dicts in OpenAI chat shape:
+    {"role": "user", "content": "..."}
+    {"role": "assistant", "content": "...", "tool_calls": [{"id", "type": "function", "function": {name, arguments}}]}
+    {"role": "tool", "tool_call_id": "...", "name": "...", "content": "..."}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from app.sessions.store_types import TranscriptRow
+
+__all__ = ["provider_safe", "rebuild", "rows_to_messages", "sanitize_snapshot"]
+
+# Keys some providers use for hidden reasoning; a snapshot never keeps them (R-ACP-3).
+_REASONING_KEYS = frozenset({"reasoning", "reasoning_content", "thinking", "thought"})
+
+
+def sanitize_snapshot(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """What a snapshot may hold: no system prompts and no hidden reasoning (R-ACP-3), whatever the caller sent.
+
+    Enforced here rather than trusted to the turn runner, so a provider adapter that echoes reasoning back can
+    never make it durable.
+    """
+    kept: list[dict[str, Any]] = []
+    for message in messages:
+        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+            raise ValueError("snapshot messages must be objects with a string 'role'")
+        if message["role"] in ("system", "developer"):
+            continue
+        kept.append({key: value for key, value in message.items() if key not in _REASONING_KEYS})
+    return kept
+
+
+def rows_to_messages(rows: Iterable[TranscriptRow]) -> list[dict[str, Any]]:
+    """Transcript rows as provider messages; markers and thoughts are never sent (R-ACP-5, R-ACP-3).
+
+    Consecutive tool_call rows join the assistant message just before them (parallel calls in one message), as
+    the provider produced them.
+    """
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        if row.role == "user":
+            out.append({"role": "user", "content": row.content})
+        elif row.role == "assistant":
+            out.append({"role": "assistant", "content": row.content})
+        elif row.role == "tool_call":
+            call = {
+                "id": row.tool_call_id,
+                "type": "function",
+                "function": {"name": row.name or "", "arguments": row.content},
+            }
+            if out and out[-1]["role"] == "assistant":
+                out[-1].setdefault("tool_calls", []).append(call)
+            else:
+                out.append({"role": "assistant", "content": "", "tool_calls": [call]})
+        elif row.role == "tool_result":
+            out.append(
+                {"role": "tool", "tool_call_id": row.tool_call_id, "name": row.name or "", "content": row.content}
+            )
+        # "marker" and "thought" rows: visible history only.
+    return out
+
+
+def provider_safe(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Drop tool calls that have no result and results that answer no call (R-ACP-6).
+
+    Providers reject an assistant `tool_calls` entry that is not answered by a tool message, and a tool message
+    that answers nothing; an interrupted turn leaves exactly that behind. Empty assistant messages left over
+    are dropped too.
+    """
+    called: set[str] = set()
+    answered: set[str] = set()
+    for message in messages:
+        if message.get("role") == "assistant":
+            called.update(_call_id(call) for call in message.get("tool_calls") or ())
+        elif message.get("role") == "tool" and message.get("tool_call_id") in called:
+            answered.add(message["tool_call_id"])
+    answered.discard("")
+
+    out: list[dict[str, Any]] = []
+    results_sent: set[str] = set()
+    for message in messages:
+        role = message.get("role")
+        if role == "assistant":
+            copy = dict(message)
+            calls = [call for call in message.get("tool_calls") or () if _call_id(call) in answered]
+            if calls:
+                copy["tool_calls"] = calls
+            else:
+                copy.pop("tool_calls", None)
+                if not copy.get("content"):
+                    continue
+            out.append(copy)
+        elif role == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id not in answered or call_id in results_sent:
+                continue
+            results_sent.add(call_id)
+            out.append(dict(message))
+        else:
+            out.append(dict(message))
+    return out
+
+
+def rebuild(snapshot: Sequence[Mapping[str, Any]] | None, rows: Iterable[TranscriptRow]) -> list[dict[str, Any]]:
+    """Snapshot (if any, even empty: R-ACP-6) plus the rows after its boundary, made provider-safe (R-ACP-5)."""
+    return provider_safe([*(snapshot or ()), *rows_to_messages(rows)])
+
+
+def _call_id(call: Any) -> str:
+    if isinstance(call, Mapping) and isinstance(call.get("id"), str):
+        return str(call["id"])
+    return ""

@@ -1,0 +1,161 @@
+"""The session store's public values: records it returns, the errors it raises, the limits it enforces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final, Literal, get_args
+
+__all__ = [
+    "MARKER_INTERRUPTED",
+    "MAX_ROW_BYTES",
+    "MODES",
+    "ROLES",
+    "SURFACES",
+    "Mode",
+    "RecoveredContext",
+    "Role",
+    "RowNotFound",
+    "SessionClosed",
+    "SessionKilled",
+    "SessionNotFound",
+    "SessionOwnerMismatch",
+    "SessionRecord",
+    "SessionStoreError",
+    "Surface",
+    "TranscriptRow",
+    "clip",
+]
+
+Mode = Literal["acp", "chat"]
+Surface = Literal["rpc", "gateway"]  # R-ACP-7: rpc = socket and WebSocket JSON-RPC; gateway = REST/webhook/panel
+# `thought` rows let a runner keep reasoning visible in the transcript; they are never replayed (R-ACP-3).
+Role = Literal["user", "assistant", "thought", "tool_call", "tool_result", "marker"]
+
+MODES: Final = frozenset(get_args(Mode))
+SURFACES: Final = frozenset(get_args(Surface))
+ROLES: Final = frozenset(get_args(Role))
+
+MARKER_INTERRUPTED: Final = "interrupted"
+INTERRUPTED_TEXT: Final = "Turn interrupted: the daemon stopped before it finished."
+MAX_ROW_BYTES: Final = 64 * 1024  # per transcript row, UTF-8 (R-ACP-5, same cap as bash output in R-AGENT-3)
+MAX_ID_LEN: Final = 255
+MAX_TURN_ID_LEN: Final = 64
+
+
+# -- errors --------------------------------------------------------------------------------------------------
+#
+# SessionStoreError
+#  ├── SessionNotFound (also LookupError)   no row for that id in that mode
+#  ├── RowNotFound (also LookupError)       no transcript row at that index
+#  ├── SessionKilled                        tombstone: never rehydrated (R-ACP-9)
+#  ├── SessionClosed                        a closed chat session is gone (R-ACP-8)
+#  └── SessionOwnerMismatch                 `create` on an id another principal owns
+# Database failures (and injected `StorageFault`s) are sqlalchemy.exc.SQLAlchemyError, not part of this tree.
+
+
+class SessionStoreError(Exception):
+    def __init__(self, session_id: str, message: str) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+
+
+class SessionNotFound(SessionStoreError, LookupError):
+    def __init__(self, session_id: str, mode: Mode = "acp") -> None:
+        super().__init__(session_id, f"no {mode} session {session_id!r}")
+        self.mode = mode
+
+
+class RowNotFound(SessionStoreError, LookupError):
+    def __init__(self, session_id: str, index: int) -> None:
+        super().__init__(session_id, f"session {session_id!r} has no transcript row {index}")
+        self.index = index
+
+
+class SessionKilled(SessionStoreError):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(session_id, f"session {session_id!r} was killed")
+
+
+class SessionClosed(SessionStoreError):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(session_id, f"chat session {session_id!r} was closed")
+
+
+class SessionOwnerMismatch(SessionStoreError):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(session_id, f"session {session_id!r} belongs to another principal")
+
+
+# -- records -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    session_id: str
+    owner: str
+    agent_alias: str
+    mode: Mode
+    workspace_dir: str
+    surface: Surface
+    created_at: datetime
+    last_activity: datetime
+    killed: bool
+    closed: bool
+    message_count: int  # transcript rows, markers included (SPEC `messageCount`)
+    resumed: bool = False  # set by `create`/`reopen` when the session was already stored
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptRow:
+    index: int
+    role: Role
+    content: str
+    tool_call_id: str | None
+    name: str | None
+    marker: str | None
+    turn_id: str
+    surface: Surface
+    complete: bool
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveredContext:
+    """The model context rebuilt for a session (R-ACP-5/6): OpenAI-shaped dicts, never a marker row."""
+
+    messages: list[dict[str, Any]]
+    snapshot_id: int | None  # None: no snapshot, legacy provider-safe replay of the transcript
+    boundary: int  # the snapshot's boundary; -1 without one (every row is replayed)
+    replayed_rows: int  # transcript rows after the boundary that were considered (surface-compatible)
+    next_index: int  # the index the next transcript row will get
+    covers: int  # the last transcript index these messages account for: the boundary for the next snapshot
+
+
+# -- limits --------------------------------------------------------------------------------------------------
+
+
+def clip(text: str, limit: int = MAX_ROW_BYTES) -> str:
+    """`text` if it fits in `limit` UTF-8 bytes; else its head plus a note, the whole still within `limit`."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates (from a bad decoder upstream) cannot be stored as UTF-8
+        data = text.encode("utf-8", "replace")
+        text = data.decode("utf-8")
+    if len(data) <= limit:
+        return text
+    note = f"\n[truncated: {len(data)} bytes did not fit the {limit}-byte row limit]"
+    keep = max(0, limit - len(note.encode("utf-8")))
+    # "ignore" drops a multi-byte character cut in half at the end instead of storing half of it.
+    return data[:keep].decode("utf-8", "ignore") + note
+
+
+def check_id(kind: str, value: str, max_len: int = MAX_ID_LEN) -> str:
+    if not isinstance(value, str) or not value or len(value) > max_len:
+        raise ValueError(f"{kind} must be a non-empty string of at most {max_len} characters")
+    return value
+
+
+def check_choice(kind: str, value: str, allowed: frozenset[str]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{kind} must be one of {', '.join(sorted(allowed))}; got {value!r}")

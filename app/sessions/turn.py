@@ -1,0 +1,243 @@
+"""One turn: prompt → provider steps → tool calls → final text, streamed as `session/update` events.
+
+Every transcript row is committed as it happens (R-ACP-4): the user prompt first, assistant text as soon as it
+starts and then at most every `TEXT_CHECKPOINT_SECS` and at every tool boundary, each tool call and result.
+Order per session is the order of `emit` calls, which this task awaits one by one (R-STREAM-2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from app.agents.base import (
+    Message,
+    Provider,
+    ProviderError,
+    TextDelta,
+    ThoughtDelta,
+    Tool,
+    ToolCall,
+    ToolContext,
+)
+from app.sessions.live import LiveSession
+from app.sessions.store import SessionStore
+
+__all__ = ["TEXT_CHECKPOINT_SECS", "TurnOutcome", "TurnSettings", "run_turn", "to_messages"]
+
+TEXT_CHECKPOINT_SECS = 0.25
+
+Emit = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnSettings:
+    max_steps: int
+    system_prompt: str | None
+    auto_approve: frozenset[str]
+    approval_timeout_secs: float
+    tool_context: ToolContext
+
+
+@dataclass(slots=True)
+class TurnOutcome:
+    stop_reason: str = "end_turn"
+    content: str = ""
+    turn_id: str = ""
+    streamed: list[str] = field(default_factory=list)
+
+
+def to_messages(context: Sequence[Mapping[str, Any]]) -> list[Message]:
+    """Provider context rows (OpenAI chat dicts, as the store rebuilds them) as `Message`s."""
+    out: list[Message] = []
+    for row in context:
+        calls = tuple(ToolCall(c["id"], c["function"]["name"], _args(c)) for c in row.get("tool_calls") or ())
+        out.append(
+            Message(
+                role=row["role"],
+                content=row.get("content") or "",
+                tool_calls=calls,
+                tool_call_id=row.get("tool_call_id"),
+                name=row.get("name"),
+            )
+        )
+    return out
+
+
+def _args(call: Mapping[str, Any]) -> dict[str, Any]:
+    raw = call["function"].get("arguments") or "{}"
+    try:
+        value = orjson.loads(raw) if isinstance(raw, str | bytes) else raw
+    except orjson.JSONDecodeError:
+        return {"_raw": raw}
+    return value if isinstance(value, dict) else {"_raw": raw}
+
+
+class _Text:
+    """The assistant text row of the current step, checkpointed on a clock rather than per chunk.
+
+    The first chunk creates the row; later chunks are flushed at most every `TEXT_CHECKPOINT_SECS` by a
+    timer, so text survives a crash even when the stream stalls right after it (R-ACP-4).
+    """
+
+    def __init__(self, store: SessionStore, live: LiveSession, row: Callable[..., dict[str, Any]]) -> None:
+        self._store, self._live, self._row = store, live, row
+        self.index: int | None = None
+        self.text = ""
+        self._saved = ""
+        self._flusher: asyncio.Task[None] | None = None
+
+    async def add(self, chunk: str) -> None:
+        self.text += chunk
+        if self.index is None:
+            self.index = await self._store.append(
+                self._live.session_id, **self._row(role="assistant", content=self.text, complete=False)
+            )
+            self._saved = self.text
+        elif self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.get_running_loop().create_task(self._flush_later())
+
+    async def _flush_later(self) -> None:
+        await asyncio.sleep(TEXT_CHECKPOINT_SECS)
+        await self._write(complete=False)
+
+    async def _write(self, *, complete: bool) -> None:
+        if self.index is None or (self.text == self._saved and not complete):
+            return
+        text = self.text
+        await self._store.update_text(self._live.session_id, self.index, text, complete=complete, mode=self._live.mode)
+        self._saved = text
+
+    async def seal(self) -> None:
+        """Final write of the step's text; also called when the step is cancelled."""
+        if self._flusher is not None and not self._flusher.done():
+            self._flusher.cancel()
+        await self._write(complete=True)
+
+
+async def run_turn(
+    live: LiveSession,
+    prompt: str,
+    *,
+    turn_id: str,
+    context: Sequence[Mapping[str, Any]],
+    provider: Provider,
+    tools: Mapping[str, Tool],
+    store: SessionStore,
+    emit: Emit,
+    settings: TurnSettings,
+    outcome: TurnOutcome,
+) -> TurnOutcome:
+    """Run the turn body; `outcome` is filled in as it goes so a cancelled turn still knows what it streamed."""
+
+    def row(**fields: Any) -> dict[str, Any]:
+        return {"mode": live.mode, "turn_id": turn_id, "surface": live.surface, **fields}
+
+    async def say(text: str) -> None:
+        outcome.streamed.append(text)
+        await emit({"type": "agent_message_chunk", "text": text})
+
+    await store.append(live.session_id, **row(role="user", content=prompt))
+    messages = to_messages(context)
+    if settings.system_prompt:
+        messages.insert(0, Message(role="system", content=settings.system_prompt))
+    messages.append(Message(role="user", content=prompt))
+    specs = [tool.spec for tool in tools.values()]
+
+    for _step in range(settings.max_steps):
+        text = _Text(store, live, row)
+        calls: list[ToolCall] = []
+        try:
+            async for event in _events(provider, messages, specs, text):
+                if isinstance(event, TextDelta) and event.text:
+                    await say(event.text)
+                    await text.add(event.text)
+                elif isinstance(event, ThoughtDelta) and event.text:
+                    # Hidden reasoning is streamed but never stored as context (R-ACP-3).
+                    await emit({"type": "agent_thought_chunk", "text": event.text})
+                elif isinstance(event, ToolCall):
+                    calls.append(event)
+        except ProviderError as exc:
+            await text.seal()
+            reason = str(exc) or "the provider failed"
+            note = f"\n{reason}" if outcome.streamed else reason
+            await say(note)
+            await store.append(live.session_id, **row(role="assistant", content=note))
+            outcome.stop_reason = "failed"
+            return outcome
+        await text.seal()
+        messages.append(Message(role="assistant", content=text.text, tool_calls=tuple(calls)))
+        if not calls:
+            outcome.stop_reason = "end_turn"
+            return outcome
+        for call in calls:
+            result = await _run_tool(live, call, tools, store, emit, settings, row)
+            messages.append(Message(role="tool", content=result, tool_call_id=call.id, name=call.name))
+    outcome.stop_reason = "max_turns"
+    return outcome
+
+
+async def _events(provider: Provider, messages: list[Message], specs: list[Any], text: _Text) -> AsyncIterator[Any]:
+    """The provider's stream; a cancelled step still seals the text it streamed (kept exactly once)."""
+    try:
+        async for event in provider.stream(messages, specs):
+            yield event
+    except asyncio.CancelledError:
+        await asyncio.shield(text.seal())
+        raise
+
+
+async def _run_tool(
+    live: LiveSession,
+    call: ToolCall,
+    tools: Mapping[str, Tool],
+    store: SessionStore,
+    emit: Emit,
+    settings: TurnSettings,
+    row: Callable[..., dict[str, Any]],
+) -> str:
+    await store.append(
+        live.session_id,
+        **row(role="tool_call", content=orjson.dumps(call.arguments).decode(), tool_call_id=call.id, name=call.name),
+    )
+    await emit({"type": "tool_call", "toolCallId": call.id, "name": call.name, "rawInput": call.arguments})
+    tool = tools.get(call.name)
+    if tool is None:
+        result = f"Unknown tool {call.name!r}: this agent has no such tool."
+    elif await _approved(live, call, tool, emit, settings):
+        result = await tool.run(call.arguments, settings.tool_context)
+    else:
+        result = f"The user rejected this {call.name} call; it was not run."
+    await store.append(live.session_id, **row(role="tool_result", content=result, tool_call_id=call.id, name=call.name))
+    await emit({"type": "tool_result", "toolCallId": call.id, "name": call.name, "rawOutput": result})
+    return result
+
+
+async def _approved(live: LiveSession, call: ToolCall, tool: Tool, emit: Emit, settings: TurnSettings) -> bool:
+    if not tool.needs_approval or call.name in settings.auto_approve or call.name in live.always_allowed:
+        return True
+    request_id = live.next_request_id()
+    decision: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    live.approvals[request_id] = decision
+    try:
+        await emit(
+            {
+                "type": "approval_request",
+                "requestId": request_id,
+                "toolName": call.name,
+                "arguments": call.arguments,
+                "timeoutSecs": settings.approval_timeout_secs,
+            }
+        )
+        answer = await asyncio.wait_for(decision, settings.approval_timeout_secs)
+    except TimeoutError:
+        return False  # no answer in time = reject (R-STREAM-3)
+    finally:
+        live.approvals.pop(request_id, None)
+    if answer == "allow_always":
+        live.always_allowed.add(call.name)
+    return answer in ("allow_once", "allow_always")

@@ -1,0 +1,122 @@
+"""Durable sessions (R-ACP): ACP sessions with transcript, turns and context snapshots; chat sessions apart.
+
+ACP and chat live in separate tables (SPEC §7.4: "Chat sessions keep their history in a separate chat table"), so
+deleting an ACP session can never touch a chat session that shares its id (R-ACP-10). Both share their column
+shapes through the mixins below, which lets `app.sessions.store` serve the two modes with one code path.
+Behaviour (checkpoints, recovery, replay) is documented in docs/sessions-storage.md.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Boolean, CheckConstraint, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.storage.models.base import Base
+from app.storage.types import UTCDateTime
+
+__all__ = ["AcpSession", "AcpSnapshot", "AcpTranscriptRow", "AcpTurn", "ChatMessage", "ChatSession"]
+
+# Kept as SQL text so the migration and the models state the same constraint.
+SURFACE_CHECK = "interaction_surface IN ('rpc', 'gateway')"
+ROLE_CHECK = "role IN ('user', 'assistant', 'thought', 'tool_call', 'tool_result', 'marker')"
+
+
+class _SessionColumns:
+    """What every session row carries, whatever its mode."""
+
+    session_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(255), index=True)  # the principal id (R-SES-1)
+    agent_alias: Mapped[str] = mapped_column(String(255))
+    workspace_dir: Mapped[str] = mapped_column(Text)
+    interaction_surface: Mapped[str] = mapped_column(String(16))  # where the session was created
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    last_activity: Mapped[datetime] = mapped_column(UTCDateTime())
+    closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    killed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())  # tombstone (R-ACP-9)
+    # The index the next transcript row gets. Rows are never deleted one by one, so it is also the row count;
+    # a counter (rather than max(idx)+1) keeps `append` and `session/list` from scanning the transcript.
+    next_index: Mapped[int] = mapped_column(Integer)
+
+
+class _RowColumns:
+    """One visible transcript row (R-ACP-1); (session_id, idx) is the key, and idx never changes."""
+
+    idx: Mapped[int] = mapped_column(Integer, primary_key=True)
+    role: Mapped[str] = mapped_column(String(16))
+    content: Mapped[str] = mapped_column(Text)  # at most 64 KiB of UTF-8 (R-ACP-5)
+    tool_call_id: Mapped[str | None] = mapped_column(String(255))
+    name: Mapped[str | None] = mapped_column(String(255))  # the tool's name on tool_call / tool_result rows
+    marker: Mapped[str | None] = mapped_column(String(32))  # e.g. "interrupted" on role="marker" rows
+    turn_id: Mapped[str] = mapped_column(String(64))
+    interaction_surface: Mapped[str] = mapped_column(String(16))  # R-ACP-7
+    complete: Mapped[bool] = mapped_column(Boolean)  # False while assistant text is still streaming
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class AcpSession(_SessionColumns, Base):
+    __tablename__ = "acp_sessions"
+    __table_args__ = (CheckConstraint(SURFACE_CHECK, name="surface"),)
+
+
+class AcpTranscriptRow(_RowColumns, Base):
+    __tablename__ = "acp_transcript"
+    __table_args__ = (
+        CheckConstraint(SURFACE_CHECK, name="surface"),
+        CheckConstraint(ROLE_CHECK, name="role"),
+    )
+
+    session_id: Mapped[str] = mapped_column(
+        String(255), ForeignKey("acp_sessions.session_id", ondelete="CASCADE"), primary_key=True
+    )
+
+
+class AcpTurn(Base):
+    """One turn of an ACP session. A turn with no `finished_at` was cut short: recovery looks for these."""
+
+    __tablename__ = "acp_turns"
+    __table_args__ = (CheckConstraint(SURFACE_CHECK, name="surface"),)
+
+    session_id: Mapped[str] = mapped_column(
+        String(255), ForeignKey("acp_sessions.session_id", ondelete="CASCADE"), primary_key=True
+    )
+    turn_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    interaction_surface: Mapped[str] = mapped_column(String(16))
+    first_index: Mapped[int] = mapped_column(Integer)  # orders turns without trusting clocks
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    stop_reason: Mapped[str | None] = mapped_column(String(32))
+
+
+class AcpSnapshot(Base):
+    """A retained provider context (R-ACP-1..3): what the model is given, independent of the transcript."""
+
+    __tablename__ = "acp_snapshots"
+    __table_args__ = (CheckConstraint(SURFACE_CHECK, name="surface"),)
+
+    session_id: Mapped[str] = mapped_column(
+        String(255), ForeignKey("acp_sessions.session_id", ondelete="CASCADE"), primary_key=True
+    )
+    snapshot_id: Mapped[int] = mapped_column(Integer, primary_key=True)  # increases per session
+    messages: Mapped[str] = mapped_column(Text)  # JSON list of OpenAI-shaped messages; "[]" is authoritative
+    boundary: Mapped[int] = mapped_column(Integer)  # transcript rows with idx > boundary are replayed on top
+    interaction_surface: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class ChatSession(_SessionColumns, Base):
+    __tablename__ = "chat_sessions"
+    __table_args__ = (CheckConstraint(SURFACE_CHECK, name="surface"),)
+
+
+class ChatMessage(_RowColumns, Base):
+    __tablename__ = "chat_messages"
+    __table_args__ = (
+        CheckConstraint(SURFACE_CHECK, name="surface"),
+        CheckConstraint(ROLE_CHECK, name="role"),
+    )
+
+    session_id: Mapped[str] = mapped_column(
+        String(255), ForeignKey("chat_sessions.session_id", ondelete="CASCADE"), primary_key=True
+    )

@@ -1,0 +1,61 @@
+"""Bearer authentication for the REST surface (R-GW-2, R-GW-6): every request resolves its token again, so a
+revoked token or a changed policy applies at once. Grants are read from the method registry, so a REST route
+and its RPC method can never disagree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import HTTPConnection
+
+from app.auth.policy import Principal
+from gateway.errors import ApiError
+from rpc.dispatcher import Registry
+from rpc.transports.websocket import bearer_token
+
+__all__ = ["Caller", "authenticate", "grant_of", "http_peer", "require_grant"]
+
+_CHALLENGE = {"WWW-Authenticate": "Bearer"}
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    credential: Any
+    principal: Principal
+    peer: str
+
+
+def http_peer(conn: HTTPConnection) -> str:
+    """Audit label of an HTTP caller: `http:<ip>:<port>`."""
+    client = conn.client
+    if client is None:
+        return "http:unknown"
+    host = f"[{client.host}]" if ":" in client.host else client.host
+    return f"http:{host}:{client.port}"
+
+
+def grant_of(registry: Registry, method: str, fallback: str) -> str:
+    """The grant the RPC method `method` declares (`fallback` while that method is not registered yet)."""
+    spec = registry.get(method)
+    return spec.grant if spec is not None and spec.grant is not None else fallback
+
+
+async def authenticate(conn: HTTPConnection, services: Any) -> Caller:
+    """The caller of `Authorization: Bearer zc_…`; 401 when missing, malformed, unknown or revoked."""
+    peer = http_peer(conn)
+    token = bearer_token(conn.headers.get("authorization"))
+    if token is None:
+        raise ApiError(401, "auth_required", "A bearer token is required", headers=_CHALLENGE)
+    resolved = await services.auth.token(token)
+    if resolved is None:
+        services.audit.record("denied", peer, None)
+        raise ApiError(401, "auth_required", "The bearer token is not valid", headers=_CHALLENGE)
+    credential, principal = resolved
+    return Caller(credential, principal, peer)
+
+
+def require_grant(caller: Caller, grant: str, services: Any) -> None:
+    if not caller.principal.has_grant(grant):
+        services.audit.record("denied", caller.peer, caller.principal.id)
+        raise ApiError(403, "forbidden", f"Missing grant {grant}", grant=grant)

@@ -1,0 +1,114 @@
+"""HTTP errors of the gateway, as JSON `{"error": {"kind", "message", ...}}` (R-GW-6).
+
+`kind` uses the JSON-RPC names of SPEC §3.1 where one fits (`auth_required`, `forbidden`, `invalid_params`,
+`invalid_request`, `limit_exceeded`, `internal_error`); HTTP-only situations add `not_found` and
+`method_not_allowed`. Domain errors go through the RPC server's error mappers and `from_rpc_error`.
+Messages are fixed sentences: never a value, a token or exception text.
+
+    status  kind                 when
+    400     invalid_request      Host not allowed, malformed Content-Length, body not a JSON object
+    400     invalid_params       a field fails validation (`errors` names the fields)
+    401     auth_required        missing, malformed, unknown or revoked bearer token
+    403     forbidden            missing grant (`grant`), config path (`prop`), wrong pairing code, bad Origin
+    404     not_found            no such route
+    405     method_not_allowed   the route exists with another method
+    409     session_busy         (and the other domain errors: see `from_rpc_error`)
+    413     limit_exceeded       body over 64 KiB (`name: "body"`, `limit`)
+    429     limit_exceeded       pairing lockout (`name: "pairing_attempts"`, `retryAfter`, header Retry-After)
+    500     internal_error       unexpected failure (`error_id`; the traceback is in the daemon log only)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from rpc.errors import RpcError
+
+__all__ = [
+    "ApiError",
+    "error_body",
+    "error_response",
+    "from_rpc_error",
+    "handle_api_error",
+    "handle_http_exception",
+    "json_response",
+]
+
+_HTTP_KINDS = {404: "not_found", 405: "method_not_allowed"}
+
+# JSON-RPC code -> HTTP status, so a REST route answers a domain error exactly like its RPC twin (same kind,
+# same data), only with a status line.
+_STATUS_OF_CODE = {
+    -32700: 400,
+    -32600: 400,
+    -32601: 404,
+    -32602: 400,
+    -32603: 500,
+    -32000: 404,
+    -32001: 429,
+    -32002: 409,
+    -32003: 403,
+    -32004: 404,
+    -32005: 429,
+    -32010: 401,
+    -32011: 400,
+    -32012: 403,
+}
+
+
+class ApiError(Exception):
+    """Raised by a route; rendered by `handle_api_error`. `extra` goes into the error object as is."""
+
+    def __init__(
+        self, status: int, kind: str, message: str, *, headers: Mapping[str, str] | None = None, **extra: Any
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+        self.message = message
+        self.headers = dict(headers or {})
+        self.extra = extra
+
+
+def from_rpc_error(exc: RpcError) -> ApiError:
+    """The HTTP form of a protocol error: `kind` and the rest of `data` go into the error object."""
+    data = dict(exc.data)
+    kind = str(data.pop("kind", exc.kind))
+    status = _STATUS_OF_CODE.get(exc.code, 500)
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return ApiError(status, kind, exc.message, headers=headers, **data)
+
+
+def json_response(data: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
+    return Response(orjson.dumps(data), status_code=status, headers=headers, media_type="application/json")
+
+
+def error_body(kind: str, message: str, **extra: Any) -> bytes:
+    return orjson.dumps({"error": {"kind": kind, "message": message, **extra}})
+
+
+def error_response(
+    status: int, kind: str, message: str, *, headers: Mapping[str, str] | None = None, **extra: Any
+) -> Response:
+    return Response(
+        error_body(kind, message, **extra), status_code=status, headers=headers, media_type="application/json"
+    )
+
+
+async def handle_api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return error_response(exc.status, exc.kind, exc.message, headers=exc.headers, **exc.extra)
+
+
+async def handle_http_exception(request: Request, exc: Exception) -> Response:
+    """Starlette's own 404/405 (and any HTTPException) in our JSON shape, without its detail text."""
+    assert isinstance(exc, HTTPException)
+    kind = _HTTP_KINDS.get(exc.status_code, "invalid_request" if exc.status_code < 500 else "internal_error")
+    message = {404: "Not found", 405: "Method not allowed"}.get(exc.status_code, "Request failed")
+    return error_response(exc.status_code, kind, message, headers=exc.headers)

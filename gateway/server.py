@@ -1,0 +1,153 @@
+"""Run the gateway on uvicorn inside the daemon's own event loop (R-GW-1).
+
+We bind the listening socket ourselves (so port 0 yields the real port before anything is printed, and a busy
+port fails here with a clear error), hand it to `uvicorn.Server.serve(sockets=[sock])` as a task on the
+current loop, and return once uvicorn accepts connections. uvicorn never installs signal handlers: the daemon
+owns SIGINT/SIGTERM and stops the gateway with `GatewayHandle.close()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+from collections.abc import Generator
+from dataclasses import dataclass, field
+
+import uvicorn
+from starlette.types import ASGIApp
+
+__all__ = ["GatewayHandle", "GatewayStartError", "start_gateway"]
+
+log = logging.getLogger("zeroclaw.gateway")
+
+STARTUP_TIMEOUT = 10.0
+
+
+class GatewayStartError(Exception):
+    """A one-line reason the gateway cannot start (no secrets, no traceback)."""
+
+
+class _EmbeddedServer(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield  # the daemon owns SIGINT/SIGTERM
+
+    def install_signal_handlers(self) -> None:  # the name older uvicorn releases use
+        return None
+
+
+@dataclass
+class GatewayHandle:
+    host: str
+    port: int
+    tls: bool
+    _server: uvicorn.Server = field(repr=False)
+    _task: asyncio.Task[None] = field(repr=False)
+
+    @property
+    def url(self) -> str:
+        """`http(s)://host:port` (IPv6 hosts in brackets)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{'https' if self.tls else 'http'}://{host}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        """`ws(s)://host:port/rpc`."""
+        return "ws" + self.url.removeprefix("http") + "/rpc"
+
+    async def close(self, timeout: float = 5.0) -> None:
+        """Stop accepting, close connections (WebSocket peers get close 1012), wait for them up to `timeout`."""
+        if self._task.done():
+            return
+        self._server.should_exit = True
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), timeout)
+        except TimeoutError:
+            log.warning("the gateway did not stop within %.0f s; cancelling it", timeout)
+            self._server.force_exit = True
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        except Exception:
+            log.exception("the gateway failed while stopping")
+
+
+async def _bind(host: str, port: int, backlog: int) -> socket.socket:
+    loop = asyncio.get_running_loop()
+    try:
+        infos = await loop.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as exc:
+        raise GatewayStartError(f"cannot resolve gateway host {host!r}: {exc.strerror or exc}") from None
+    family, type_, proto, _, addr = infos[0]
+    sock = socket.socket(family, type_, proto)
+    try:
+        if os.name != "nt":
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(addr)
+        sock.listen(backlog)
+        sock.setblocking(False)
+    except OSError as exc:
+        sock.close()
+        raise GatewayStartError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
+async def start_gateway(
+    app: ASGIApp,
+    *,
+    host: str,
+    port: int,
+    tls_cert: str | None = None,
+    tls_key: str | None = None,
+    ws_max_size: int,
+    backlog: int = 1024,
+    shutdown_timeout: int = 3,
+) -> GatewayHandle:
+    """Serve `app` on host:port (0 = any free port) and return once it accepts requests.
+
+    TLS when both `tls_cert` and `tls_key` are set (one without the other is an error). `ws_max_size` is the
+    WebSocket message cap (`rpc.transports.websocket.ws_max_size(max_frame_bytes)`).
+    """
+    if (tls_cert is None) != (tls_key is None):
+        raise GatewayStartError("set both [gateway] tls_cert and tls_key, or neither")
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        lifespan="off",
+        log_level="warning",
+        log_config=None,
+        access_log=False,
+        server_header=False,
+        proxy_headers=False,  # the audit log names the real peer, not a forwarded one
+        ws="websockets-sansio",
+        ws_max_size=ws_max_size,
+        ssl_certfile=tls_cert,
+        ssl_keyfile=tls_key,
+        backlog=backlog,
+        timeout_graceful_shutdown=shutdown_timeout,
+    )
+    try:
+        config.load()  # TLS files are read here: fail now, with a clear message
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or type(exc).__name__
+        raise GatewayStartError(f"cannot load the gateway TLS certificate or key: {reason}") from None
+    sock = await _bind(host, port, backlog)
+    bound_host, bound_port = sock.getsockname()[:2]
+    server = _EmbeddedServer(config)
+    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]), name="zeroclaw-gateway")
+    deadline = asyncio.get_running_loop().time() + STARTUP_TIMEOUT
+    while not server.started:
+        if task.done() or asyncio.get_running_loop().time() > deadline:
+            server.should_exit = True
+            failure = task.exception() if task.done() and not task.cancelled() else None
+            if not task.done():
+                task.cancel()
+            sock.close()
+            reason = type(failure).__name__ if failure is not None else "timeout"
+            raise GatewayStartError(f"the gateway did not start: {reason}")
+        await asyncio.sleep(0.005)
+    return GatewayHandle(host or bound_host, bound_port, config.is_ssl, server, task)

@@ -1,0 +1,94 @@
+"""`config/get`, `config/set`, `config/delete`, `config/set-many` (R-CFG-1..4) over `app.config.store`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from app.auth import policy
+from app.config import errors as config_errors
+from rpc.dispatcher import Call, Params, Registry
+from rpc.errors import Forbidden, InternalError, InvalidParams, RpcError
+
+__all__ = ["map_config_error", "register"]
+
+Prop = Annotated[str, Field(min_length=1, max_length=512)]
+
+
+class GetParams(Params):
+    prop: Prop | None = None
+
+
+class SetParams(Params):
+    prop: Prop
+    value: Any
+
+
+class DeleteParams(Params):
+    prop: Prop
+
+
+class SetManyParams(Params):
+    # Entries stay raw: the store validates each one so its errors can name the entry's index (R-CFG-2).
+    sets: Any
+
+
+def register(registry: Registry) -> None:
+    registry.method("config/get", params=GetParams, grant="config:read")(get)
+    registry.method("config/set", params=SetParams, grant="config:update")(set_)
+    registry.method("config/delete", params=DeleteParams, grant="config:update")(delete)
+    registry.method("config/set-many", params=SetManyParams, grant="config:update")(set_many)
+
+
+def map_config_error(exc: Exception) -> RpcError | None:
+    if isinstance(exc, policy.Forbidden):
+        data: dict[str, Any] = {
+            k: v for k, v in (("grant", exc.grant), ("prop", exc.prop), ("index", exc.index)) if v is not None
+        }
+        if exc.agent is not None:
+            data["agent"] = exc.agent
+        return Forbidden(exc.message, **data)
+    if isinstance(exc, config_errors.InvalidConfigRequest):
+        data = {"errors": list(exc.errors)}
+        if exc.index is not None:
+            data["index"] = exc.index
+        if exc.prop is not None:
+            data["prop"] = exc.prop
+        return InvalidParams(exc.message, **data)
+    if isinstance(exc, config_errors.ConfigWriteError):
+        return InternalError(exc.message, kind="internal_error", reason=exc.kind)
+    return None
+
+
+def _authorizer(call: Call, *, indexed: bool) -> Any:
+    def authorize(props: Sequence[str]) -> None:
+        # Runs under the config write lock: the grant and the paths are judged by the policy in force now,
+        # so a revocation that landed while this request waited for the lock rejects it (R-CFG-3).
+        call.connection.authorize("config:update")
+        policy.check_config_write(call.principal, props, indexed=indexed)
+
+    return authorize
+
+
+def get(call: Call, params: GetParams) -> Any:
+    store = call.services.config_store
+    if params.prop is None:
+        return store.get()
+    return {"prop": params.prop, "value": store.get(params.prop)}
+
+
+async def set_(call: Call, params: SetParams) -> dict[str, Any]:
+    await call.services.config_store.set(params.prop, params.value, authorize=_authorizer(call, indexed=False))
+    return {"prop": params.prop, "set": True}
+
+
+async def delete(call: Call, params: DeleteParams) -> dict[str, Any]:
+    await call.services.config_store.delete(params.prop, authorize=_authorizer(call, indexed=False))
+    return {"prop": params.prop, "deleted": True}
+
+
+async def set_many(call: Call, params: SetManyParams) -> dict[str, Any]:
+    props = await call.services.config_store.set_many(params.sets, authorize=_authorizer(call, indexed=True))
+    return {"props": props, "set": True}

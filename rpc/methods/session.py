@@ -1,0 +1,164 @@
+"""`session/*` (SPEC §7.1): thin adapters over `app.sessions.registry.SessionRegistry`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from app.sessions import errors as domain
+from app.sessions import store_types as store_errors
+from rpc.dispatcher import Call, Params, Registry
+from rpc.errors import Forbidden, InvalidParams, RpcError, SessionBusy, SessionLimit, SessionNotFound, SessionNotOwned
+from rpc.session_bridge import ConnectionChannel, sink_for
+
+__all__ = ["map_session_error", "register"]
+
+SessionId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")]
+
+
+class NewParams(Params):
+    agent_alias: Annotated[str, Field(min_length=1, max_length=64)] = "default"
+    cwd: Annotated[str | None, Field(max_length=4096)] = None
+    session_id: SessionId | None = None
+    mode: Literal["acp", "chat"] = "acp"
+
+
+class SessionParams(Params):
+    session_id: SessionId
+
+
+class PromptParams(SessionParams):
+    prompt: Annotated[str, Field(max_length=1_000_000)]
+    attachments: list[dict[str, Any]] | None = None
+
+
+class ApproveParams(SessionParams):
+    request_id: Annotated[str, Field(min_length=1, max_length=64)]
+    decision: Literal["allow_once", "allow_always", "reject"]
+
+
+class ListParams(Params):
+    include_killed: bool = False
+
+
+class MessagesParams(SessionParams):
+    limit: Annotated[int, Field(ge=0, le=10_000)] = 100
+    before: Annotated[int | None, Field(ge=0)] = None
+
+
+def register(registry: Registry) -> None:
+    registry.method("session/new", params=NewParams, grant="sessions:create")(new)
+    registry.method("session/prompt", params=PromptParams, grant="sessions:execute")(prompt)
+    registry.method("session/cancel", params=SessionParams, grant="sessions:execute")(cancel)
+    registry.method("session/approve", params=ApproveParams, grant="sessions:execute")(approve)
+    registry.method("session/list", params=ListParams, grant="sessions:read")(list_sessions)
+    registry.method("session/messages", params=MessagesParams, grant="sessions:read")(messages)
+    registry.method("session/close", params=SessionParams, grant="sessions:update")(close)
+    registry.method("session/kill", params=SessionParams, grant="sessions:delete")(kill)
+    registry.method("session/delete", params=SessionParams, grant="sessions:delete")(delete)
+
+
+def map_session_error(exc: Exception) -> RpcError | None:
+    if isinstance(exc, store_errors.SessionOwnerMismatch):
+        return SessionNotOwned()
+    if isinstance(exc, store_errors.SessionKilled | store_errors.SessionClosed | store_errors.SessionNotFound):
+        return SessionNotFound()
+    if isinstance(exc, domain.SessionChanged):
+        return SessionNotFound(exc.message, kind="session_changed")
+    if isinstance(exc, domain.SessionNotFound):
+        return SessionNotFound(exc.message)
+    if isinstance(exc, domain.SessionLimit):
+        return SessionLimit(exc.message)
+    if isinstance(exc, domain.SessionBusy):
+        return SessionBusy(exc.message)
+    if isinstance(exc, domain.SessionNotOwned):
+        return SessionNotOwned(exc.message)
+    if isinstance(exc, domain.AgentNotAllowed):
+        return Forbidden(exc.message, kind="forbidden", agent=True)
+    if isinstance(exc, domain.UnknownAgent):
+        return InvalidParams(exc.message, errors=[_field("agentAlias", "unknown_agent", exc.message)])
+    if isinstance(exc, domain.BadWorkspace):
+        return InvalidParams(exc.message, errors=[_field("cwd", "bad_workspace", exc.message)])
+    if isinstance(exc, domain.ApprovalNotFound):
+        return InvalidParams(exc.message, errors=[_field("requestId", "unknown_request", exc.message)])
+    return None
+
+
+def _field(name: str, kind: str, message: str) -> dict[str, str]:
+    return {"field": name, "type": kind, "message": message}
+
+
+async def new(call: Call, params: NewParams) -> dict[str, Any]:
+    opened = await call.services.sessions.open(
+        call.principal,
+        agent_alias=params.agent_alias,
+        cwd=params.cwd,
+        session_id=params.session_id,
+        mode=params.mode,
+        surface="rpc",
+        watcher=sink_for(call.connection),
+    )
+    return opened.describe()  # type: ignore[no-any-return]
+
+
+async def prompt(call: Call, params: PromptParams) -> dict[str, Any]:
+    if params.attachments:
+        raise InvalidParams(errors=[_field("attachments", "unsupported", "attachments need file/attach (not built)")])
+    outcome = await call.services.sessions.prompt(
+        call.principal,
+        params.session_id,
+        params.prompt,
+        sink=sink_for(call.connection),
+        client=ConnectionChannel(call.connection, params.session_id),
+    )
+    return {"sessionId": params.session_id, "stopReason": outcome.stop_reason, "content": outcome.content}
+
+
+def cancel(call: Call, params: SessionParams) -> dict[str, Any]:
+    call.services.sessions.cancel(call.principal, params.session_id)
+    return {"sessionId": params.session_id, "cancelled": True}
+
+
+def approve(call: Call, params: ApproveParams) -> dict[str, Any]:
+    call.services.sessions.approve(call.principal, params.session_id, params.request_id, params.decision)
+    return {"sessionId": params.session_id, "requestId": params.request_id, "acknowledged": True}
+
+
+async def list_sessions(call: Call, params: ListParams) -> dict[str, Any]:
+    return {
+        "sessions": await call.services.sessions.list_sessions(call.principal, include_killed=params.include_killed)
+    }
+
+
+async def messages(call: Call, params: MessagesParams) -> dict[str, Any]:
+    rows, total = await call.services.sessions.messages(
+        call.principal, params.session_id, limit=params.limit, before=params.before
+    )
+    return {"sessionId": params.session_id, "messages": [_row(r) for r in rows], "total": total}
+
+
+def _row(row: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"index": row.index, "role": row.role, "content": row.content}
+    if row.tool_call_id is not None:
+        out["toolCallId"] = row.tool_call_id
+    if row.name is not None:
+        out["name"] = row.name
+    if row.marker is not None:
+        out["marker"] = row.marker
+    return out
+
+
+async def close(call: Call, params: SessionParams) -> dict[str, Any]:
+    await call.services.sessions.close(call.principal, params.session_id)
+    return {"sessionId": params.session_id, "closed": True}
+
+
+async def kill(call: Call, params: SessionParams) -> dict[str, Any]:
+    await call.services.sessions.kill(call.principal, params.session_id)
+    return {"sessionId": params.session_id, "killed": True}
+
+
+async def delete(call: Call, params: SessionParams) -> dict[str, Any]:
+    await call.services.sessions.delete(call.principal, params.session_id)
+    return {"sessionId": params.session_id, "deleted": True}

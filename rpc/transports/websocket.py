@@ -1,0 +1,271 @@
+"""The WebSocket transport (R-GW-4, R-ARCH-1): one JSON-RPC message per text frame, the same dispatcher.
+
+It adapts one accepted WebSocket to `FrameTransport` and mirrors `stream.NdjsonProtocol`'s flow control:
+  * inbound — while the connection is saturated (in-flight cap, `initialize` running, peer not reading) the
+    reader does not call `receive()`, so the ASGI server stops reading the socket (TCP backpressure);
+  * outbound — a single writer task drains a queue (nothing else writes to the socket); above
+    `max_outbound_buffer_bytes` queued, `writing_paused` is true and producers wait in `wait_writable()`; a peer
+    that makes no progress for `outbound_stall_secs` while a producer waits is dropped.
+
+It depends only on `WebSocketLike` (ASGI `receive()` messages, `send_text`, `close`), which Starlette's
+`WebSocket` satisfies; `rpc/` never imports Starlette, the gateway passes the socket in.
+
+Frames: a text message's UTF-8 byte length is checked against `max_frame_bytes` (over it → `-32600`
+`frame_too_large` with `data.limit`, then close 1009). A binary message is answered `-32700` (like undecodable
+input, R-WIRE-3) and the socket stays usable. Messages beyond `ws_max_size()` are refused by the WebSocket
+library itself (close 1009, no JSON-RPC error frame) before they are buffered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from rpc.connection import Connection
+from rpc.envelope import encode_error
+from rpc.errors import InvalidRequest, ParseError
+from rpc.server import RpcServer
+from rpc.transports.base import ConnectionClosed, Peer
+
+__all__ = [
+    "CLOSE_NORMAL",
+    "CLOSE_POLICY",
+    "CLOSE_TOO_BIG",
+    "CLOSE_TRY_LATER",
+    "WS_SIZE_MARGIN",
+    "WebSocketLike",
+    "WebSocketTransport",
+    "bearer_token",
+    "websocket_peer",
+    "ws_max_size",
+]
+
+log = logging.getLogger("zeroclaw.rpc")
+
+CLOSE_NORMAL = 1000
+CLOSE_POLICY = 1008  # refused origin; a peer dropped for not reading
+CLOSE_TOO_BIG = 1009  # frame over max_frame_bytes (R-WIRE-2)
+CLOSE_TRY_LATER = 1013  # connection cap reached (-32005 `connections` is sent first)
+
+# The WebSocket library refuses messages over `ws_max_size` on its own (close 1009, no error frame). The margin
+# lets our check see, and answer, a message that is just over `max_frame_bytes`.
+WS_SIZE_MARGIN = 64 * 1024
+MAX_TOKEN_CHARS = 512
+
+
+def ws_max_size(max_frame_bytes: int) -> int:
+    """The WebSocket library's message-size cap for a given frame limit (uvicorn's `ws_max_size`)."""
+    return max_frame_bytes + WS_SIZE_MARGIN
+
+
+class WebSocketLike(Protocol):
+    """What the transport needs from an accepted WebSocket (Starlette's `WebSocket` satisfies it)."""
+
+    async def receive(self) -> Mapping[str, Any]:
+        """The next ASGI message: `websocket.receive` (`text` or `bytes`) or `websocket.disconnect`."""
+        ...
+
+    async def send_text(self, data: str) -> None: ...
+
+    async def close(self, code: int = 1000, reason: str | None = None) -> None: ...
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header, or None (other schemes, garbage, oversize)."""
+    if not authorization:
+        return None
+    scheme, _, token = authorization.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or len(token) > MAX_TOKEN_CHARS or " " in token:
+        return None
+    return token
+
+
+def websocket_peer(client: tuple[str, int] | None, authorization: str | None) -> Peer:
+    """`ws:<ip>:<port>` (IPv6 in brackets), remote, with the upgrade's bearer token if any (R-SEC-3, R-GW-4)."""
+    if client is None:
+        label = "ws:unknown"
+    else:
+        host, port = client[0], client[1]
+        label = f"ws:[{host}]:{port}" if ":" in host else f"ws:{host}:{port}"
+    return Peer(label, remote=True, bearer_token=bearer_token(authorization))
+
+
+class WebSocketTransport:
+    """One accepted WebSocket as a `FrameTransport`; `run()` serves it until either side closes."""
+
+    def __init__(self, websocket: WebSocketLike, server: RpcServer, peer: Peer) -> None:
+        self._ws = websocket
+        self._server = server
+        self.peer = peer
+        limits = server.limits
+        self._frame_limit = limits.max_frame_bytes
+        self._high_water = limits.max_outbound_buffer_bytes
+        self._stall_secs = limits.outbound_stall_secs
+        self._conn: Connection | None = None
+        self._out: deque[bytes] = deque()
+        self._queued = 0  # bytes queued and not yet handed to the socket
+        self._sent = 0  # bytes handed to the socket so far: progress, for the stall rule
+        self._wake = asyncio.Event()  # the writer has something to do
+        self._readable = asyncio.Event()  # the reader may take the next message
+        self._writable = asyncio.Event()
+        self._writable.set()
+        self._closing = False  # close() was called or the peer is gone: nothing new is queued
+        self._gone = False  # nothing more can be written
+        self._close_code = CLOSE_NORMAL
+        self._writer: asyncio.Task[None] | None = None
+        self._lost = False
+
+    async def run(self) -> None:
+        """Register with the server, pump both directions, and return once the socket is done."""
+        self._conn = self._server.accept(self, self.peer)
+        if self._conn is None:
+            self._close_code = CLOSE_TRY_LATER  # accept() queued the -32005 frame and called close()
+        self._writer = asyncio.create_task(self._write_loop())
+        reader = asyncio.create_task(self._read_loop()) if self._conn is not None else None
+        try:
+            await asyncio.wait({self._writer})  # not `await task`: a writer cancelled by _abort() is normal
+        finally:
+            self._mark_gone()
+            self._connection_lost()
+            tasks = [t for t in (reader, self._writer) if t is not None]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- FrameTransport --------------------------------------------------------------------------------
+
+    def send(self, frame: bytes) -> None:
+        if self._closing:
+            return
+        self._out.append(frame)
+        self._queued += len(frame)
+        if self._queued > self._high_water:
+            self._writable.clear()
+        self._wake.set()
+
+    def close(self, code: int = CLOSE_NORMAL) -> None:
+        """Flush what is queued, then close the WebSocket with `code`."""
+        if self._closing:
+            return
+        self._closing = True
+        self._close_code = code
+        self._wake.set()
+        self._readable.set()
+
+    def resume(self) -> None:
+        self._readable.set()  # the reader re-checks `saturated` itself
+
+    @property
+    def writing_paused(self) -> bool:
+        return not self._writable.is_set()
+
+    async def wait_writable(self) -> None:
+        while not self._writable.is_set() and not self._closing:
+            before = self._sent
+            try:
+                await asyncio.wait_for(self._writable.wait(), self._stall_secs)
+            except TimeoutError:
+                if self._sent > before:
+                    continue  # slow but moving
+                log.warning(
+                    "dropping WebSocket peer %s: it stopped reading for %.0f s", self.peer.label, self._stall_secs
+                )
+                self._abort()
+        if self._closing:
+            raise ConnectionClosed
+
+    # -- internals -------------------------------------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        conn = self._conn
+        assert conn is not None
+        try:
+            while not self._closing:
+                if conn.saturated:
+                    self._readable.clear()
+                    await self._readable.wait()
+                    continue
+                message = await self._ws.receive()
+                kind = message.get("type")
+                if kind == "websocket.disconnect":
+                    break
+                if kind == "websocket.receive":
+                    self._on_message(message)
+        except Exception as exc:  # the server reports a vanished peer as an exception on some paths
+            log.debug("WebSocket receive from %s ended: %s", self.peer.label, type(exc).__name__)
+        if not self._closing:
+            self._abort()  # the peer left: nothing queued can be delivered any more
+
+    def _on_message(self, message: Mapping[str, Any]) -> None:
+        conn = self._conn
+        assert conn is not None
+        text = message.get("text")
+        if isinstance(text, str):
+            # Every character is at least one UTF-8 byte: a long string is refused before it is encoded.
+            data = b"" if len(text) > self._frame_limit else text.encode("utf-8", "surrogatepass")
+            if len(text) > self._frame_limit or len(data) > self._frame_limit:
+                self._too_large()
+            else:
+                conn.frame_received(data)  # lone surrogates fail to decode there: -32700
+            return
+        data_bytes = message.get("bytes")
+        if isinstance(data_bytes, bytes | bytearray):
+            if len(data_bytes) > self._frame_limit:
+                self._too_large()
+                return
+            # R-WIRE-1: JSON-RPC travels in text frames; a binary one is answered like undecodable input.
+            error = ParseError("Parse error: send each JSON-RPC message as a text frame")
+            self.send(encode_error(None, error))
+
+    def _too_large(self) -> None:
+        error = InvalidRequest("Frame too large", kind="frame_too_large", limit=self._frame_limit)
+        self.send(encode_error(None, error))
+        self.close(CLOSE_TOO_BIG)
+
+    async def _write_loop(self) -> None:
+        try:
+            while True:
+                while self._out and not self._gone:
+                    frame = self._out[0]
+                    await self._ws.send_text(frame.decode("utf-8"))
+                    self._out.popleft()
+                    self._queued -= len(frame)
+                    self._sent += len(frame)
+                    if not self._writable.is_set() and self._queued <= self._high_water:
+                        self._writable.set()
+                        self.resume()
+                if self._gone:
+                    return
+                if self._closing:
+                    await self._ws.close(self._close_code)
+                    return
+                self._wake.clear()
+                await self._wake.wait()
+        except Exception as exc:  # the peer vanished under a send or the close
+            log.debug("WebSocket send to %s ended: %s", self.peer.label, type(exc).__name__)
+
+    def _mark_gone(self) -> None:
+        self._closing = True
+        self._gone = True
+        self._out.clear()
+        self._queued = 0
+        self._wake.set()
+        self._readable.set()
+        self._writable.set()  # wake producers so they see the closed connection
+
+    def _abort(self) -> None:
+        """Drop the peer without flushing: the writer stops, `run()` returns and the server closes the socket."""
+        self._mark_gone()
+        if self._writer is not None and not self._writer.done():
+            self._writer.cancel()
+
+    def _connection_lost(self) -> None:
+        if self._lost:
+            return
+        self._lost = True
+        if self._conn is not None:
+            self._conn.connection_lost()

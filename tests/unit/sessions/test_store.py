@@ -1,0 +1,286 @@
+"""SessionStore: sessions, lifecycle, transcript rows and paging, on a real migrated SQLite file."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from app.sessions.store import (
+    RowNotFound,
+    SessionClosed,
+    SessionKilled,
+    SessionNotFound,
+    SessionOwnerMismatch,
+    SessionStore,
+)
+from app.sessions.store_types import MAX_ROW_BYTES
+from app.storage import Database, default_url
+from app.storage.migrate import upgrade
+
+
+@pytest.fixture
+async def db_url(tmp_path: Path) -> str:
+    url = default_url(tmp_path)
+    await asyncio.to_thread(upgrade, url)
+    return url
+
+
+@pytest.fixture
+async def store(db_url: str) -> AsyncIterator[SessionStore]:
+    db = await Database.open(db_url)
+    try:
+        yield SessionStore(db)
+    finally:
+        await db.close()
+
+
+async def _new(store: SessionStore, sid: str = "s1", *, owner: str = "alice", mode: str = "acp") -> None:
+    await store.create(sid, owner=owner, agent_alias="default", workspace_dir="/w", mode=mode, surface="rpc")  # type: ignore[arg-type]
+
+
+async def _say(store: SessionStore, sid: str, role: str, content: str, turn: str = "t1", **kw: object) -> int:
+    return await store.append(sid, role=role, content=content, turn_id=turn, surface="rpc", **kw)  # type: ignore[arg-type]
+
+
+# -- sessions ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.req("R-SES-1")
+async def test_create_and_get_return_the_record(store: SessionStore) -> None:
+    created = await store.create("s1", owner="alice", agent_alias="default", workspace_dir=Path("/w"))
+    assert (created.session_id, created.owner, created.mode, created.surface) == ("s1", "alice", "acp", "rpc")
+    assert created.workspace_dir == "/w"
+    assert (created.killed, created.closed, created.message_count, created.resumed) == (False, False, 0, False)
+    got = await store.get("s1")
+    assert got is not None
+    assert got.created_at == created.created_at
+    assert await store.get("s1", mode="chat") is None
+    assert await store.get("nope") is None
+
+
+@pytest.mark.req("R-ACP-8")
+async def test_close_keeps_history_and_create_or_reopen_resumes(store: SessionStore) -> None:
+    await _new(store)
+    await _say(store, "s1", "user", "hi")
+    await store.close("s1")
+    closed = await store.get("s1")
+    assert closed is not None and closed.closed and closed.message_count == 1
+    resumed = await store.create("s1", owner="alice", agent_alias="default", workspace_dir="/w")
+    assert resumed.resumed and not resumed.closed and resumed.message_count == 1
+    await store.close("s1")
+    reopened = await store.reopen("s1")
+    assert reopened.resumed and not reopened.closed
+
+
+@pytest.mark.req("R-SES-1")
+async def test_create_refuses_another_principals_id(store: SessionStore) -> None:
+    await _new(store, owner="alice")
+    with pytest.raises(SessionOwnerMismatch):
+        await _new(store, owner="bob")
+
+
+@pytest.mark.req("R-ACP-8")
+async def test_a_closed_chat_session_is_gone(store: SessionStore) -> None:
+    await _new(store, "c1", mode="chat")
+    await store.close("c1", mode="chat")
+    with pytest.raises(SessionClosed):
+        await store.reopen("c1", mode="chat")
+    with pytest.raises(SessionClosed):
+        await _new(store, "c1", mode="chat")
+    assert [r.session_id for r in await store.list(None)] == []
+
+
+@pytest.mark.req("R-ACP-9")
+async def test_kill_keeps_messages_readable_but_never_rehydrates(store: SessionStore) -> None:
+    await _new(store)
+    await _say(store, "s1", "user", "hi")
+    await _say(store, "s1", "assistant", "hel", complete=False)
+    await store.kill("s1")
+    rows, total = await store.messages("s1")
+    assert total == 2 and [r.content for r in rows] == ["hi", "hel"]
+    assert all(r.complete for r in rows)  # nothing will ever finish it: it is final as it is
+    record = await store.get("s1")
+    assert record is not None and record.killed
+    for attempt in (
+        store.reopen("s1"),
+        store.context("s1"),
+        store.recover_interrupted("s1"),
+        store.create("s1", owner="alice", agent_alias="default", workspace_dir="/w"),
+    ):
+        with pytest.raises(SessionKilled):
+            await attempt
+
+
+@pytest.mark.req("R-SES-4")
+async def test_list_filters_owner_and_killed_and_spans_both_modes(store: SessionStore) -> None:
+    await _new(store, "a1", owner="alice")
+    await _new(store, "a2", owner="alice", mode="chat")
+    await _new(store, "b1", owner="bob")
+    await store.kill("b1")
+    assert {r.session_id for r in await store.list("alice")} == {"a1", "a2"}
+    assert {(r.session_id, r.mode) for r in await store.list(None)} == {("a1", "acp"), ("a2", "chat")}
+    everyone = await store.list(None, include_killed=True)
+    assert {r.session_id for r in everyone} == {"a1", "a2", "b1"}
+    assert next(r for r in everyone if r.session_id == "b1").killed
+
+
+@pytest.mark.req("R-ACP-10")
+async def test_delete_removes_acp_history_and_leaves_the_chat_session_untouched(store: SessionStore) -> None:
+    await _new(store, "same")
+    await _new(store, "same", mode="chat")
+    await _say(store, "same", "user", "acp text")
+    await store.append("same", mode="chat", role="user", content="chat text", turn_id="c", surface="gateway")
+    await store.save_snapshot("same", [{"role": "user", "content": "acp text"}], 0)
+
+    assert await store.delete("same") is True
+    assert await store.get("same") is None
+    with pytest.raises(SessionNotFound):
+        await store.messages("same")
+    chat_rows, chat_total = await store.messages("same", mode="chat")
+    assert chat_total == 1 and chat_rows[0].content == "chat text"
+    assert await store.delete("same") is False
+
+
+@pytest.mark.req("R-SES-4")
+async def test_a_deleted_id_starts_over_empty(store: SessionStore) -> None:
+    await _new(store)
+    await _say(store, "s1", "user", "old")
+    await store.delete("s1")
+    fresh = await store.create("s1", owner="bob", agent_alias="default", workspace_dir="/w")
+    assert not fresh.resumed and fresh.message_count == 0
+    assert await _say(store, "s1", "user", "new") == 0
+
+
+async def test_touch_moves_last_activity(store: SessionStore) -> None:
+    await _new(store)
+    before = await store.get("s1")
+    await asyncio.sleep(0.002)
+    await store.touch("s1")
+    after = await store.get("s1")
+    assert before is not None and after is not None and after.last_activity > before.last_activity
+    with pytest.raises(SessionNotFound):
+        await store.touch("missing")
+
+
+# -- transcript --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.req("R-ACP-1")
+async def test_append_numbers_rows_densely_and_records_every_field(store: SessionStore) -> None:
+    await _new(store)
+    assert await _say(store, "s1", "user", "run ls") == 0
+    assert await _say(store, "s1", "tool_call", '{"cmd":"ls"}', tool_call_id="tc_1", name="bash") == 1
+    assert await _say(store, "s1", "tool_result", "a b", tool_call_id="tc_1", name="bash") == 2
+    rows, total = await store.messages("s1")
+    assert total == 3
+    call = rows[1]
+    assert (call.index, call.role, call.tool_call_id, call.name, call.turn_id, call.surface, call.complete) == (
+        1,
+        "tool_call",
+        "tc_1",
+        "bash",
+        "t1",
+        "rpc",
+        True,
+    )
+    assert (await store.get("s1")).message_count == 3  # type: ignore[union-attr]
+
+
+async def test_append_validates_rows(store: SessionStore) -> None:
+    await _new(store)
+    with pytest.raises(ValueError, match="role"):
+        await _say(store, "s1", "system", "no")
+    with pytest.raises(ValueError, match="tool_call_id"):
+        await _say(store, "s1", "tool_result", "x", name="bash")
+    with pytest.raises(ValueError, match="marker"):
+        await _say(store, "s1", "marker", "x")
+    with pytest.raises(ValueError, match="surface"):
+        await store.append("s1", role="user", content="x", turn_id="t", surface="smtp")  # type: ignore[arg-type]
+    with pytest.raises(SessionNotFound):
+        await _say(store, "missing", "user", "x")
+    assert (await store.messages("s1"))[1] == 0
+
+
+@pytest.mark.req("R-ACP-5")
+async def test_rows_over_64_kib_are_clipped_with_a_note(store: SessionStore) -> None:
+    await _new(store)
+    big = "é" * MAX_ROW_BYTES  # two bytes each: twice the limit
+    index = await _say(store, "s1", "tool_result", big, tool_call_id="tc", name="bash")
+    await _say(store, "s1", "assistant", "", complete=False)
+    await store.update_text("s1", index + 1, "x" * (MAX_ROW_BYTES + 10), complete=True)
+    rows, _ = await store.messages("s1")
+    for row in rows:
+        assert len(row.content.encode()) <= MAX_ROW_BYTES
+        assert "truncated" in row.content
+    assert rows[0].content.startswith("é" * 1000)
+
+
+@pytest.mark.req("R-ACP-4")
+async def test_update_text_checkpoints_streaming_text_in_place(store: SessionStore) -> None:
+    await _new(store)
+    await _say(store, "s1", "user", "hi")
+    index = await _say(store, "s1", "assistant", "He", complete=False)
+    await store.update_text("s1", index, "Hello", complete=False)
+    rows, _ = await store.messages("s1")
+    assert (rows[-1].content, rows[-1].complete) == ("Hello", False)
+    await store.update_text("s1", index, "Hello there", complete=True)
+    rows, total = await store.messages("s1")
+    assert (rows[-1].content, rows[-1].complete, total) == ("Hello there", True, 2)
+    with pytest.raises(RowNotFound):
+        await store.update_text("s1", 99, "x", complete=True)
+
+
+@pytest.mark.req("R-ACP-4")
+async def test_rows_are_visible_to_another_database_before_the_turn_ends(store: SessionStore, db_url: str) -> None:
+    await _new(store)
+    other = await Database.open(db_url)  # a second engine: sees only what was committed
+    try:
+        reader = SessionStore(other)
+        await _say(store, "s1", "user", "hi")
+        index = await _say(store, "s1", "assistant", "Hel", complete=False)
+        rows, _ = await reader.messages("s1")
+        assert [(r.content, r.complete) for r in rows] == [("hi", True), ("Hel", False)]
+        await store.update_text("s1", index, "Hello", complete=False)
+        rows, _ = await reader.messages("s1")
+        assert rows[-1].content == "Hello"
+        await _say(store, "s1", "tool_call", "{}", tool_call_id="tc_1", name="bash")
+        assert (await reader.messages("s1"))[1] == 3
+    finally:
+        await other.close()
+
+
+@pytest.mark.req("R-SES")
+async def test_messages_pages_with_limit_and_before(store: SessionStore) -> None:
+    await _new(store)
+    for n in range(10):
+        await _say(store, "s1", "user", f"m{n}")
+    rows, total = await store.messages("s1", limit=3)
+    assert total == 10 and [r.index for r in rows] == [7, 8, 9]
+    rows, _ = await store.messages("s1", limit=3, before=7)
+    assert [r.index for r in rows] == [4, 5, 6]
+    rows, _ = await store.messages("s1", limit=100, before=2)
+    assert [r.index for r in rows] == [0, 1]
+    rows, _ = await store.messages("s1", limit=5, before=0)
+    assert rows == []
+    rows, total = await store.messages("s1", limit=0)
+    assert rows == [] and total == 10
+    with pytest.raises(ValueError):
+        await store.messages("s1", limit=-1)
+
+
+async def test_chat_history_lives_in_its_own_table(store: SessionStore) -> None:
+    await _new(store, "c1", mode="chat")
+    index = await store.append(
+        "c1", mode="chat", role="assistant", content="Hi", turn_id="t", surface="gateway", complete=False
+    )
+    await store.update_text("c1", index, "Hi there", complete=False, mode="chat")
+    await store.finish_turn("c1", "t", "end_turn", mode="chat")
+    rows, total = await store.messages("c1", mode="chat")
+    assert total == 1 and (rows[0].content, rows[0].complete, rows[0].surface) == ("Hi there", True, "gateway")
+    with pytest.raises(SessionNotFound):
+        await store.messages("c1")  # no ACP session by that id
+    context = await store.context("c1", mode="chat", surface="gateway")
+    assert context.messages == [{"role": "assistant", "content": "Hi there"}]
