@@ -134,7 +134,7 @@ async def test_a_frame_just_over_the_limit_gets_an_error_then_close_1009(make_en
         assert len(exact.encode()) == 1024
         await conn.send(exact)
         assert "result" in await rpc.recv()  # exactly the limit is fine
-        over = "x" * 1020 + "éé"  # 1024 characters, 1026 UTF-8 bytes: the byte length counts
+        over = "x" * 1022 + "éé"  # 1024 characters, 1026 UTF-8 bytes: the byte length counts
         await conn.send(over)
         error = await rpc.recv()
         assert error["id"] is None
