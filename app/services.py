@@ -39,8 +39,17 @@ class Services:
     pairing: PairedTokens
     sessions: SessionRegistry
     version: str = field(default_factory=package_version)
-    gateway_url: str | None = None
     started_at: float = field(default_factory=time.monotonic)
+    _gateway_url: str | None = None
+    _static: dict[str, Any] | None = None  # the parts of `status` that never change; `status` is a hot path
+
+    @property
+    def gateway_url(self) -> str | None:
+        return self._gateway_url
+
+    @gateway_url.setter
+    def gateway_url(self, url: str | None) -> None:
+        self._gateway_url, self._static = url, None
 
     @property
     def config(self) -> Config:
@@ -49,15 +58,19 @@ class Services:
 
     def describe(self) -> dict[str, Any]:
         """The daemon half of `status` (the protocol layer adds what it knows)."""
+        if self._static is None:
+            self._static = {
+                "serverVersion": self.version,
+                "pid": os.getpid(),
+                "endpoint": self.paths.endpoint,
+                "gateway": {"url": self._gateway_url} if self._gateway_url else None,
+                "dataDir": str(self.paths.data_dir),
+                "configFile": str(self.paths.config_file),
+            }
         live = self.sessions.live
         return {
-            "serverVersion": self.version,
-            "pid": os.getpid(),
+            **self._static,
             "uptimeSecs": round(time.monotonic() - self.started_at, 3),
-            "endpoint": self.paths.endpoint,
-            "gateway": {"url": self.gateway_url} if self.gateway_url else None,
-            "dataDir": str(self.paths.data_dir),
-            "configFile": str(self.paths.config_file),
             "activeSessions": len(live),
             "sessionIds": sorted(live),
         }

@@ -66,13 +66,14 @@ class Connection:
         self._next_out = 0
         self._barrier = False
         self.closed = False
+        self._call = Call(self)
 
     # -- inbound ---------------------------------------------------------------------------------------
 
     @property
     def saturated(self) -> bool:
         """Stop reading: an in-flight slot is missing, `initialize` is running, or the peer is not reading."""
-        return self._barrier or len(self._inflight) >= self._max_inflight or self.transport.writing_paused
+        return self._barrier or self.transport.writing_paused or len(self._inflight) >= self._max_inflight
 
     def frame_received(self, line: bytes) -> None:
         frame = parse(line)
@@ -101,13 +102,13 @@ class Connection:
             return
         if not spec.is_async:
             try:
-                result = spec.handler(Call(self), params)
+                result = spec.handler(self._call, params)
             except Exception as exc:
                 self._send_error(rid, self.server.to_rpc_error(exc))
             else:
                 self.transport.send(encode_result(rid, result))
             return
-        task = asyncio.get_running_loop().create_task(spec.handler(Call(self), params))
+        task = asyncio.get_running_loop().create_task(spec.handler(self._call, params))
         self._inflight[rid] = task
         if spec.barrier:
             self._barrier = True
@@ -118,14 +119,14 @@ class Connection:
         try:
             spec, params = self.server.registry.prepare(self, request.method, request.params)
             if not spec.is_async:
-                spec.handler(Call(self), params)
+                spec.handler(self._call, params)
                 return
         except RpcError:
             return
         except Exception as exc:
             self.server.to_rpc_error(exc)  # logs it under an error id
             return
-        task = asyncio.get_running_loop().create_task(spec.handler(Call(self), params))
+        task = asyncio.get_running_loop().create_task(spec.handler(self._call, params))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 

@@ -41,11 +41,16 @@ class NoParams(Params):
 P = TypeVar("P", bound=Params)
 
 
-@dataclass(frozen=True, slots=True)
 class Call:
-    """What a handler sees: the calling connection (principal, capabilities) and the daemon's services."""
+    """What a handler sees: the calling connection (principal, capabilities) and the daemon's services.
 
-    connection: Connection
+    One per connection (created once, not per request): it holds nothing request-specific.
+    """
+
+    __slots__ = ("connection",)
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
 
     @property
     def services(self) -> Any:
@@ -73,9 +78,15 @@ class MethodSpec(Generic[P]):
     requires_init: bool = True
     barrier: bool = False  # stop reading the connection until this call completes
     is_async: bool = field(init=False)
+    empty: Params | None = field(init=False)  # the params model's instance for "no params", when valid
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "is_async", inspect.iscoroutinefunction(self.handler))
+        try:
+            empty: Params | None = self.params.model_validate({})
+        except ValidationError:
+            empty = None
+        object.__setattr__(self, "empty", empty)
 
 
 class Registry:
@@ -120,11 +131,13 @@ class Registry:
             raise Forbidden("This method is only served on the local endpoint", kind="local_only")
         if spec.grant is not None:
             connection.authorize(spec.grant)
+        if not params and spec.empty is not None:
+            return spec, spec.empty  # params models are frozen, so one shared instance is safe
         return spec, _validate(spec.params, params)
 
 
 def _validate(model: type[Params], params: object) -> Params:
-    if params is None or params == []:
+    if not params:
         params = {}
     elif isinstance(params, list):
         raise InvalidParams("Invalid params: pass params as an object", errors=[{"field": "", "type": "by_name"}])

@@ -46,7 +46,7 @@ class _NoId:
 NO_ID: Final = _NoId()
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class Request:
     method: str
     params: dict[str, Any] | list[Any] | None
@@ -57,14 +57,14 @@ class Request:
         return self.id is NO_ID
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class Response:
     id: Id
     result: Any
     error: dict[str, Any] | None
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class Reject:
     """A frame answered with `error` under `id` (null unless the frame's own id was valid)."""
 
@@ -77,11 +77,27 @@ def is_valid_id(value: object) -> bool:
     return value is None or (type(value) in (str, int, float))
 
 
+_ID_TYPES: Final = (str, int, float, type(None))
+_PARAMS_TYPES: Final = (dict, list)
+
+
 def parse(line: bytes) -> Request | Response | Reject | None:
     try:
         frame = orjson.loads(line)
     except orjson.JSONDecodeError:
         return Reject(ParseError())
+    # Fast path: the well-formed request, which is nearly every frame.
+    if type(frame) is dict and frame.get("jsonrpc") == "2.0" and "result" not in frame and "error" not in frame:
+        method = frame.get("method")
+        if type(method) is str:
+            rid = frame.get("id", NO_ID)
+            params = frame.get("params", NO_ID)
+            if (rid is NO_ID or type(rid) in _ID_TYPES) and (params is NO_ID or type(params) in _PARAMS_TYPES):
+                return Request(method, None if params is NO_ID else params, rid)
+    return _classify(frame)
+
+
+def _classify(frame: Any) -> Request | Response | Reject | None:
     if type(frame) is not dict:
         return Reject(InvalidRequest("Invalid request: a frame must be one JSON object (batches are not supported)"))
     method = frame.get("method")

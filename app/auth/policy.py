@@ -56,9 +56,9 @@ class Principal:
     agents: frozenset[str] = field(default=frozenset())
 
     def has_grant(self, grant: str) -> bool:
-        """`grant` is `resource:verb`, any case. Raises `InvalidGrant` for a malformed one (a programming
-        error: method grants are constants), so a typo can never silently allow or deny."""
-        if grant in self.grants:  # fast path: the method registry declares canonical grants
+        """`grant` is `resource:verb`, any case. A malformed one raises `InvalidGrant` for non-admins; the
+        method registry checks its grants at registration, so a typo can never silently allow or deny."""
+        if self.admin or grant in self.grants:  # fast path: the method registry declares canonical grants
             return True
         resource, verb = parse_grant(grant)
         return self.admin or f"{resource}:{verb}" in self.grants

@@ -42,6 +42,7 @@ class NdjsonProtocol(asyncio.Protocol):
         self._reading_paused = False
         self._writable = asyncio.Event()
         self._writable.set()
+        self.writing_paused = False  # an attribute, not a property: read once per frame
         self._closing = False
 
     # -- asyncio.Protocol ------------------------------------------------------------------------------
@@ -85,9 +86,11 @@ class NdjsonProtocol(asyncio.Protocol):
             self._conn.connection_lost()
 
     def pause_writing(self) -> None:
+        self.writing_paused = True
         self._writable.clear()
 
     def resume_writing(self) -> None:
+        self.writing_paused = False
         self._writable.set()
         self.resume()
 
@@ -119,10 +122,6 @@ class NdjsonProtocol(asyncio.Protocol):
         if self._reading_paused and not conn.saturated and self._transport is not None:
             self._reading_paused = False
             cast(asyncio.ReadTransport, self._transport).resume_reading()
-
-    @property
-    def writing_paused(self) -> bool:
-        return not self._writable.is_set()
 
     async def wait_writable(self) -> None:
         transport = self._transport

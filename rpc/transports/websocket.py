@@ -172,7 +172,7 @@ class WebSocketTransport:
                 if self._sent > before:
                     continue  # slow but moving
                 log.warning(
-                    "dropping WebSocket peer %s: it stopped reading for %.0f s", self.peer.label, self._stall_secs
+                    "dropping WebSocket peer %s: it stopped reading for %g s", self.peer.label, self._stall_secs
                 )
                 self._abort()
         if self._closing:

@@ -53,12 +53,12 @@ def assert_refused_to_start(d: Daemon, *needles: str, timeout: float = 10.0) -> 
 
 
 @pytest.mark.req("R-SEC-1")
-async def test_socket_is_0600_and_data_dir_0700(daemon: Daemon) -> None:
-    sock = daemon.socket_path
-    assert sock == daemon.data_dir / "daemon.sock"
+async def test_socket_is_0600_and_data_dir_0700(shared_daemon: Daemon) -> None:
+    sock = shared_daemon.socket_path
+    assert sock == shared_daemon.data_dir / "daemon.sock"
     assert stat.S_ISSOCK(os.lstat(sock).st_mode)
     assert mode(sock) == 0o600
-    assert mode(daemon.data_dir) == 0o700
+    assert mode(shared_daemon.data_dir) == 0o700
 
 
 @pytest.mark.req("R-SEC-1")
@@ -198,11 +198,11 @@ async def test_second_daemon_on_the_same_dir_exits_quickly_naming_endpoint_and_p
 
 
 @pytest.mark.req("R-PATH-4")
-async def test_lock_file_holds_the_owner_pid_and_is_0600(daemon: Daemon) -> None:
-    lock = Path(str(daemon.socket_path) + ".lock")
+async def test_lock_file_holds_the_owner_pid_and_is_0600(shared_daemon: Daemon) -> None:
+    lock = Path(str(shared_daemon.socket_path) + ".lock")
     assert lock.is_file() and not lock.is_symlink()
     assert mode(lock) == 0o600
-    assert str(daemon.pid) in lock.read_text()
+    assert str(shared_daemon.pid) in lock.read_text()
 
 
 @pytest.mark.req("R-PATH-4")

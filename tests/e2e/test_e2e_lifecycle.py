@@ -76,7 +76,7 @@ async def test_ephemeral_reconnect_within_grace_cancels_the_exit(daemon_factory:
 async def test_not_ephemeral_keeps_running_after_clients_leave(daemon: Daemon) -> None:
     c = await daemon.client()
     await c.close()
-    await asyncio.sleep(1.5)  # longer than the default 1 s grace
+    await asyncio.sleep(1.3)  # longer than the default 1 s grace
     assert daemon.is_running()
     async with await daemon.client() as c:
         assert (await c.call("status"))["pid"] == daemon.pid
