@@ -30,6 +30,18 @@ def _parser() -> argparse.ArgumentParser:
     rpc.add_argument("params", nargs="?", help="params as a JSON object")
 
     sub.add_parser("status", parents=[common], help="print the daemon's status")
+
+    pair = sub.add_parser("pair", parents=[common], help="create a pairing token for a user")
+    pair.add_argument("--user", required=True, metavar="NAME", help="the [users.NAME] the token acts as")
+    pair.add_argument("--label", help="a note shown by pairing/list")
+
+    chat = sub.add_parser("chat", parents=[common], help="chat with an agent in the terminal")
+    chat.add_argument("--session", metavar="ID", help="resume (or choose) this session id")
+    chat.add_argument("--agent", metavar="A", default="default", help="agent alias (default: default)")
+
+    db = sub.add_parser("db", help="database maintenance")
+    db_sub = db.add_subparsers(dest="db_command", required=True)
+    db_sub.add_parser("upgrade", parents=[common], help="apply the Alembic migrations")
     return parser
 
 
@@ -58,6 +70,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(asyncio.run(client_commands.one_shot(args.config_dir, args.method, args.params)))
     if args.command == "status":
         raise SystemExit(asyncio.run(client_commands.one_shot(args.config_dir, "status", None)))
+    if args.command == "pair":
+        from app.cli.admin_commands import pair
+
+        raise SystemExit(asyncio.run(pair(args.config_dir, args.user, args.label)))
+    if args.command == "db":
+        from app.cli.admin_commands import db_upgrade
+
+        raise SystemExit(db_upgrade(args.config_dir))
+    if args.command == "chat":
+        from app.cli.chat_command import chat
+
+        raise SystemExit(asyncio.run(chat(args.config_dir, args.session, args.agent)))
 
 
 if __name__ == "__main__":

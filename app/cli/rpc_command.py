@@ -14,7 +14,7 @@ import orjson
 from app.paths import resolve
 from rpc.client import Client, RemoteError
 
-__all__ = ["interactive", "one_shot"]
+__all__ = ["connect", "interactive", "one_shot"]
 
 
 def _print_json(value: Any) -> None:
@@ -22,7 +22,7 @@ def _print_json(value: Any) -> None:
     sys.stdout.flush()
 
 
-async def _connect(config_dir: str | None) -> Client:
+async def connect(config_dir: str | None) -> Client:
     endpoint = resolve(config_dir).endpoint
     try:
         return await Client.connect(endpoint)
@@ -37,7 +37,7 @@ async def one_shot(config_dir: str | None, method: str, params_json: str | None)
     except orjson.JSONDecodeError:
         print("zeroclaw: PARAMS must be JSON", file=sys.stderr)
         return 2
-    client = await _connect(config_dir)
+    client = await connect(config_dir)
     try:
         await client.call("initialize", {"protocolVersion": 1, "clientInfo": {"name": "zeroclaw-cli"}})
         _print_json(await client.call(method, params))
@@ -69,7 +69,7 @@ async def interactive(config_dir: str | None) -> int:
     if readline is not None:
         with contextlib.suppress(OSError):
             readline.read_history_file(history)
-    client = await _connect(config_dir)
+    client = await connect(config_dir)
     client.on_message = lambda message: _print_json(message)
     loop = asyncio.get_running_loop()
     next_id = 1

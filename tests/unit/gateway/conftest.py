@@ -33,7 +33,6 @@ from rpc.methods import ERROR_MAPPERS, build_registry
 from rpc.server import RpcServer
 from rpc.transports.websocket import ws_max_size
 
-
 BASE_TOML = """\
 [permission_profiles.admin]
 admin = true

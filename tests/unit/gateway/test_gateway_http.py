@@ -202,7 +202,11 @@ async def test_put_config_through_the_store(client: httpx.AsyncClient, env: Env)
 
     no_path = await client.put("/api/config/gateway.port", json={"value": 1}, headers=bearer(tina))
     assert no_path.status_code == 403
-    assert no_path.json()["error"] == {"kind": "forbidden", "message": "config path not writable", "prop": "gateway.port"}
+    assert no_path.json()["error"] == {
+        "kind": "forbidden",
+        "message": "config path not writable",
+        "prop": "gateway.port",
+    }
 
     bad_type = await client.put(url, json={"value": "three"}, headers=bearer(tina))
     assert bad_type.status_code == 400

@@ -1,0 +1,41 @@
+"""`zeroclaw pair` and `zeroclaw db upgrade`."""
+
+from __future__ import annotations
+
+import sys
+
+from sqlalchemy.engine import make_url
+
+from app.cli.rpc_command import one_shot
+from app.config.errors import ConfigError
+from app.config.store import ConfigStore
+from app.paths import ensure_private_dir, resolve
+from app.storage import default_url
+
+__all__ = ["db_upgrade", "pair"]
+
+
+async def pair(config_dir: str | None, user: str, label: str | None) -> int:
+    """Create a pairing token through the running daemon (R-AUTH-4); the token is printed once."""
+    import orjson
+
+    params = {"user": user, **({"label": label} if label else {})}
+    return await one_shot(config_dir, "pairing/create", orjson.dumps(params).decode())
+
+
+def db_upgrade(config_dir: str | None) -> int:
+    """Bring the database to the newest schema (the daemon also does this at start)."""
+    from app.storage.migrate import HEAD_REVISION, upgrade
+
+    paths = resolve(config_dir)
+    try:
+        config = ConfigStore(paths.config_dir).current
+    except ConfigError as exc:
+        print(f"zeroclaw: {paths.config_file}: {exc.message}", file=sys.stderr)
+        return 1
+    ensure_private_dir(paths.data_dir)
+    url = config.storage.url or default_url(paths.data_dir)
+    upgrade(url)
+    shown = make_url(url).render_as_string(hide_password=True)
+    print(f"database {shown} is at revision {HEAD_REVISION}")
+    return 0

@@ -1,0 +1,101 @@
+"""The gateway of a real `zeroclaw daemon` (R-GW-1, R-GW-4, R-PATH-7, R-EPH-1, R-SEC-3).
+
+Skipped while the daemon prints `gateway=off` even without `--no-gateway` (the gateway not wired in yet).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from typing import Any
+
+import httpx
+import pytest
+from e2e_harness import READY_RE, Daemon, DaemonFactory
+from websockets.asyncio.client import connect
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint")
+
+TIMEOUT = 5.0
+
+
+def start(factory: DaemonFactory, config: Any = None, args: tuple[str, ...] = ()) -> tuple[Daemon, str]:
+    d = factory.start(config, no_gateway=False, args=["--gateway-port", "0", *args])
+    assert d.ready_line is not None
+    m = READY_RE.match(d.ready_line)
+    assert m is not None
+    if m["gateway"] == "off":
+        pytest.skip("the daemon does not start the gateway yet")
+    return d, m["gateway"]
+
+
+async def owner_token(d: Daemon) -> str:
+    async with await d.client() as c:
+        result = await c.call("pairing/create", {"user": "ops"})
+    token: str = result["token"]
+    return token
+
+
+OPS_TOML = """
+[permission_profiles.admin]
+admin = true
+
+[users.ops]
+permission_profiles = ["admin"]
+"""
+
+
+async def ws_call(conn: Any, rid: int, method: str, params: Any = None) -> dict[str, Any]:
+    frame: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "id": rid}
+    if params is not None:
+        frame["params"] = params
+    await conn.send(json.dumps(frame))
+    response: dict[str, Any] = json.loads(await asyncio.wait_for(conn.recv(), TIMEOUT))
+    return response
+
+
+@pytest.mark.req("R-GW-1")
+async def test_ready_line_names_a_gateway_that_answers(daemon_factory: DaemonFactory) -> None:
+    d, url = start(daemon_factory)
+    assert url.startswith("http://127.0.0.1:")
+    async with httpx.AsyncClient(base_url=url, trust_env=False) as client:
+        health = await client.get("/health")
+        assert health.status_code == 200
+        assert health.headers["server"] == "zeroclaw"
+        assert (await client.get("/api/status")).status_code == 401
+    async with await d.client() as c:
+        status = await c.call("status")
+    assert status["gateway"] == {"url": url}
+
+
+@pytest.mark.req("R-GW-4")
+async def test_websocket_peer_shares_the_dispatcher_and_is_audited(daemon_factory: DaemonFactory) -> None:
+    d, url = start(daemon_factory, OPS_TOML)
+    token = await owner_token(d)
+    ws_url = "ws" + url.removeprefix("http") + "/rpc"
+    async with connect(ws_url, proxy=None, additional_headers={"Authorization": f"Bearer {token}"}) as conn:
+        init = await ws_call(conn, 1, "initialize", {"protocolVersion": 1})
+        assert init["result"]["principal"]["id"] == "user:ops"
+        status = await ws_call(conn, 2, "status")
+        assert status["result"]["connections"] >= 1
+    entries = await d.wait_audit(lambda es: any(e["event"] == "disconnect" and e["peer"].startswith("ws:") for e in es))
+    ws_events = [e["event"] for e in entries if e["peer"].startswith("ws:127.0.0.1:")]
+    assert ws_events[:2] == ["connect", "initialize"]
+    assert token not in d.audit_path.read_text() and token not in d.stderr
+
+
+@pytest.mark.req("R-EPH-1")
+async def test_ephemeral_counts_websocket_clients(daemon_factory: DaemonFactory) -> None:
+    d, url = start(daemon_factory, {"daemon": {"ephemeral_grace_secs": 0.3}}, ("--ephemeral",))
+    ws_url = "ws" + url.removeprefix("http") + "/rpc"
+    async with connect(ws_url, proxy=None) as conn:
+        await asyncio.sleep(0.8)
+        assert d.is_running(), d.describe()
+        await ws_call(conn, 1, "status")
+    started = time.monotonic()
+    while d.is_running():
+        assert time.monotonic() - started < 5, d.describe()
+        await asyncio.sleep(0.05)
+    assert d.proc.returncode == 0
