@@ -36,6 +36,8 @@ async def initialize(call: Call, params: InitializeParams) -> dict[str, Any]:
     conn = call.connection
     services = call.services
     if params.protocol_version != PROTOCOL_VERSION:
+        conn.deauthenticate()
+        services.audit.record("denied", conn.peer.label, None)
         raise VersionMismatch(supported=[PROTOCOL_VERSION], requested=params.protocol_version)
     token = params.auth_token if params.auth_token is not None else conn.peer.bearer_token
     if token is not None:

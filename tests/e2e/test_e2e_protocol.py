@@ -29,9 +29,9 @@ async def assert_next_frame_answers_probe(c: Client) -> None:
 
 
 @pytest.mark.req("R-CLI")
-@pytest.mark.skipif(shutil.which("socat") is None, reason="socat not installed")
 async def test_quick_test_through_socat(shared_daemon: Daemon) -> None:
     """SPEC §13 exactly: two lines typed into `socat … UNIX-CONNECT:<socket>`, two answers back."""
+    assert shutil.which("socat"), "socat is required (.ci/run installs Debian's socat)"
     proc = await asyncio.create_subprocess_exec(
         "socat",
         "-",
@@ -392,8 +392,25 @@ async def test_duplicate_ids_in_one_burst_get_exactly_one_answer_each_in_flight(
 
 
 @pytest.mark.req("R-WIRE-7")
-@pytest.mark.skip(reason="needs a slow method (session/prompt with a scripted provider) to hold an id in flight")
 async def test_duplicate_in_flight_id_is_rejected_and_first_request_unaffected(shared_daemon: Daemon) -> None:
-    """TODO once session/prompt exists: start a slow prompt with id 1, send `status` with id 1 → exactly one
-    `-32600` (`id: null`, `data.kind="duplicate_id"`, `data.id=1`), and the prompt's result is the only frame
-    carrying id 1."""
+    """A slow prompt holds id 1; `status` with id 1 gets exactly one `-32600` (`id: null`,
+    `data.kind="duplicate_id"`, `data.id=1`), and the prompt's result is the only frame carrying id 1."""
+    async with await Client.connect(shared_daemon.socket_path) as c:
+        await c.initialize()
+        sid = (await c.call("session/new", {}))["sessionId"]
+        await c.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/prompt",
+                "params": {"sessionId": sid, "prompt": "/sleep 0.5"},
+                "id": 1,
+            }
+        )
+        await c.send({"jsonrpc": "2.0", "method": "status", "id": 1})
+        dup = await c.recv_response()
+        code, data = error_of(dup)
+        assert (code, dup["id"], data["kind"], data["id"]) == (-32600, None, "duplicate_id", 1)
+        answer = await c.recv_response(timeout=10)
+        assert answer["id"] == 1 and answer["result"]["stopReason"] == "end_turn", answer
+        await c.send({"jsonrpc": "2.0", "method": "status", "id": 2})
+        assert (await c.recv_response())["id"] == 2
