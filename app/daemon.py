@@ -116,6 +116,7 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
     pairing = PairedTokens(PairingStore(db))
     auth = Authenticator(lambda: config_store.current, lambda: config_store.policy_generation, os.getuid())
     auth.tokens = pairing
+    config_store.on_commit(lambda _old, _new: auth.policy_changed())
     sessions = SessionRegistry(SessionStore(db, faults=Faults.from_env()), lambda: config_store.current, paths.data_dir)
     services = Services(
         paths=paths, config_store=config_store, auth=auth, audit=audit, db=db, pairing=pairing, sessions=sessions

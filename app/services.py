@@ -68,9 +68,8 @@ class Services:
                 "configFile": str(self.paths.config_file),
             }
         live = self.sessions.live
-        return {
-            **self._static,
-            "uptimeSecs": round(time.monotonic() - self.started_at, 3),
-            "activeSessions": len(live),
-            "sessionIds": sorted(live),
-        }
+        status = self._static.copy()
+        status["uptimeSecs"] = round(time.monotonic() - self.started_at, 3)
+        status["activeSessions"] = len(live)
+        status["sessionIds"] = sorted(live)
+        return status

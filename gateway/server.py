@@ -75,7 +75,7 @@ class GatewayHandle:
             log.exception("the gateway failed while stopping")
 
 
-async def _bind(host: str, port: int, backlog: int) -> socket.socket:
+async def _bind(host: str, port: int, backlog: int, user_timeout: float | None) -> socket.socket:
     loop = asyncio.get_running_loop()
     try:
         infos = await loop.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
@@ -86,6 +86,10 @@ async def _bind(host: str, port: int, backlog: int) -> socket.socket:
     try:
         if os.name != "nt":
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if user_timeout is not None and hasattr(socket, "TCP_USER_TIMEOUT"):
+            # Inherited by accepted sockets (Linux): data unacknowledged that long (a vanished peer, or one whose
+            # window stays shut) drops the connection in the kernel, which ASGI cannot do.
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, int(user_timeout * 1000))
         sock.bind(addr)
         sock.listen(backlog)
         sock.setblocking(False)
@@ -105,11 +109,17 @@ async def start_gateway(
     ws_max_size: int,
     backlog: int = 1024,
     shutdown_timeout: int = 3,
+    ping_interval: float | None = 20.0,
+    tcp_user_timeout: float | None = 60.0,
 ) -> GatewayHandle:
     """Serve `app` on host:port (0 = any free port) and return once it accepts requests.
 
     TLS when both `tls_cert` and `tls_key` are set (one without the other is an error). `ws_max_size` is the
     WebSocket message cap (`rpc.transports.websocket.ws_max_size(max_frame_bytes)`).
+
+    Keepalive: the server pings every `ping_interval` but sets no pong deadline, because a connection whose
+    reading is paused for backpressure (in-flight cap) cannot read pongs and must not be dropped for it; dead
+    peers are found by `tcp_user_timeout` instead (Linux), as the pings leave data unacknowledged.
     """
     if (tls_cert is None) != (tls_key is None):
         raise GatewayStartError("set both [gateway] tls_cert and tls_key, or neither")
@@ -125,6 +135,8 @@ async def start_gateway(
         proxy_headers=False,  # the audit log names the real peer, not a forwarded one
         ws="websockets-sansio",
         ws_max_size=ws_max_size,
+        ws_ping_interval=ping_interval,
+        ws_ping_timeout=None,
         ssl_certfile=tls_cert,
         ssl_keyfile=tls_key,
         backlog=backlog,
@@ -135,7 +147,7 @@ async def start_gateway(
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "strerror", None) or type(exc).__name__
         raise GatewayStartError(f"cannot load the gateway TLS certificate or key: {reason}") from None
-    sock = await _bind(host, port, backlog)
+    sock = await _bind(host, port, backlog, tcp_user_timeout)
     bound_host, bound_port = sock.getsockname()[:2]
     server = _EmbeddedServer(config)
     task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]), name="zeroclaw-gateway")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +68,8 @@ class Connection:
         self._barrier = False
         self.closed = False
         self._call = Call(self)
+        self._auth = server.services.auth
+        self._registry = server.registry
 
     # -- inbound ---------------------------------------------------------------------------------------
 
@@ -74,6 +77,12 @@ class Connection:
     def saturated(self) -> bool:
         """Stop reading: an in-flight slot is missing, `initialize` is running, or the peer is not reading."""
         return self._barrier or self.transport.writing_paused or len(self._inflight) >= self._max_inflight
+
+    def frames_received(self, lines: deque[bytes]) -> None:
+        """Handle queued frames until none is left or the connection is saturated (the rest stay queued)."""
+        inflight, transport, limit = self._inflight, self.transport, self._max_inflight
+        while lines and not (self._barrier or transport.writing_paused or len(inflight) >= limit or self.closed):
+            self.frame_received(lines.popleft())
 
     def frame_received(self, line: bytes) -> None:
         frame = parse(line)
@@ -94,7 +103,7 @@ class Connection:
             self._send_error(None, InvalidRequest("Request id already in flight", kind="duplicate_id", id=rid))
             return
         try:
-            spec, params = self.server.registry.prepare(self, request.method, request.params)
+            spec, params = self._registry.prepare(self, request.method, request.params)
         except RpcError as exc:
             if isinstance(exc, AuthRequired | Forbidden):
                 self.server.audit.record("denied", self.peer.label, self.principal_id)
@@ -117,7 +126,7 @@ class Connection:
     def _on_notification(self, request: Request) -> None:
         """Run it for its effect; nothing is ever answered, not even an error."""
         try:
-            spec, params = self.server.registry.prepare(self, request.method, request.params)
+            spec, params = self._registry.prepare(self, request.method, request.params)
             if not spec.is_async:
                 spec.handler(self._call, params)
                 return
@@ -167,7 +176,7 @@ class Connection:
 
     def authorize(self, grant: str) -> None:
         """Check `grant` under the policy in force now; a changed policy re-resolves the principal first."""
-        auth = self.server.services.auth
+        auth = self._auth
         if self._auth_generation != auth.generation:
             principal = auth.refresh(self._credential)
             if principal is None:

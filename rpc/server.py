@@ -42,6 +42,7 @@ class RpcServer:
         self._limits = limits
         self._on_count_change = on_count_change
         self._error_mappers: list[ErrorMapper] = []
+        self._close_listeners: list[Callable[[Connection], None]] = []
         self.connections: set[Connection] = set()
 
     @property
@@ -66,8 +67,14 @@ class RpcServer:
     def release(self, connection: Connection) -> None:
         if connection in self.connections:
             self.connections.discard(connection)
+            for listener in self._close_listeners:
+                listener(connection)
             self.audit.record("disconnect", connection.peer.label, connection.principal_id)
             self._on_count_change(len(self.connections))
+
+    def add_close_listener(self, listener: Callable[[Connection], None]) -> None:
+        """Run `listener(connection)` when a connection ends (e.g. to discard what it staged)."""
+        self._close_listeners.append(listener)
 
     def add_error_mapper(self, mapper: ErrorMapper) -> None:
         """Let a method family translate its domain exceptions into protocol errors."""

@@ -26,9 +26,7 @@ class Credential:
 class TokenResolver:
     """What the authenticator needs from the pairing store (kept abstract so the endpoint works without it)."""
 
-    @property
-    def generation(self) -> int:
-        return 0
+    on_change: Callable[[], None] = staticmethod(lambda: None)  # set by the Authenticator
 
     async def resolve(self, token: str) -> tuple[str, str] | None:  # (token_id, user)
         return None
@@ -42,12 +40,24 @@ class Authenticator:
         self._config = config
         self._config_generation = config_generation
         self._daemon_uid = daemon_uid
-        self.tokens: TokenResolver = TokenResolver()
+        self._tokens: TokenResolver = TokenResolver()
         self._policy: tuple[int, Policy] | None = None
+        # Moves whenever who-may-do-what may have changed; connections compare it on every call, so it is a
+        # plain int rather than something computed.
+        self.generation = 0
+
+    def policy_changed(self) -> None:
+        """A config commit or a pairing change: every connection re-resolves its principal at its next call."""
+        self.generation += 1
 
     @property
-    def generation(self) -> tuple[int, int]:
-        return (self._config_generation(), self.tokens.generation)
+    def tokens(self) -> TokenResolver:
+        return self._tokens
+
+    @tokens.setter
+    def tokens(self, tokens: TokenResolver) -> None:
+        self._tokens = tokens
+        tokens.on_change = self.policy_changed
 
     def policy(self) -> Policy:
         gen = self._config_generation()

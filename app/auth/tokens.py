@@ -17,10 +17,6 @@ class PairedTokens(TokenResolver):
         self.store = store
         self._revoked: set[str] = set()
 
-    @property
-    def generation(self) -> int:
-        return self.store.generation
-
     async def resolve(self, token: str) -> tuple[str, str] | None:
         record = await self.store.resolve(token)
         return None if record is None else (record.token_id, record.user)
@@ -29,10 +25,13 @@ class PairedTokens(TokenResolver):
         return token_id not in self._revoked
 
     async def create(self, user: str, label: str | None) -> tuple[PairingRecord, str]:
-        return await self.store.create(user, label)
+        created = await self.store.create(user, label)
+        self.on_change()
+        return created
 
     async def revoke(self, token_id: str) -> bool:
         revoked = await self.store.revoke(token_id)
         if revoked:
             self._revoked.add(token_id)
+            self.on_change()
         return revoked

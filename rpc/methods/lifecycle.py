@@ -65,9 +65,8 @@ async def initialize(call: Call, params: InitializeParams) -> dict[str, Any]:
 
 
 def status(call: Call, params: NoParams) -> dict[str, Any]:
-    services = call.services
-    return {
-        **services.describe(),
-        "protocolVersion": PROTOCOL_VERSION,
-        "connections": len(call.connection.server.connections),
-    }
+    server = call.connection.server
+    status: dict[str, Any] = server.services.describe()
+    status["protocolVersion"] = PROTOCOL_VERSION
+    status["connections"] = len(server.connections)
+    return status

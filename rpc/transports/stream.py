@@ -99,8 +99,10 @@ class NdjsonProtocol(asyncio.Protocol):
     def send(self, frame: bytes) -> None:
         if self._closing:
             return
-        self._out.append(frame)
-        self._out.append(b"\n")
+        if len(frame) < 16384:
+            self._out.append(frame + b"\n")  # one small copy beats one more element to join
+        else:
+            self._out += (frame, b"\n")
         if not self._in_batch and not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
@@ -142,16 +144,10 @@ class NdjsonProtocol(asyncio.Protocol):
     def _pump(self) -> None:
         conn = self._conn
         assert conn is not None
-        lines = self._lines
-        while lines:
-            if conn.saturated:
-                if not self._reading_paused and self._transport is not None:
-                    self._reading_paused = True
-                    cast(asyncio.ReadTransport, self._transport).pause_reading()
-                return
-            conn.frame_received(lines.popleft())
-            if self._closing:
-                return
+        conn.frames_received(self._lines)
+        if self._lines and not self._closing and not self._reading_paused and self._transport is not None:
+            self._reading_paused = True  # saturated: the rest waits, and so does the socket
+            cast(asyncio.ReadTransport, self._transport).pause_reading()
 
     def _end_batch(self) -> None:
         self._in_batch = False

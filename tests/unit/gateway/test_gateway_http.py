@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
@@ -13,6 +14,7 @@ from starlette.routing import Route
 
 from gateway.app import allowed_hosts
 from gateway.middleware import host_name, split_host
+from gateway.ws import origin_allowed
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -249,3 +251,51 @@ async def test_unexpected_failure_is_500_with_error_id_and_no_traceback(
     assert "secret" not in response.text and "Traceback" not in response.text
     assert response.headers["server"] == "zeroclaw"
     assert any(error["error_id"] in r.getMessage() and r.exc_info for r in caplog.records)
+
+
+@pytest.mark.req("R-GW-6")
+@pytest.mark.parametrize(
+    ("origin", "host", "scheme", "allowed"),
+    [
+        (None, "127.0.0.1:42617", "ws", True),
+        ("http://127.0.0.1:42617", "127.0.0.1:42617", "ws", True),
+        ("https://LOCALHOST", "localhost:443", "wss", True),
+        ("http://localhost", "localhost", "ws", True),
+        ("http://127.0.0.1:9999", "127.0.0.1:42617", "ws", False),
+        ("http://evil.example:42617", "127.0.0.1:42617", "ws", False),
+        ("null", "127.0.0.1:42617", "ws", False),
+        ("file://", "127.0.0.1", "ws", False),
+        ("http://127.0.0.1:99999999", "127.0.0.1", "ws", False),
+        ("http://127.0.0.1", None, "ws", False),
+    ],
+)
+def test_origin_rule(origin: str | None, host: str | None, scheme: str, allowed: bool) -> None:
+    assert origin_allowed(origin, host, scheme) is allowed
+
+
+@pytest.mark.req("R-GW-6")
+async def test_websocket_upgrade_for_a_foreign_host_is_refused(env: Env) -> None:
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "websocket.connect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "websocket",
+        "path": "/rpc",
+        "headers": [(b"host", b"rebind.example:42617")],
+        "query_string": b"",
+        "extensions": {"websocket.http.response": {}},
+        "client": ("127.0.0.1", 1),
+    }
+    await env.app(scope, receive, send)
+    assert sent[0]["type"] == "websocket.http.response.start" and sent[0]["status"] == 400
+    assert (b"server", b"zeroclaw") in sent[0]["headers"]
+    assert not env.server.connections
+    sent.clear()
+    del scope["extensions"]
+    await env.app(scope, receive, send)
+    assert sent == [{"type": "websocket.close", "code": 1008}]
