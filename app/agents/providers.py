@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import httpx
+from typing import TYPE_CHECKING
 
 from app.agents.base import Provider
-from app.agents.openai import OpenAIProvider
 from app.agents.scripted import ScriptedProvider
 from app.config.schema import Provider as ProviderConfig
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["build_provider"]
 
@@ -27,6 +29,8 @@ def build_provider(
     if provider_config.kind == "scripted":
         return ScriptedProvider()
     if provider_config.kind == "openai":
+        from app.agents.openai import OpenAIProvider  # httpx costs ~70 ms at start-up; load it when used
+
         key = provider_config.api_key.get_secret_value() if provider_config.api_key is not None else None
         return OpenAIProvider(
             base_url=provider_config.base_url,
