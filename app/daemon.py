@@ -13,6 +13,7 @@ import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.audit import AuditLog
 from app.auth.authenticator import Authenticator
@@ -22,6 +23,7 @@ from app.config.errors import ConfigError
 from app.config.store import ConfigStore
 from app.endpoint_lock import AlreadyRunning, EndpointLock
 from app.ephemeral import EphemeralWatch
+from app.files.service import FileService, staging_dir_for
 from app.paths import InsecureDirectory, Paths, ensure_endpoint_dir, ensure_private_dir, resolve
 from app.services import Services
 from app.sessions.registry import SessionRegistry
@@ -30,9 +32,13 @@ from app.storage import Database, default_url
 from app.storage.faults import Faults
 from app.storage.migrate import upgrade_if_needed
 from rpc.methods import ERROR_MAPPERS, build_registry
+from rpc.methods.files import connection_closed as files_connection_closed
 from rpc.server import RpcServer
 from rpc.transports.stream import NdjsonProtocol
 from rpc.transports.unix import EndpointError, UnixListener, peer_of, serve_unix
+
+if TYPE_CHECKING:
+    from gateway.server import GatewayHandle
 
 __all__ = ["DaemonOptions", "run"]
 
@@ -118,8 +124,16 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
     auth.tokens = pairing
     config_store.on_commit(lambda _old, _new: auth.policy_changed())
     sessions = SessionRegistry(SessionStore(db, faults=Faults.from_env()), lambda: config_store.current, paths.data_dir)
+    files = FileService(sessions, lambda: config_store.current.limits, staging_dir=staging_dir_for(paths.data_dir))
     services = Services(
-        paths=paths, config_store=config_store, auth=auth, audit=audit, db=db, pairing=pairing, sessions=sessions
+        paths=paths,
+        config_store=config_store,
+        auth=auth,
+        audit=audit,
+        db=db,
+        pairing=pairing,
+        sessions=sessions,
+        files=files,
     )
     watch = EphemeralWatch(config.daemon.ephemeral_grace_secs, stop.set) if options.ephemeral else None
     server = RpcServer(
@@ -131,20 +145,56 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
     )
     for mapper in ERROR_MAPPERS:
         server.add_error_mapper(mapper)
+    server.add_close_listener(files_connection_closed)
     try:
         listener = await serve_unix(Path(paths.endpoint), lambda: NdjsonProtocol(server, peer_of))
     except EndpointError as exc:
         await db.close()
         raise StartupError(str(exc)) from None
-    print(f"zeroclaw daemon ready: socket={paths.endpoint} gateway=off", file=sys.stderr, flush=True)
     try:
-        await stop.wait()
-    finally:
+        gateway = await _start_gateway(options, services, server) if options.gateway else None
+    except StartupError:
         await _shutdown(listener, server)
         await sessions.shutdown()
         await db.close()
         audit.close()
+        raise
+    gateway_label = gateway.url if gateway is not None else "off"
+    print(f"zeroclaw daemon ready: socket={paths.endpoint} gateway={gateway_label}", file=sys.stderr, flush=True)
+    try:
+        await stop.wait()
+    finally:
+        if gateway is not None:
+            await gateway.close()  # first: stop HTTP/WebSocket; WebSocket peers get close 1012
+        await _shutdown(listener, server)
+        files.close()
+        await sessions.shutdown()
+        await db.close()
+        audit.close()
     return 0
+
+
+async def _start_gateway(options: DaemonOptions, services: Services, server: RpcServer) -> GatewayHandle:
+    # Imported here so that `--no-gateway` never loads Starlette and uvicorn.
+    from gateway.app import create_app
+    from gateway.server import GatewayStartError, start_gateway
+    from rpc.transports.websocket import ws_max_size
+
+    config = services.config
+    app = create_app(services, server, server.registry, pairing_codes=services.pairing_codes)
+    try:
+        handle = await start_gateway(
+            app,
+            host=config.gateway.host,
+            port=options.gateway_port if options.gateway_port is not None else config.gateway.port,
+            tls_cert=config.gateway.tls_cert,
+            tls_key=config.gateway.tls_key,
+            ws_max_size=ws_max_size(config.limits.max_frame_bytes),
+        )
+    except GatewayStartError as exc:
+        raise StartupError(str(exc)) from None
+    services.gateway_url = handle.url
+    return handle
 
 
 async def _shutdown(listener: UnixListener, server: RpcServer) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.audit import AuditLog
 from app.auth.authenticator import Authenticator
+from app.auth.pairing_codes import PairingCodes
 from app.auth.tokens import PairedTokens
 from app.config.schema import Config
 from app.config.store import ConfigStore
@@ -17,6 +18,7 @@ from app.paths import Paths
 from app.storage import Database
 
 if TYPE_CHECKING:
+    from app.files.service import FileService
     from app.sessions.registry import SessionRegistry
 
 __all__ = ["Services", "package_version"]
@@ -38,6 +40,8 @@ class Services:
     db: Database
     pairing: PairedTokens
     sessions: SessionRegistry
+    files: FileService | None = None  # the files service (SPEC §8); None only in tests that do not need it
+    pairing_codes: PairingCodes = field(default_factory=PairingCodes)  # one-time codes for `POST /pair`
     version: str = field(default_factory=package_version)
     started_at: float = field(default_factory=time.monotonic)
     _gateway_url: str | None = None

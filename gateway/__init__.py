@@ -2,7 +2,7 @@
 
     gateway.app            create_app(services, rpc_server, registry) -> Starlette
     gateway.server         start_gateway(app, host=…, port=…, …) -> GatewayHandle (url, ws_url, close())
-    gateway.pairing_codes  PairingCodes: one-time 6-digit codes for POST /pair
+    app.auth.pairing_codes  PairingCodes: one-time 6-digit codes for POST /pair
 
 Submodules are imported explicitly, so `--no-gateway` never pays for importing uvicorn.
 """

@@ -22,9 +22,9 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.routing import Route, WebSocketRoute
 
+from app.auth.pairing_codes import PairingCodes
 from gateway.errors import ApiError, handle_api_error, handle_http_exception
 from gateway.middleware import BODY_LIMIT, BodyLimit, CatchAll, HostAllowlist, SecurityHeaders
-from gateway.pairing_codes import PairingCodes
 from gateway.rest import RestApi
 from gateway.ws import rpc_endpoint
 from rpc.dispatcher import Registry

@@ -13,13 +13,13 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app.auth.pairing_codes import PairingCodes, PairingLocked, PairingRejected
 from app.auth.policy import Forbidden as PolicyForbidden
 from app.auth.policy import check_config_write
 from app.storage import iso_z
 from gateway.auth import Caller, authenticate, grant_of, http_peer, require_grant
 from gateway.errors import ApiError, from_rpc_error, json_response
 from gateway.openapi import openapi_spec
-from gateway.pairing_codes import PairingCodes, PairingLocked, PairingRejected
 from rpc.dispatcher import Registry
 from rpc.methods.lifecycle import PROTOCOL_VERSION
 from rpc.server import RpcServer

@@ -13,7 +13,7 @@ from collections import deque
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from rpc.dispatcher import Call
+from rpc.dispatcher import AfterReply, Call
 from rpc.envelope import (
     NO_ID,
     Id,
@@ -151,7 +151,12 @@ class Connection:
         elif (exc := task.exception()) is not None:
             self._send_error(rid, self.server.to_rpc_error(exc))
         else:
-            self.transport.send(encode_result(rid, task.result()))
+            result = task.result()
+            if isinstance(result, AfterReply):
+                self.transport.send(encode_result(rid, result.result))
+                result.then()
+            else:
+                self.transport.send(encode_result(rid, result))
         self.transport.resume()
 
     def _send_error(self, rid: Id, error: RpcError) -> None:

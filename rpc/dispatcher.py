@@ -23,7 +23,19 @@ if TYPE_CHECKING:
     from app.auth.policy import Principal
     from rpc.connection import Connection
 
-__all__ = ["Call", "MethodSpec", "NoParams", "Params", "Registry", "validation_errors"]
+__all__ = ["AfterReply", "Call", "MethodSpec", "NoParams", "Params", "Registry", "validation_errors"]
+
+
+@dataclass(frozen=True, slots=True)
+class AfterReply:
+    """A handler result plus an action to run right after the reply is queued on the connection.
+
+    For effects that must not be observable before the answer (R-SES-3: a connection starts watching a
+    session only once its `session/new` answer is on its way, so no update can overtake it).
+    """
+
+    result: Any
+    then: Callable[[], None]
 
 
 class Params(BaseModel):

@@ -34,10 +34,15 @@ def _parser() -> argparse.ArgumentParser:
     pair = sub.add_parser("pair", parents=[common], help="create a pairing token for a user")
     pair.add_argument("--user", required=True, metavar="NAME", help="the [users.NAME] the token acts as")
     pair.add_argument("--label", help="a note shown by pairing/list")
+    pair.add_argument("--code", action="store_true", help="issue a one-time 6-digit code for POST /pair instead")
 
     chat = sub.add_parser("chat", parents=[common], help="chat with an agent in the terminal")
     chat.add_argument("--session", metavar="ID", help="resume (or choose) this session id")
     chat.add_argument("--agent", metavar="A", default="default", help="agent alias (default: default)")
+
+    upload = sub.add_parser("upload", parents=[common], help="upload a file to a session (chunked, resumable)")
+    upload.add_argument("session", metavar="SESSION", help="the session id")
+    upload.add_argument("file", metavar="FILE", help="the file to upload")
 
     db = sub.add_parser("db", help="database maintenance")
     db_sub = db.add_subparsers(dest="db_command", required=True)
@@ -73,11 +78,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.command == "pair":
         from app.cli.admin_commands import pair
 
-        raise SystemExit(asyncio.run(pair(args.config_dir, args.user, args.label)))
+        raise SystemExit(asyncio.run(pair(args.config_dir, args.user, args.label, code=args.code)))
     if args.command == "db":
         from app.cli.admin_commands import db_upgrade
 
         raise SystemExit(db_upgrade(args.config_dir))
+    if args.command == "upload":
+        from app.cli.upload_command import upload
+
+        raise SystemExit(asyncio.run(upload(args.config_dir, args.session, args.file)))
     if args.command == "chat":
         from app.cli.chat_command import chat
 

@@ -15,12 +15,14 @@ from app.storage import default_url
 __all__ = ["db_upgrade", "pair"]
 
 
-async def pair(config_dir: str | None, user: str, label: str | None) -> int:
-    """Create a pairing token through the running daemon (R-AUTH-4); the token is printed once."""
+async def pair(config_dir: str | None, user: str, label: str | None, *, code: bool) -> int:
+    """Create a pairing token through the running daemon (R-AUTH-4), printed once; or, with `code`, a
+    one-time 6-digit code that `POST /pair` on the gateway exchanges for a token."""
     import orjson
 
     params = {"user": user, **({"label": label} if label else {})}
-    return await one_shot(config_dir, "pairing/create", orjson.dumps(params).decode())
+    method = "pairing/code" if code else "pairing/create"
+    return await one_shot(config_dir, method, orjson.dumps(params).decode())
 
 
 def db_upgrade(config_dir: str | None) -> int:

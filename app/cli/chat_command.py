@@ -124,9 +124,7 @@ async def _approve(client: Client, sid: str, update: dict[str, Any]) -> None:
         (answer or "").strip().lower(), "reject"
     )
     with contextlib.suppress(RemoteError):  # the request may have timed out meanwhile
-        await client.call(
-            "session/approve", {"sessionId": sid, "requestId": update["requestId"], "decision": decision}
-        )
+        await client.call("session/approve", {"sessionId": sid, "requestId": update["requestId"], "decision": decision})
 
 
 async def _elicit(params: dict[str, Any]) -> dict[str, Any]:

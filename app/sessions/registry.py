@@ -81,21 +81,17 @@ class SessionRegistry:
         session_id: str | None = None,
         mode: Mode = "acp",
         surface: Surface = "rpc",
-        watcher: UpdateSink | None = None,
     ) -> Opened:
+        """Create, attach to, or rehydrate a session. The caller decides who watches it (`LiveSession.watch`)."""
         if session_id is not None and session_id in self.live:
             live = self.live[session_id]
             _check_owner(principal, live.owner)
-            if watcher is not None:
-                live.watch(watcher)
             return Opened(live, True, await self._count(live))
         if session_id is not None and mode == "acp":
             record = await self.store.get(session_id)
             if record is not None:
                 live = await self._rehydrate(principal, record)
-                if watcher is not None:
-                    live.watch(watcher)
-                return Opened(live, True, record.message_count)
+                return Opened(live, True, await self._count(live))  # after recovery: its marker counts
         self._check_capacity()
         agent = self._agent(principal, agent_alias)
         workspace = self._workspace(principal, agent_alias, agent.workspace_dir, cwd)
@@ -105,8 +101,6 @@ class SessionRegistry:
         )
         live = LiveSession(sid, principal.id, agent_alias, mode, workspace, surface)
         self.live[sid] = live
-        if watcher is not None:
-            live.watch(watcher)
         return Opened(live, False, 0)
 
     async def _rehydrate(self, principal: Principal, record: SessionRecord) -> LiveSession:
@@ -194,15 +188,14 @@ class SessionRegistry:
     ) -> TurnOutcome:
         config = self._config()
         agent = config.agents[live.agent_alias]
-        sinks = live.sinks_for(sink)
-
         async def emit(event: dict[str, Any]) -> None:
+            # Recipients are looked up per update: a watcher that attaches mid-turn gets the rest of it.
             params = {"sessionId": live.session_id, **event}
-            for target in list(sinks):
+            for target in live.sinks_for(sink):
                 try:
                     await target.send_update(params)
                 except Exception:  # a receiver that went away stops receiving; the turn goes on
-                    sinks.remove(target)
+                    live.watchers.discard(target)
 
         tools = build_tools([t for t in agent.tools])
         settings = TurnSettings(

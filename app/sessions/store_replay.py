@@ -72,22 +72,28 @@ def provider_safe(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
     that answers nothing; an interrupted turn leaves exactly that behind. Empty assistant messages left over
     are dropped too.
     """
-    called: set[str] = set()
-    answered: set[str] = set()
-    for message in messages:
+    # A result answers the latest earlier call with its id that is still unanswered: ids can repeat across turns
+    # (a provider numbering from what it sees), and an interrupted call must not borrow a later call's result.
+    pending: dict[str, tuple[int, int]] = {}
+    answered: set[tuple[int, int]] = set()
+    answering: set[int] = set()
+    for i, message in enumerate(messages):
         if message.get("role") == "assistant":
-            called.update(_call_id(call) for call in message.get("tool_calls") or ())
-        elif message.get("role") == "tool" and message.get("tool_call_id") in called:
-            answered.add(message["tool_call_id"])
-    answered.discard("")
+            for j, call in enumerate(message.get("tool_calls") or ()):
+                if _call_id(call):
+                    pending[_call_id(call)] = (i, j)
+        elif message.get("role") == "tool":
+            call = pending.pop(message.get("tool_call_id") or "", None)
+            if call is not None:
+                answered.add(call)
+                answering.add(i)
 
     out: list[dict[str, Any]] = []
-    results_sent: set[str] = set()
-    for message in messages:
+    for i, message in enumerate(messages):
         role = message.get("role")
         if role == "assistant":
             copy = dict(message)
-            calls = [call for call in message.get("tool_calls") or () if _call_id(call) in answered]
+            calls = [call for j, call in enumerate(message.get("tool_calls") or ()) if (i, j) in answered]
             if calls:
                 copy["tool_calls"] = calls
             else:
@@ -96,10 +102,8 @@ def provider_safe(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
                     continue
             out.append(copy)
         elif role == "tool":
-            call_id = message.get("tool_call_id")
-            if call_id not in answered or call_id in results_sent:
+            if i not in answering:
                 continue
-            results_sent.add(call_id)
             out.append(dict(message))
         else:
             out.append(dict(message))

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from rpc.dispatcher import Registry
-from rpc.methods import config, lifecycle, pairing, session
+from rpc.methods import config, files, lifecycle, pairing, session
 from rpc.server import ErrorMapper
 
 __all__ = ["ERROR_MAPPERS", "build_registry"]
 
 # Each family translates its domain exceptions into protocol errors.
-ERROR_MAPPERS: tuple[ErrorMapper, ...] = (config.map_config_error, session.map_session_error)
+ERROR_MAPPERS: tuple[ErrorMapper, ...] = (config.map_config_error, session.map_session_error, files.map_file_error)
 
 
 def build_registry() -> Registry:
     registry = Registry()
-    for family in (lifecycle, pairing, config, session):
+    for family in (lifecycle, pairing, config, session, files):
         family.register(registry)
     return registry

@@ -23,8 +23,15 @@ class RevokeParams(Params):
     token_id: Annotated[str, Field(min_length=1, max_length=64)]
 
 
+class CodeParams(Params):
+    user: Annotated[str, Field(min_length=1, max_length=128)]
+    label: Annotated[str | None, Field(max_length=256)] = None
+
+
 def register(registry: Registry) -> None:
     registry.method("pairing/create", params=CreateParams, grant="pairing:create")(create)
+    # Local only: a one-time code is how a browser or remote peer gets its first token (`POST /pair`).
+    registry.method("pairing/code", params=CodeParams, grant="pairing:create", local_only=True)(code)
     registry.method("pairing/list", params=NoParams, grant="pairing:read")(list_tokens)
     registry.method("pairing/revoke", params=RevokeParams, grant="pairing:delete")(revoke)
 
@@ -39,16 +46,24 @@ def _record(record: PairingRecord) -> dict[str, Any]:
     }
 
 
-async def create(call: Call, params: CreateParams) -> dict[str, Any]:
+def _check_pairable(call: Call, user: str) -> None:
     principal = call.principal
-    services = call.services
-    if not principal.admin and principal.user != params.user:
+    if not principal.admin and principal.user != user:
         raise Forbidden("A non-admin principal may pair only its own user", grant="pairing:create")
-    if services.auth.policy().for_user(params.user) is None:
-        raise InvalidParams(
-            "Unknown user", errors=[{"field": "user", "type": "unknown_user", "message": "no such user"}]
-        )
-    record, token = await services.pairing.create(params.user, params.label)
+    if call.services.auth.policy().for_user(user) is None:
+        unknown = {"field": "user", "type": "unknown_user", "message": "no such user"}
+        raise InvalidParams("Unknown user", errors=[unknown])
+
+
+def code(call: Call, params: CodeParams) -> dict[str, Any]:
+    _check_pairable(call, params.user)
+    codes = call.services.pairing_codes
+    return {"code": codes.issue(params.user, params.label), "user": params.user, "expiresInSecs": codes.ttl_secs}
+
+
+async def create(call: Call, params: CreateParams) -> dict[str, Any]:
+    _check_pairable(call, params.user)
+    record, token = await call.services.pairing.create(params.user, params.label)
     return {"tokenId": record.token_id, "token": token, "user": record.user, "createdAt": iso_z(record.created_at)}
 
 

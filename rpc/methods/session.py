@@ -8,7 +8,7 @@ from pydantic import Field
 
 from app.sessions import errors as domain
 from app.sessions import store_types as store_errors
-from rpc.dispatcher import Call, Params, Registry
+from rpc.dispatcher import AfterReply, Call, Params, Registry
 from rpc.errors import Forbidden, InvalidParams, RpcError, SessionBusy, SessionLimit, SessionNotFound, SessionNotOwned
 from rpc.session_bridge import ConnectionChannel, sink_for
 
@@ -89,7 +89,7 @@ def _field(name: str, kind: str, message: str) -> dict[str, str]:
     return {"field": name, "type": kind, "message": message}
 
 
-async def new(call: Call, params: NewParams) -> dict[str, Any]:
+async def new(call: Call, params: NewParams) -> AfterReply:
     opened = await call.services.sessions.open(
         call.principal,
         agent_alias=params.agent_alias,
@@ -97,18 +97,21 @@ async def new(call: Call, params: NewParams) -> dict[str, Any]:
         session_id=params.session_id,
         mode=params.mode,
         surface="rpc",
-        watcher=sink_for(call.connection),
     )
-    return opened.describe()  # type: ignore[no-any-return]
+    # Watch only once the answer is queued, so no update of a running turn can overtake it (R-SES-3).
+    return AfterReply(opened.describe(), lambda: opened.session.watch(sink_for(call.connection)))
 
 
 async def prompt(call: Call, params: PromptParams) -> dict[str, Any]:
+    text = params.prompt
     if params.attachments:
-        raise InvalidParams(errors=[_field("attachments", "unsupported", "attachments need file/attach (not built)")])
+        text = await call.services.files.prompt_with_attachments(
+            call.principal, params.session_id, text, params.attachments
+        )
     outcome = await call.services.sessions.prompt(
         call.principal,
         params.session_id,
-        params.prompt,
+        text,
         sink=sink_for(call.connection),
         client=ConnectionChannel(call.connection, params.session_id),
     )

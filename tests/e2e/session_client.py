@@ -10,7 +10,8 @@ daemon sent on the same connection. `Peer` runs one reader task per connection t
 * daemon → client requests go to `daemon_requests`; `answer` (if set) is called with each one and its return
   value is sent back as the `result` (return `NO_ANSWER` to leave the request unanswered).
 
-Every wait takes a timeout, so no test can hang.
+`check_turn` asserts the R-STREAM invariants every finished turn must keep. Every wait takes a timeout, so no
+test can hang.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = [
     "TOKEN_USER_CONFIG",
     "Peer",
     "Turn",
+    "check_turn",
     "chunks_text",
     "open_token_peer",
     "pair",
@@ -71,6 +73,50 @@ class Turn:
     @property
     def types(self) -> list[str]:
         return [u.get("type", "?") for u in self.updates]
+
+
+UPDATE_FIELDS: dict[str, set[str]] = {
+    "agent_message_chunk": {"text"},
+    "agent_thought_chunk": {"text"},
+    "tool_call": {"toolCallId", "name", "rawInput"},
+    "tool_result": {"toolCallId", "name", "rawOutput"},
+    "approval_request": {"requestId", "toolName", "arguments", "timeoutSecs"},
+    "history_trimmed": {"droppedMessages", "keptMessages", "checkpoint"},
+    "turn_complete": {"stopReason", "content"},
+}
+
+
+def check_turn(turn: Turn, session_id: str, stop: str = "end_turn") -> dict[str, Any]:
+    """The R-STREAM invariants of one finished turn; returns the prompt result."""
+    assert "result" in turn.response, f"a turn never ends in a JSON-RPC error: {turn.response}"
+    result = turn.result
+    assert result["sessionId"] == session_id
+    assert result["stopReason"] == stop, (result, turn.types)
+    assert turn.updates, "no session/update at all"
+    for u in turn.updates:
+        assert u["sessionId"] == session_id, u
+        assert u["type"] in UPDATE_FIELDS, u
+        assert UPDATE_FIELDS[u["type"]] <= set(u), u
+    last = turn.updates[-1]
+    assert last["type"] == "turn_complete", turn.types
+    assert turn.types.count("turn_complete") == 1, turn.types
+    assert last["stopReason"] == result["stopReason"]
+    assert last["content"] == result["content"]
+    assert chunks_text(turn.updates) == result["content"], (turn.updates, result)
+    # per tool: tool_call, then (maybe) approval_request, then tool_result
+    for i, u in enumerate(turn.updates):
+        if u["type"] == "tool_result":
+            calls = [
+                j for j, c in enumerate(turn.updates) if c["type"] == "tool_call" and c["toolCallId"] == u["toolCallId"]
+            ]
+            assert len(calls) == 1 and calls[0] < i, turn.types
+            assert turn.updates[calls[0]]["name"] == u["name"]
+            between = {c["type"] for c in turn.updates[calls[0] + 1 : i]}
+            assert between <= {"approval_request"}, turn.types
+        if u["type"] == "approval_request":
+            assert i > 0 and turn.updates[i - 1]["type"] == "tool_call", turn.types
+            assert turn.updates[i - 1]["name"] == u["toolName"]
+    return result
 
 
 def chunks_text(updates: list[dict[str, Any]], kind: str = "agent_message_chunk") -> str:
@@ -223,6 +269,8 @@ class Peer:
         rid = next(self._ids) if id is ... else id
         assert rid not in self._pending, f"id {rid!r} already in flight"
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        # a request the test never awaits (its connection closed first) must not log "exception never retrieved"
+        fut.add_done_callback(lambda f: f.cancelled() or f.exception())
         self._pending[rid] = fut
         frame: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "id": rid}
         if params is not None:
@@ -271,7 +319,9 @@ class Peer:
         try:
             response = await asyncio.wait_for(fut, timeout)
         except TimeoutError:
-            raise AssertionError(f"session/prompt not answered within {timeout} s; updates={self.updates[mark:]}") from None
+            raise AssertionError(
+                f"session/prompt not answered within {timeout} s; updates={self.updates[mark:]}"
+            ) from None
         if "error" in response:
             return Turn(response, [])
         await self.wait_update("turn_complete", session_id=session_id, start=mark, timeout=timeout)

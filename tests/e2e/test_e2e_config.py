@@ -199,7 +199,9 @@ INVALID_BATCHES: list[tuple[str, list[Any], int, str | None]] = [
 
 
 @pytest.mark.req("R-CFG-2")
-@pytest.mark.parametrize(("batch", "index", "etype"), [c[1:] for c in INVALID_BATCHES], ids=[c[0] for c in INVALID_BATCHES])
+@pytest.mark.parametrize(
+    ("batch", "index", "etype"), [c[1:] for c in INVALID_BATCHES], ids=[c[0] for c in INVALID_BATCHES]
+)
 async def test_set_many_invalid_entry_names_its_index_and_changes_nothing(
     cfg_daemon: Daemon, batch: list[Any], index: int, etype: str | None
 ) -> None:
@@ -483,7 +485,9 @@ async def test_policy_change_applies_to_an_open_connection_at_its_next_call(cfg_
             await owner.call("config/delete", {"prop": "permission_profiles.sessions_only"})
             code, data = await erin.error("session/list")
             assert code == -32012, data
-            await owner.call("config/set", {"prop": "permission_profiles.sessions_only.grants", "value": {"sessions": ["read"]}})
+            await owner.call(
+                "config/set", {"prop": "permission_profiles.sessions_only.grants", "value": {"sessions": ["read"]}}
+            )
             assert (await erin.call("session/list"))["sessions"] == []
 
 
@@ -514,7 +518,10 @@ async def test_granting_config_update_applies_at_the_next_call(cfg_daemon: Daemo
                     "config/set-many",
                     {
                         "sets": [
-                            {"prop": "permission_profiles.reader.grants", "value": {"config": ["read"], "sessions": ["read"]}},
+                            {
+                                "prop": "permission_profiles.reader.grants",
+                                "value": {"config": ["read"], "sessions": ["read"]},
+                            },
                             {"prop": "permission_profiles.reader.config_write_paths", "value": []},
                         ]
                     },

@@ -7,6 +7,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from e2e_harness import Daemon, DaemonFactory
@@ -44,12 +45,12 @@ def pair_daemon() -> Iterator[Daemon]:
         factory.close()
 
 
-async def listed(owner: Peer, token_id: str) -> dict | None:
+async def listed(owner: Peer, token_id: str) -> dict[str, Any] | None:
     tokens = (await owner.call("pairing/list"))["tokens"]
     return next((t for t in tokens if t["tokenId"] == token_id), None)
 
 
-async def init_error(d: Daemon, token: str) -> tuple[int, dict]:
+async def init_error(d: Daemon, token: str) -> tuple[int, dict[str, Any]]:
     peer = Peer(await d.connect())
     async with peer:
         code, data = await peer.error("initialize", {"protocolVersion": 1, "authToken": token})

@@ -7,6 +7,7 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from e2e_harness import Daemon, DaemonFactory
@@ -42,7 +43,7 @@ def ses_daemon() -> Iterator[Daemon]:
         factory.close()
 
 
-def listed(result: dict, session_id: str) -> dict | None:
+def listed(result: dict[str, Any], session_id: str) -> dict[str, Any] | None:
     return next((s for s in result["sessions"] if s["sessionId"] == session_id), None)
 
 
@@ -273,4 +274,3 @@ async def test_token_user_without_a_grant_is_forbidden_before_ownership(daemon_f
             code, data = await rita.error("session/prompt", {"sessionId": sid, "prompt": "x"})
             assert code == -32012 and data["grant"] == "sessions:execute", data
             assert (await rita.call("session/list"))["sessions"] == []
-

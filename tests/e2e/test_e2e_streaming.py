@@ -8,7 +8,9 @@ Every turn is checked against the same invariants (`check_turn`): the updates al
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import subprocess
 import time
 import uuid
@@ -17,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_harness import Daemon
-from session_client import NO_ANSWER, Peer, Turn, chunks_text
+from e2e_harness import Daemon, DaemonFactory
+from session_client import NO_ANSWER, Peer, check_turn, chunks_text
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint")
 
@@ -35,57 +37,14 @@ bash_timeout_secs = 40
 auto_approve = ["bash"]
 """
 
-UPDATE_FIELDS: dict[str, set[str]] = {
-    "agent_message_chunk": {"text"},
-    "agent_thought_chunk": {"text"},
-    "tool_call": {"toolCallId", "name", "rawInput"},
-    "tool_result": {"toolCallId", "name", "rawOutput"},
-    "approval_request": {"requestId", "toolName", "arguments", "timeoutSecs"},
-    "history_trimmed": {"droppedMessages", "keptMessages", "checkpoint"},
-    "turn_complete": {"stopReason", "content"},
-}
-
 
 @pytest.fixture(scope="module")
 def stream_daemon() -> Iterator[Daemon]:
-    from e2e_harness import DaemonFactory
-
     factory = DaemonFactory()
     try:
         yield factory.start(CONFIG)
     finally:
         factory.close()
-
-
-def check_turn(turn: Turn, session_id: str, stop: str = "end_turn") -> dict[str, Any]:
-    """The R-STREAM invariants of one finished turn; returns the prompt result."""
-    assert "result" in turn.response, f"a turn never ends in a JSON-RPC error: {turn.response}"
-    result = turn.result
-    assert result["sessionId"] == session_id
-    assert result["stopReason"] == stop, (result, turn.types)
-    assert turn.updates, "no session/update at all"
-    for u in turn.updates:
-        assert u["sessionId"] == session_id, u
-        assert u["type"] in UPDATE_FIELDS, u
-        assert UPDATE_FIELDS[u["type"]] <= set(u), u
-    last = turn.updates[-1]
-    assert last["type"] == "turn_complete", turn.types
-    assert turn.types.count("turn_complete") == 1, turn.types
-    assert last["stopReason"] == result["stopReason"]
-    assert last["content"] == result["content"]
-    assert chunks_text(turn.updates) == result["content"], (turn.updates, result)
-    # per tool: tool_call, then (maybe) approval_request, then tool_result
-    for i, u in enumerate(turn.updates):
-        if u["type"] == "tool_result":
-            calls = [j for j, c in enumerate(turn.updates) if c["type"] == "tool_call" and c["toolCallId"] == u["toolCallId"]]
-            assert len(calls) == 1 and calls[0] < i, turn.types
-            assert turn.updates[calls[0]]["name"] == u["name"]
-            between = {c["type"] for c in turn.updates[calls[0] + 1 : i]}
-            assert between <= {"approval_request"}, turn.types
-        if u["type"] == "approval_request":
-            assert i > 0 and turn.updates[i - 1]["type"] == "tool_call", turn.types
-            assert turn.updates[i - 1]["name"] == u["toolName"]
-    return result
 
 
 async def new_sid(peer: Peer, **params: Any) -> str:
@@ -230,7 +189,9 @@ async def test_bash_allow_always_covers_the_rest_of_the_session(stream_daemon: D
         other = await new_sid(owner)
         mark, fut = await owner.start_prompt(other, "/bash echo other-session")
         request = await owner.wait_update("approval_request", session_id=other, start=mark)
-        await owner.call("session/approve", {"sessionId": other, "requestId": request["requestId"], "decision": "reject"})
+        await owner.call(
+            "session/approve", {"sessionId": other, "requestId": request["requestId"], "decision": "reject"}
+        )
         check_turn(await owner.finish_turn(other, mark, fut), other)
 
 
@@ -253,6 +214,7 @@ async def test_no_approval_in_time_is_a_reject(stream_daemon: Daemon) -> None:
 
 @pytest.mark.req("R-STREAM-3")
 @pytest.mark.req("R-AGENT-1")
+@pytest.mark.req("R-CFG-4")
 async def test_auto_approve_lifts_approval(stream_daemon: Daemon) -> None:
     async with await Peer.open(stream_daemon) as owner:
         sid = await new_sid(owner, agentAlias="auto")
@@ -327,7 +289,9 @@ async def test_ask_answered(stream_daemon: Daemon) -> None:
     ],
     ids=["decline", "cancel", "error", "null_result"],
 )
-async def test_ask_declined_cancelled_or_failed(stream_daemon: Daemon, reply: dict[str, Any], words: tuple[str, ...]) -> None:
+async def test_ask_declined_cancelled_or_failed(
+    stream_daemon: Daemon, reply: dict[str, Any], words: tuple[str, ...]
+) -> None:
     async with await Peer.open(stream_daemon, elicitation=True) as owner:
         sid = await new_sid(owner)
         started = time.monotonic()
@@ -475,7 +439,7 @@ async def test_cancel_during_sleep_is_prompt(stream_daemon: Daemon) -> None:
 
 
 def pgrep(pattern: str) -> list[str]:
-    out = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True, check=False, timeout=5)  # noqa: S607
+    out = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True, check=False, timeout=5)
     return out.stdout.split()
 
 
@@ -483,23 +447,28 @@ def pgrep(pattern: str) -> list[str]:
 @pytest.mark.req("R-AGENT-3")
 async def test_cancel_during_a_running_bash_kills_it(stream_daemon: Daemon) -> None:
     unique = f"30.{uuid.uuid4().int % 10**6:06d}"
-    async with await Peer.open(stream_daemon) as owner:
-        sid = await new_sid(owner, agentAlias="auto")
-        mark, fut = await owner.start_prompt(sid, f"/bash sleep {unique}; echo never-printed")
-        await owner.wait_update("tool_call", session_id=sid, start=mark)
-        deadline = time.monotonic() + 5
-        while not pgrep(f"sleep {unique}"):
-            assert time.monotonic() < deadline, "the bash command never started"
-            await asyncio.sleep(0.05)
-        cancelled_at = time.monotonic()
-        await owner.call("session/cancel", {"sessionId": sid})
-        turn = await owner.finish_turn(sid, mark, fut, timeout=5)
-        assert time.monotonic() - cancelled_at < 2.0
-        check_turn(turn, sid, stop="cancelled")
-        deadline = time.monotonic() + 2
-        while pgrep(f"sleep {unique}"):
-            assert time.monotonic() < deadline, f"processes still running: {pgrep(f'sleep {unique}')}"
-            await asyncio.sleep(0.05)
+    try:
+        async with await Peer.open(stream_daemon) as owner:
+            sid = await new_sid(owner, agentAlias="auto")
+            mark, fut = await owner.start_prompt(sid, f"/bash sleep {unique}; echo never-printed")
+            await owner.wait_update("tool_call", session_id=sid, start=mark)
+            deadline = time.monotonic() + 5
+            while not pgrep(f"sleep {unique}"):
+                assert time.monotonic() < deadline, "the bash command never started"
+                await asyncio.sleep(0.05)
+            cancelled_at = time.monotonic()
+            await owner.call("session/cancel", {"sessionId": sid})
+            turn = await owner.finish_turn(sid, mark, fut, timeout=5)
+            assert time.monotonic() - cancelled_at < 2.0
+            check_turn(turn, sid, stop="cancelled")
+            deadline = time.monotonic() + 2
+            while pgrep(f"sleep {unique}"):
+                assert time.monotonic() < deadline, f"processes still running: {pgrep(f'sleep {unique}')}"
+                await asyncio.sleep(0.05)
+    finally:  # never leave a stray process behind, whatever the daemon did
+        for pid in pgrep(f"sleep {unique}"):
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(pid), signal.SIGKILL)
 
 
 # ------------------------------------------------------------------------------------------- watchers

@@ -26,7 +26,7 @@ from app.sessions.store import SessionStore
 from app.storage import Database, default_url
 from app.storage.migrate import upgrade
 from gateway.app import create_app
-from gateway.pairing_codes import PairingCodes
+from app.auth.pairing_codes import PairingCodes
 from gateway.server import GatewayHandle, start_gateway
 from rpc.dispatcher import Call, NoParams, Registry
 from rpc.methods import ERROR_MAPPERS, build_registry

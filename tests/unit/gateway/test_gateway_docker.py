@@ -10,7 +10,7 @@ from types import ModuleType
 
 import pytest
 import tomlkit
-import yaml
+import yaml  # type: ignore[import-untyped]
 
 DOCKER = Path(__file__).resolve().parents[3] / "docker"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, MutableMapping
 from typing import Any
 
 import httpx
@@ -113,8 +113,8 @@ async def test_malformed_content_length_is_400(env: Env) -> None:
     async def receive() -> dict[str, object]:
         return {"type": "http.request", "body": b"", "more_body": False}
 
-    async def send(message: dict[str, object]) -> None:
-        sent.append(message)
+    async def send(message: MutableMapping[str, Any]) -> None:
+        sent.append(dict(message))
 
     scope = {
         "type": "http",
@@ -280,8 +280,8 @@ async def test_websocket_upgrade_for_a_foreign_host_is_refused(env: Env) -> None
     async def receive() -> dict[str, Any]:
         return {"type": "websocket.connect"}
 
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
+    async def send(message: MutableMapping[str, Any]) -> None:
+        sent.append(dict(message))
 
     scope = {
         "type": "websocket",

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from conftest import Env, EnvFactory
 
-from gateway.pairing_codes import PairingCodes, PairingLocked, PairingRejected
+from app.auth.pairing_codes import PairingCodes, PairingLocked, PairingRejected
 
 pytestmark = pytest.mark.req("R-AUTH-4")
 

@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.typing import Origin
 
 from gateway.server import GatewayHandle
 from rpc.transports.websocket import WS_SIZE_MARGIN
@@ -204,12 +205,12 @@ async def test_over_the_connection_cap_a_websocket_gets_32005_and_close(make_env
 async def test_origin_must_be_absent_or_the_same_host(env: Env, serve: Serve) -> None:
     gateway = await serve(env)
     with pytest.raises(InvalidStatus) as refused:
-        async with ws(gateway.ws_url, origin="http://evil.example"):  # type: ignore[arg-type]
+        async with ws(gateway.ws_url, origin=Origin("http://evil.example")):
             pass
     assert refused.value.response.status_code == 403
     assert orjson.loads(refused.value.response.body)["error"]["kind"] == "forbidden"
     assert refused.value.response.headers["Server"] == "zeroclaw"
-    async with ws(gateway.ws_url, origin=gateway.url) as conn:  # type: ignore[arg-type]
+    async with ws(gateway.ws_url, origin=Origin(gateway.url)) as conn:
         assert code_of(await Rpc(conn).call("status")) == -32010
     assert not env.server.connections or await _eventually(lambda: not env.server.connections)
 

@@ -1,0 +1,169 @@
+"""One staged chunked upload and its chunk rules (R-FILE-2), independent of sockets and sessions.
+
+Chunk rules, in the order they are checked (every rejection leaves the upload exactly as it was):
+
+* a chunk longer than `chunk_bytes` (decoded) → rejected (`chunk_too_large`);
+* `offset` beyond the bytes received so far → rejected (`offset_gap`);
+* `offset` inside the received bytes: when the chunk lies wholly inside them and its bytes equal the stored
+  ones it is a retry after a lost response and is confirmed unchanged; different bytes (`chunk_conflict`) or a
+  chunk that starts inside and runs past the received bytes (`offset_mismatch`) are rejected;
+* `offset` = received: bytes beyond `size_bytes` → rejected (`beyond_size`); else appended.
+
+The bytes go to a `Staging` backend: an anonymous temporary file (`FileStaging`, the daemon's choice: staged
+bytes never sit in the daemon's memory, and nothing is left on disk after a crash) or a `bytearray`
+(`MemoryStaging`, tests). Either way the payload was charged to the budget at `begin`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from app.files.budget import Charge
+from app.files.errors import InvalidUpload
+
+__all__ = ["FileStaging", "MemoryStaging", "StagedUpload", "Staging"]
+
+
+class Staging(Protocol):
+    def write(self, offset: int, data: bytes) -> None: ...
+
+    def read(self, offset: int, size: int) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
+class MemoryStaging:
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def write(self, offset: int, data: bytes) -> None:
+        assert offset == len(self._buffer)
+        self._buffer += data
+
+    def read(self, offset: int, size: int) -> bytes:
+        return bytes(self._buffer[offset : offset + size])
+
+    def close(self) -> None:
+        self._buffer = bytearray()
+
+
+class FileStaging:
+    """An unnamed temporary file (O_TMPFILE where the platform has it) in a private directory.
+
+    Created on the first non-empty write, so an empty upload never opens a file.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self._directory = directory
+        self._fd: int | None = None
+
+    def _open(self) -> int:
+        if self._fd is None:
+            handle = tempfile.TemporaryFile(dir=self._directory, buffering=0)  # noqa: SIM115 - closed in close()
+            self._fd = os.dup(handle.fileno())
+            handle.close()
+        return self._fd
+
+    def write(self, offset: int, data: bytes) -> None:
+        fd, view = self._open(), memoryview(data)
+        while view:
+            written = os.pwrite(fd, view, offset)
+            view, offset = view[written:], offset + written
+
+    def read(self, offset: int, size: int) -> bytes:
+        if self._fd is None or size == 0:
+            return b""
+        parts: list[bytes] = []
+        while size > 0:
+            part = os.pread(self._fd, size, offset)
+            if not part:
+                raise OSError("the staged upload is shorter than what was received")
+            parts.append(part)
+            offset, size = offset + len(part), size - len(part)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+
+@dataclass(eq=False)
+class StagedUpload:
+    """What `begin` admitted: bound to its connection (`owner_key`) and session binding, charged to the budget."""
+
+    upload_id: str
+    owner_key: object  # the connection that began it; compared by identity
+    binding: object  # app.files.service.SessionBinding (kept opaque here so this module stays pure)
+    size: int
+    filename: str | None
+    mime_type: str | None
+    declared_sha256: str | None
+    charge: Charge
+    staging: Staging
+    last_used: float
+    received: int = 0
+    _hasher: hashlib._Hash = field(default_factory=hashlib.sha256, repr=False)
+
+    @property
+    def complete(self) -> bool:
+        return self.received == self.size
+
+    def digest(self) -> str:
+        """SHA-256 (hex) of the bytes received so far."""
+        return self._hasher.hexdigest()
+
+    def accept(self, offset: int, data: bytes, *, chunk_bytes: int) -> tuple[int, bool]:
+        """Apply one chunk; returns (received_bytes, appended). Raises InvalidUpload, changing nothing."""
+        size, received = len(data), self.received
+        if size > chunk_bytes:
+            raise InvalidUpload(
+                f"a chunk may carry at most {chunk_bytes} bytes",
+                field="data_b64",
+                type="chunk_too_large",
+                limit=chunk_bytes,
+            )
+        if offset > received:
+            raise InvalidUpload(
+                "offset must equal the bytes received so far",
+                field="offset",
+                type="offset_gap",
+                received_bytes=received,
+            )
+        if offset < received:
+            if offset + size > received:
+                raise InvalidUpload(
+                    "a chunk must either repeat received bytes or start where they end",
+                    field="offset",
+                    type="offset_mismatch",
+                    received_bytes=received,
+                )
+            if self.staging.read(offset, size) != data:
+                raise InvalidUpload(
+                    "different bytes at an already accepted offset",
+                    field="data_b64",
+                    type="chunk_conflict",
+                    received_bytes=received,
+                )
+            return received, False  # a retry of an accepted chunk: confirmed, unchanged
+        if received + size > self.size:
+            raise InvalidUpload(
+                "the chunk runs past size_bytes",
+                field="data_b64",
+                type="beyond_size",
+                received_bytes=received,
+                size_bytes=self.size,
+            )
+        if size:
+            self.staging.write(offset, data)  # may raise OSError: then nothing below has changed either
+            self._hasher.update(data)
+            self.received = received + size
+        return self.received, bool(size)
+
+    def read_all(self) -> bytes:
+        return self.staging.read(0, self.received)

@@ -1,0 +1,153 @@
+"""`file/attach` and `file/upload/{begin,chunk,commit}` (SPEC §8): thin adapters over `app.files.FileService`.
+
+Inputs accept snake_case and camelCase (the `Params` base); outputs are snake_case exactly as §8 shows
+(R-WIRE-8). The upload methods are local-only (R-FILE-5: the registry answers WebSocket peers -32012
+`local_only`). Uploads are keyed by the calling `Connection`; `connection_closed` is the RPC server's close
+listener that discards them (R-FILE-3).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
+
+from app.auth.policy import Principal
+from app.files import errors as file_errors
+from app.files.service import MAX_ATTACHMENTS, FileService, IncomingFile
+from app.sessions.errors import AgentNotAllowed
+from rpc.dispatcher import Call, Params, Registry
+from rpc.errors import AuthRequired, Forbidden, InternalError, InvalidParams, LimitExceeded, RpcError, UploadNotFound
+from rpc.methods.session import SessionId
+
+if TYPE_CHECKING:
+    from rpc.connection import Connection
+
+__all__ = ["GRANT", "connection_closed", "map_file_error", "register"]
+
+GRANT = "files:create"
+_MAX_NAME = 1024  # characters; the service enforces the 255-byte UTF-8 rule with its own error
+_UploadId = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class AttachFile(Params):
+    data_b64: str
+    filename: Annotated[str | None, Field(max_length=_MAX_NAME)] = None
+    mime_type: Annotated[str | None, Field(max_length=_MAX_NAME)] = None
+
+
+class AttachParams(Params):
+    session_id: SessionId
+    files: Annotated[list[AttachFile], Field(min_length=1, max_length=MAX_ATTACHMENTS)]
+
+
+class BeginParams(Params):
+    session_id: SessionId
+    size_bytes: Annotated[int, Field(ge=0, strict=True)]
+    filename: Annotated[str | None, Field(max_length=_MAX_NAME)] = None
+    sha256: Annotated[str | None, Field(max_length=128)] = None
+    mime_type: Annotated[str | None, Field(max_length=_MAX_NAME)] = None  # optional; guessed from filename
+
+
+class ChunkParams(Params):
+    upload_id: _UploadId
+    offset: Annotated[int, Field(ge=0, strict=True)]
+    data_b64: str  # the frame limit bounds it; the service refuses > 1 MiB decoded without decoding long ones
+
+
+class CommitParams(Params):
+    upload_id: _UploadId
+
+
+def register(registry: Registry) -> None:
+    registry.method("file/attach", params=AttachParams, grant=GRANT)(attach)
+    registry.method("file/upload/begin", params=BeginParams, grant=GRANT, local_only=True)(begin)
+    registry.method("file/upload/chunk", params=ChunkParams, grant=GRANT, local_only=True)(chunk)
+    registry.method("file/upload/commit", params=CommitParams, grant=GRANT, local_only=True)(commit)
+
+
+def map_file_error(exc: Exception) -> RpcError | None:
+    if isinstance(exc, file_errors.InvalidUpload):
+        error = {"field": exc.field, "type": exc.type, "message": exc.message}
+        return InvalidParams(exc.message, errors=[error], **exc.data)
+    if isinstance(exc, file_errors.UploadNotFound):
+        return UploadNotFound(exc.message)
+    if isinstance(exc, file_errors.UploadLimit):
+        return LimitExceeded(exc.message, name=exc.name, limit=exc.limit)
+    if isinstance(exc, file_errors.StorageFailed):
+        return InternalError(exc.message, reason="storage")
+    return None
+
+
+def connection_closed(connection: Connection) -> None:
+    """The RPC server's close listener: discard what the connection staged (R-FILE-3)."""
+    files: FileService | None = getattr(connection.server.services, "files", None)
+    if files is not None:
+        files.connection_closed(connection)
+
+
+def _files(call: Call) -> FileService:
+    files: FileService | None = getattr(call.services, "files", None)
+    if files is None:  # pragma: no cover - wiring error
+        raise InternalError("The files service is not configured", reason="wiring")
+    return files
+
+
+def _verifier(call: Call) -> Any:
+    """Re-checks the caller's credential and `files:create` under the policy in force when the commit step
+    calls it (a revoked token → -32010, a removed grant → -32012), and returns the principal it resolved."""
+
+    def verify() -> Principal:
+        call.connection.authorize(GRANT)
+        return call.principal
+
+    return verify
+
+
+def _audited(call: Call, exc: BaseException) -> None:
+    """R-SEC-3: every -32010/-32012 answer is audited, also those raised past the dispatcher's gate."""
+    if isinstance(exc, AuthRequired | Forbidden | AgentNotAllowed):
+        connection = call.connection
+        connection.server.audit.record("denied", connection.peer.label, connection.principal_id)
+
+
+async def attach(call: Call, params: AttachParams) -> dict[str, Any]:
+    files = [IncomingFile(f.data_b64, f.filename, f.mime_type) for f in params.files]
+    try:
+        entries = await _files(call).attach(call.principal, params.session_id, files, _verifier(call))
+    except Exception as exc:
+        _audited(call, exc)
+        raise
+    return {"files": [e.to_wire() for e in entries]}
+
+
+async def begin(call: Call, params: BeginParams) -> dict[str, Any]:
+    try:
+        result = await _files(call).begin(
+            call.connection,
+            call.principal,
+            params.session_id,
+            size_bytes=params.size_bytes,
+            filename=params.filename,
+            sha256=params.sha256,
+            mime_type=params.mime_type,
+        )
+    except Exception as exc:
+        _audited(call, exc)
+        raise
+    return result.to_wire()
+
+
+def chunk(call: Call, params: ChunkParams) -> dict[str, Any]:
+    # Synchronous on purpose: runs inline on the read path, so chunks of one connection apply in order.
+    received = _files(call).chunk(call.connection, params.upload_id, params.offset, params.data_b64)
+    return {"upload_id": params.upload_id, "received_bytes": received}
+
+
+async def commit(call: Call, params: CommitParams) -> dict[str, Any]:
+    try:
+        entry = await _files(call).commit(call.connection, params.upload_id, _verifier(call))
+    except Exception as exc:
+        _audited(call, exc)
+        raise
+    return entry.to_wire()
