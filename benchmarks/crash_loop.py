@@ -94,6 +94,12 @@ class TimedPeer(Peer):
         self.update_times: list[float] = []
         super().__init__(*args, **kw)
 
+    @classmethod
+    async def open(cls, daemon: Daemon, **kw: Any) -> TimedPeer:
+        peer = await super().open(daemon, **kw)
+        assert isinstance(peer, TimedPeer)
+        return peer
+
     async def _route(self, frame: dict[str, Any]) -> None:
         if frame.get("method") == "session/update" and "id" not in frame:
             self.update_times.append(time.monotonic())
@@ -253,7 +259,9 @@ def check_round(
         assert found[0]["role"] == "marker", found
     kept = "".join(r["content"] for r in rows if r["role"] == "assistant")
     # R-ACP-4: what was streamed > 0.5 s before the kill survives, exactly once, in the row it was streamed into.
-    assert kept.startswith(early_text), f"lost text streamed >{CHECKPOINT_GRACE_SECS} s before the kill: {kept!r} vs {early_text!r}"
+    assert kept.startswith(early_text), (
+        f"lost text streamed >{CHECKPOINT_GRACE_SECS} s before the kill: {kept!r} vs {early_text!r}"
+    )
     if early_text:
         everywhere = sum(r["content"].count(early_text) for r in rows if r["role"] != "user")
         assert everywhere == 1, f"text kept {everywhere} times: {rows}"
@@ -276,7 +284,8 @@ async def run_round(
 ) -> tuple[Daemon, RoundResult]:
     """One crash round on `session_id` (already stored); returns the restarted daemon and what happened."""
     started = time.monotonic()
-    async with await TimedPeer.open(daemon) as peer:
+    peer = await TimedPeer.open(daemon)
+    async with peer:
         _rows, base = await transcript(peer, session_id)
         mark, fut = await peer.start_prompt(session_id, kill.prompt)
         await asyncio.sleep(kill.delay)
@@ -290,16 +299,16 @@ async def run_round(
         all_text = peer.text_before(mark, float("inf"))
     unfinished = unfinished_turns(daemon, session_id)
     daemon = restart(factory, daemon)
-    async with await TimedPeer.open(daemon) as peer:
+    async with await Peer.open(daemon) as follower:
         if resume == "new":
-            opened = await peer.new_session(sessionId=session_id)
+            opened = await follower.new_session(sessionId=session_id)
             assert opened["resumed"] is True, opened
-            rows, total = await transcript(peer, session_id)
+            rows, total = await transcript(follower, session_id)
             assert opened["messageCount"] == total, (opened, total)
-            follow = await peer.prompt(session_id, "/context", timeout=15)
+            follow = await follower.prompt(session_id, "/context", timeout=15)
         else:
-            follow = await peer.prompt(session_id, "/context", timeout=15)
-            rows, total = await transcript(peer, session_id)
+            follow = await follower.prompt(session_id, "/context", timeout=15)
+            rows, total = await transcript(follower, session_id)
             rows, total = rows[:-2], total - 2  # without the follow-up's own rows
         round_rows = [r for r in rows if r["index"] >= base]
         assert [r["index"] for r in round_rows] == list(range(base, total)), "indexes must stay dense and stable"
@@ -315,8 +324,8 @@ async def run_round(
         assert follow.result["stopReason"] == "end_turn", follow.result
         check_context_lines(follow.result["content"].splitlines())
         # resuming again adds nothing: the marker is appended once (R-ACP-5)
-        again = await peer.new_session(sessionId=session_id)
-        after, after_total = await transcript(peer, session_id)
+        again = await follower.new_session(sessionId=session_id)
+        after, after_total = await transcript(follower, session_id)
         assert again["messageCount"] == after_total == total + 2, (again, after_total, total)
         assert len(markers(after)) == len(markers(rows)), "resuming twice added a marker"
     return daemon, RoundResult(
@@ -349,7 +358,7 @@ async def _main(args: argparse.Namespace) -> int:
                 daemon, result = await asyncio.wait_for(
                     run_round(factory, daemon, session_id, kill, resume=resume), args.round_timeout
                 )
-            except (AssertionError, asyncio.TimeoutError, TimeoutError) as exc:
+            except (AssertionError, TimeoutError) as exc:
                 failures.append(f"round {n} ({kill.kind} {kill.prompt!r} delay={kill.delay:.2f}s): {exc!r}")
                 print(f"{n:3} FAIL {failures[-1][:400]}", flush=True)
                 # start over on a fresh daemon and session so one failure does not cascade

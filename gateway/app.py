@@ -6,7 +6,10 @@
     GET  /api/status          bearer, grant of `status`
     GET  /api/config          bearer, grant of `config/get`
     PUT  /api/config/{prop}   bearer, grant of `config/set`, via `services.config_store`
+    GET  /api/sessions[/{id}/messages], POST /api/sessions/{id}/prompt   bearer, grants of `session/*`
+    POST /webhook/{agent}     bearer, grant of `session/prompt` + the agent right: a turn on a chat session
     GET  /rpc                 WebSocket JSON-RPC (the same dispatcher as the local socket)
+    GET  /, /static/*         the web control panel, static files from `web/` (R-GW-5, docs/panel.md)
 
 The app holds no state of its own beyond the pairing codes: everything else is the daemon's services, read
 at request time.
@@ -14,23 +17,30 @@ at request time.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.routing import Route, WebSocketRoute
+from starlette.requests import Request
+from starlette.responses import FileResponse, Response
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
 
 from app.auth.pairing_codes import PairingCodes
 from gateway.errors import ApiError, handle_api_error, handle_http_exception
 from gateway.middleware import BODY_LIMIT, BodyLimit, CatchAll, HostAllowlist, SecurityHeaders
 from gateway.rest import RestApi
+from gateway.rest_sessions import GatewayTurns, SessionApi
+from gateway.webhook import WebhookApi
 from gateway.ws import rpc_endpoint
 from rpc.dispatcher import Registry
 from rpc.server import RpcServer
 
-__all__ = ["DEFAULT_ALLOWED_HOSTS", "allowed_hosts", "create_app"]
+__all__ = ["DEFAULT_ALLOWED_HOSTS", "PANEL_CSP", "allowed_hosts", "create_app", "panel_routes", "web_dir"]
 
 DEFAULT_ALLOWED_HOSTS = ("127.0.0.1", "localhost", "::1")
 _WILDCARD_BINDS = ("", "0.0.0.0", "::")  # noqa: S104  # names of "every interface", never a Host header
@@ -46,6 +56,43 @@ def allowed_hosts(bind_host: str, configured: Iterable[str]) -> frozenset[str]:
     return frozenset(names)
 
 
+# The panel's page may load only its own files and talk only to its own origin (`connect-src 'self'` covers the
+# same-origin ws:/wss: URL of /rpc); no inline script or style, no framing.
+PANEL_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+
+
+def web_dir() -> Path | None:
+    """The panel's static files: `web/` of a source tree, else `<sys.prefix>/share/zeroclaw/web` (the image)."""
+    for candidate in (Path(__file__).resolve().parents[1] / "web", Path(sys.prefix) / "share" / "zeroclaw" / "web"):
+        if (candidate / "index.html").is_file():
+            return candidate
+    return None
+
+
+def panel_routes(directory: Path | None = None) -> list[BaseRoute]:
+    """`GET /` (index.html with a strict CSP) and `GET /static/<file>` (everything in `web/`, served as is)."""
+    root = directory if directory is not None else web_dir()
+
+    async def index(request: Request) -> Response:
+        if root is None:
+            raise ApiError(404, "not_found", "The web panel is not installed")
+        headers = {
+            "Content-Security-Policy": PANEL_CSP,
+            "X-Frame-Options": "DENY",
+            "Referrer-Policy": "no-referrer",
+            "Cache-Control": "no-cache",
+        }
+        return FileResponse(root / "index.html", media_type="text/html; charset=utf-8", headers=headers)
+
+    routes: list[BaseRoute] = [Route("/", index, methods=["GET"])]
+    if root is not None:
+        routes.append(Mount("/static", app=StaticFiles(directory=root), name="panel"))
+    return routes
+
+
 def create_app(
     services: Any,
     rpc_server: RpcServer,
@@ -57,6 +104,9 @@ def create_app(
     """The gateway app. `app.state.pairing_codes` is where the daemon issues pairing codes."""
     codes = pairing_codes if pairing_codes is not None else PairingCodes()
     api = RestApi(services, rpc_server, registry, codes)
+    turns = GatewayTurns(services.sessions)
+    session_api = SessionApi(services, rpc_server, registry, turns)
+    webhook_api = WebhookApi(services, rpc_server, registry, turns)
     cache: list[Any] = [None, frozenset()]
 
     def hosts() -> frozenset[str]:
@@ -73,7 +123,12 @@ def create_app(
         Route("/api/status", api.status, methods=["GET"]),
         Route("/api/config", api.get_config, methods=["GET"]),
         Route("/api/config/{prop}", api.put_config, methods=["PUT"]),
+        Route("/api/sessions", session_api.list_sessions, methods=["GET"]),
+        Route("/api/sessions/{id}/messages", session_api.messages, methods=["GET"]),
+        Route("/api/sessions/{id}/prompt", session_api.prompt, methods=["POST"]),
+        Route("/webhook/{agent}", webhook_api.webhook, methods=["POST"]),
         WebSocketRoute("/rpc", rpc_endpoint(rpc_server, services)),
+        *panel_routes(),
     ]
     app = Starlette(
         routes=routes,

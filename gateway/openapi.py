@@ -21,6 +21,133 @@ def _errors(*codes: int) -> dict[str, Any]:
     return {str(c): {"description": text[c], "content": {"application/json": {"schema": _ERROR}}} for c in codes}
 
 
+def _error(code: int, description: str) -> dict[str, Any]:
+    return {str(code): {"description": description, "content": {"application/json": {"schema": _ERROR}}}}
+
+
+_SESSION_ID_PARAM = {
+    "name": "id",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"},
+}
+
+
+def _session_paths(bearer: list[dict[str, list[str]]]) -> dict[str, Any]:
+    """The session routes and the webhook (R-GW-2, R-GW-3); shapes as their RPC twins (SPEC §7.1)."""
+    busy = _error(409, "A turn is already running on the session (session_busy)")
+    not_found = _error(404, "Unknown, killed or deleted session, or a closed chat session (session_not_found)")
+    not_owned = _error(403, "Missing grant (forbidden) or another principal's session (session_not_owned)")
+    limit = _error(429, "Live-session limit reached (session_limit)")
+    prompt_result = {"$ref": "#/components/schemas/PromptResult"}
+    return {
+        "/api/sessions": {
+            "get": {
+                "summary": "The caller's sessions, like session/list; admin sees all (grant sessions:read)",
+                "security": bearer,
+                "parameters": [
+                    {"name": "includeKilled", "in": "query", "required": False, "schema": {"type": "boolean"}}
+                ],
+                "responses": {
+                    **_ok("Sessions", {"$ref": "#/components/schemas/SessionList"}),
+                    **_errors(400, 401, 403),
+                },
+            }
+        },
+        "/api/sessions/{id}/messages": {
+            "get": {
+                "summary": "The visible transcript, like session/messages (grant sessions:read)",
+                "security": bearer,
+                "parameters": [
+                    _SESSION_ID_PARAM,
+                    {
+                        "name": "limit",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "integer", "minimum": 0, "maximum": 10000, "default": 100},
+                    },
+                    {
+                        "name": "before",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "integer", "minimum": 0},
+                        "description": "an index, exclusive",
+                    },
+                ],
+                "responses": {
+                    **_ok("Messages", {"$ref": "#/components/schemas/Messages"}),
+                    **_errors(400, 401),
+                    **not_owned,
+                    **not_found,
+                },
+            }
+        },
+        "/api/sessions/{id}/prompt": {
+            "post": {
+                "summary": "Run one turn and answer when it ends, like session/prompt (grant sessions:execute). "
+                "Tools that need approval are rejected at once unless auto-approved or a client of the same "
+                "principal watches the session; elicitation answers 'no interactive client is attached'",
+                "security": bearer,
+                "parameters": [_SESSION_ID_PARAM],
+                "requestBody": _body(
+                    {
+                        "type": "object",
+                        "required": ["prompt"],
+                        "properties": {
+                            "prompt": {"type": "string", "maxLength": 1000000},
+                            "attachments": {"type": "array", "items": {"type": "object"}},
+                        },
+                    }
+                ),
+                "responses": {
+                    **_ok("The turn's final result", prompt_result),
+                    **_errors(400, 401),
+                    **not_owned,
+                    **not_found,
+                    **busy,
+                    **_errors(413),
+                    **limit,
+                },
+            }
+        },
+        "/webhook/{agent}": {
+            "post": {
+                "summary": "Run one turn on a chat session of the agent (grant sessions:execute and the agent "
+                "right): a new session without sessionId; with one, the caller's chat session of that agent "
+                "(created with that id when unknown)",
+                "security": bearer,
+                "parameters": [{"name": "agent", "in": "path", "required": True, "schema": {"type": "string"}}],
+                "requestBody": _body(
+                    {
+                        "type": "object",
+                        "required": ["message"],
+                        "properties": {
+                            "message": {"type": "string", "maxLength": 1000000},
+                            "sessionId": _SESSION_ID_PARAM["schema"],
+                        },
+                    }
+                ),
+                "responses": {
+                    **_ok(
+                        "The turn's final text",
+                        {
+                            "type": "object",
+                            "required": ["sessionId", "content"],
+                            "properties": {"sessionId": {"type": "string"}, "content": {"type": "string"}},
+                        },
+                    ),
+                    **_errors(400, 401),
+                    **_error(403, "Missing grant or agent right (forbidden), or another principal's session"),
+                    **_error(404, "Unknown agent (not_found), or a closed or killed chat session"),
+                    **busy,
+                    **_errors(413),
+                    **limit,
+                },
+            }
+        },
+    }
+
+
 def _ok(description: str, schema: dict[str, Any], status: int = 200) -> dict[str, Any]:
     return {str(status): {"description": description, "content": {"application/json": {"schema": schema}}}}
 
@@ -48,6 +175,60 @@ def openapi_spec(version: str) -> dict[str, Any]:
                             "properties": {"kind": {"type": "string"}, "message": {"type": "string"}},
                             "additionalProperties": True,
                         }
+                    },
+                },
+                "SessionList": {
+                    "type": "object",
+                    "required": ["sessions"],
+                    "properties": {
+                        "sessions": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {
+                                    "sessionId": {"type": "string"},
+                                    "agentAlias": {"type": "string"},
+                                    "mode": {"enum": ["acp", "chat"]},
+                                    "live": {"type": "boolean"},
+                                    "killed": {"type": "boolean"},
+                                    "createdAt": {"type": "string", "format": "date-time"},
+                                    "lastActivity": {"type": "string", "format": "date-time"},
+                                    "messageCount": {"type": "integer"},
+                                },
+                            },
+                        }
+                    },
+                },
+                "Messages": {
+                    "type": "object",
+                    "required": ["sessionId", "messages", "total"],
+                    "properties": {
+                        "sessionId": {"type": "string"},
+                        "total": {"type": "integer"},
+                        "messages": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "required": ["index", "role", "content"],
+                                "properties": {
+                                    "index": {"type": "integer"},
+                                    "role": {"type": "string"},
+                                    "content": {"type": "string"},
+                                    "toolCallId": {"type": "string"},
+                                    "name": {"type": "string"},
+                                    "marker": {"type": "string"},
+                                },
+                            },
+                        },
+                    },
+                },
+                "PromptResult": {
+                    "type": "object",
+                    "required": ["sessionId", "stopReason", "content"],
+                    "properties": {
+                        "sessionId": {"type": "string"},
+                        "stopReason": {"enum": ["end_turn", "cancelled", "failed", "max_turns"]},
+                        "content": {"type": "string"},
                     },
                 },
                 "PairedToken": {
@@ -131,6 +312,7 @@ def openapi_spec(version: str) -> dict[str, Any]:
                     },
                 }
             },
+            **_session_paths(bearer),
             "/rpc": {
                 "get": {
                     "summary": "JSON-RPC 2.0 over WebSocket: one message per text frame (initialize with authToken "

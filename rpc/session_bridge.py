@@ -7,6 +7,7 @@ from typing import Any
 
 from app.agents.base import Elicitation
 from rpc.connection import Connection, PeerError, PendingLimitReached
+from rpc.envelope import encode_notification
 from rpc.transports.base import ConnectionClosed
 
 __all__ = ["ConnectionChannel", "ConnectionSink", "sink_for"]
@@ -29,7 +30,13 @@ class ConnectionSink:
         return self._connection.closed
 
     async def send_update(self, params: dict[str, Any]) -> None:
-        await self._connection.notify("session/update", params)
+        # Connection.notify inlined: this runs once per streamed chunk.
+        transport = self._connection.transport
+        if transport.writing_paused:
+            await transport.wait_writable()
+        if self._connection.closed:
+            raise ConnectionClosed
+        transport.send(encode_notification("session/update", params))
 
 
 def sink_for(connection: Connection) -> ConnectionSink:

@@ -11,6 +11,7 @@ fresh install works with no keys and tests can drive every kind of turn event. T
     /write PATH | TEXT  -> write_file tool call (then "write_file: …")
     /read PATH          -> read_file tool call  (then "File contents:\n…")
     /sleep S            -> "." every 0.1 s for S seconds
+    /stream N           -> N chunks "lorem " as fast as the turn takes them (a throughput workload)
     /fail               -> ProviderError
     /context            -> one line per message given: "role: <first 80 chars>"
 """
@@ -25,12 +26,13 @@ from typing import Any
 
 from app.agents.base import Message, ProviderError, ProviderEvent, TextDelta, ThoughtDelta, ToolCall, ToolSpec
 
-__all__ = ["FAIL_MESSAGE", "MAX_SLEEP_SECS", "ScriptedProvider", "split_chunks"]
+__all__ = ["FAIL_MESSAGE", "MAX_SLEEP_SECS", "MAX_STREAM_CHUNKS", "ScriptedProvider", "split_chunks"]
 
 FAIL_MESSAGE = "scripted provider failure (requested by /fail)"
 MAX_SLEEP_SECS = 600.0
 CONTEXT_PREVIEW_CHARS = 80
 MAX_CHUNKS = 8
+MAX_STREAM_CHUNKS = 1_000_000
 
 _DIRECTIVE_RE = re.compile(r"/([A-Za-z]+)(?:\s+(.*))?\Z", re.DOTALL)
 _TOOL_ID_RE = re.compile(r"tc_(\d+)\Z")
@@ -154,6 +156,10 @@ class ScriptedProvider:
             async for event in self._sleep(arg):
                 yield event
             return
+        elif directive == "stream":
+            async for event in self._stream(arg):
+                yield event
+            return
         elif directive == "context":
             text = "\n".join(f"{m.role}: {_preview(m.content)}" for m in messages)
         else:  # plain text, an unknown directive, or `/think` with nothing to think
@@ -209,6 +215,16 @@ class ScriptedProvider:
             await asyncio.sleep(min(self._tick_secs, left))
             yield TextDelta(".")
         yield TextDelta(" Done.")
+
+    async def _stream(self, arg: str) -> AsyncIterator[ProviderEvent]:
+        count = int(arg) if arg.isdigit() else -1
+        if not 0 < count <= MAX_STREAM_CHUNKS:
+            async for event in self._text(f"Usage: /stream CHUNKS (1 to {MAX_STREAM_CHUNKS})"):
+                yield event
+            return
+        chunk = TextDelta("lorem ")  # immutable: one instance serves every chunk
+        for _ in range(count):
+            yield chunk
 
     async def _text(self, text: str) -> AsyncIterator[ProviderEvent]:
         for i, chunk in enumerate(split_chunks(text)):

@@ -12,9 +12,10 @@ marks its token revoked, each in a synchronous step on the event loop (`ConfigSt
 `PairedTokens.revoke` after the database write). The section above never yields to the loop, so such a step
 runs either wholly before the verification (the call is then refused and nothing is written) or wholly after
 the file is stored and indexed — never in between. No lock is shared with the config or pairing code.
-The price is that the file write itself runs on the event loop: at most 10 MB to the page cache, plus reading
-the indexed copy back for the R-FILE-7 comparison (see docs/files.md for the measured cost). Hashing and base64
-decoding happen before the section, off the loop.
+The price is that the file write itself runs on the event loop: at most 10 MB, copied in the kernel from the
+staging file (`copy_file_range`) or written from memory for `file/attach`, plus hashing an existing copy for
+the R-FILE-7 comparison (docs/files.md has the measured cost, ~5 ms for 10 MB). Base64 decoding and hashing of
+the new bytes happen before the section.
 
 The dedup index lives in memory, one per live-session generation (a `WeakKeyDictionary` keyed by the
 `LiveSession`): a closed and recreated (or rehydrated) session starts with an empty index, so its first upload
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import logging
 import os
 import secrets
@@ -39,16 +41,27 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from weakref import WeakKeyDictionary
 
 from app.auth.policy import Principal
 from app.files.errors import StorageFailed
 from app.files.naming import UPLOADS_DIR, marker, mime_for, stored_name
+from app.files.staging import write_all
 from app.sessions.errors import AgentNotAllowed, SessionChanged, SessionNotOwned
 from app.sessions.live import LiveSession
 
-__all__ = ["AttachEntry", "FileStore", "Payload", "SessionBinding", "UploadsDir", "Verify", "uploads_dir_of"]
+__all__ = [
+    "AttachEntry",
+    "BytesSource",
+    "FileStore",
+    "Payload",
+    "SessionBinding",
+    "Source",
+    "UploadsDir",
+    "Verify",
+    "uploads_dir_of",
+]
 
 log = logging.getLogger("zeroclaw.files")
 
@@ -94,14 +107,35 @@ class SessionBinding:
         )
 
 
+class Source(Protocol):
+    """Where a payload's bytes come from: a staged upload, or `BytesSource` for `file/attach`."""
+
+    def copy_to(self, fd: int, size: int) -> None: ...
+
+
+class BytesSource:
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def copy_to(self, fd: int, size: int) -> None:
+        write_all(fd, memoryview(self.data)[:size])
+
+
 @dataclass(frozen=True, slots=True)
 class Payload:
-    """One file ready to store: decoded bytes and their SHA-256 (computed before the commit step)."""
+    """One file ready to store: its size, SHA-256 (computed before the commit step) and where its bytes are."""
 
-    data: bytes
+    size: int
     sha256: str
     filename: str | None
     mime_type: str | None
+    source: Source
+
+    @classmethod
+    def of_bytes(cls, data: bytes, filename: str | None = None, mime_type: str | None = None) -> Payload:
+        return cls(len(data), hashlib.sha256(data).hexdigest(), filename, mime_type, BytesSource(data))
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,15 +197,15 @@ def _store_one(directory: UploadsDir, uploads: str, index: dict[str, int], paylo
     deduplicated = name in index
     # R-FILE-7: an indexed file that was edited, deleted or replaced by a link is written back; a file that is
     # not indexed yet is written unless an intact copy is already there (another session of the same agent).
-    if not directory.holds(name, payload.data):
-        directory.write(name, payload.data)
-    index[name] = len(payload.data)
+    if not directory.holds(name, payload.size, payload.sha256):
+        directory.write(name, payload)
+    index[name] = payload.size
     path = os.path.join(uploads, name)
     return AttachEntry(
         ref_id=f"sha256:{payload.sha256}",
         marker=marker(path, payload.filename or name, mime_for(payload.filename, payload.mime_type)),
         workspace_path=path,
-        size_bytes=len(payload.data),
+        size_bytes=payload.size,
         deduplicated=deduplicated,
     )
 
@@ -220,8 +254,8 @@ class UploadsDir:
         finally:
             os.close(workspace_fd)
 
-    def holds(self, name: str, data: bytes) -> bool:
-        """Whether `name` is a regular file (not a link, FIFO or directory) holding exactly `data`."""
+    def holds(self, name: str, size: int, sha256: str) -> bool:
+        """Whether `name` is a regular file (not a link, FIFO or directory) of `size` bytes hashing to `sha256`."""
         try:
             if self._fd is not None:
                 fd = os.open(name, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC, dir_fd=self._fd)
@@ -234,20 +268,21 @@ class UploadsDir:
             return False
         try:
             info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or info.st_size != len(data):
+            if not stat.S_ISREG(info.st_mode) or info.st_size != size:
                 return False
-            view, offset = memoryview(data), 0
-            while offset < len(data):
-                block = os.read(fd, min(_COMPARE_BLOCK, len(data) - offset))
-                if not block or view[offset : offset + len(block)] != block:
+            digest, buffer = hashlib.sha256(), bytearray(_COMPARE_BLOCK)
+            view, total = memoryview(buffer), 0
+            while count := os.readv(fd, [buffer]):
+                digest.update(view[:count])
+                total += count
+                if total > size:
                     return False
-                offset += len(block)
-            return os.read(fd, 1) == b""
+            return total == size and digest.hexdigest() == sha256
         finally:
             os.close(fd)
 
-    def write(self, name: str, data: bytes) -> None:
-        """Write `data` to a new temporary file beside `name`, then `os.replace` it over `name`."""
+    def write(self, name: str, payload: Payload) -> None:
+        """Write the payload to a new temporary file beside `name`, then `os.replace` it over `name`."""
         temp = f".{name}.{secrets.token_hex(6)}.tmp"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC | getattr(os, "O_BINARY", 0)
         if self._fd is not None:
@@ -256,9 +291,7 @@ class UploadsDir:
             fd = os.open(os.path.join(self._path, temp), flags, 0o600)
         try:
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
+                payload.source.copy_to(fd, payload.size)
             finally:
                 os.close(fd)
             if self._fd is not None:

@@ -43,6 +43,7 @@ class LiveSession:
     turn: asyncio.Task[Any] | None = None  # the whole turn, including its terminal rows and updates
     body: asyncio.Task[Any] | None = None  # the provider/tool part; `session/cancel` cancels this one
     watchers: set[UpdateSink] = field(default_factory=set)
+    watch_version: int = 0  # moves when `watchers` changes, so a turn can cache its recipients
     approvals: dict[str, asyncio.Future[str]] = field(default_factory=dict)
     always_allowed: set[str] = field(default_factory=set)
     _request_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -56,10 +57,16 @@ class LiveSession:
 
     def watch(self, sink: UpdateSink) -> None:
         self.watchers.add(sink)
+        self.watch_version += 1
+
+    def unwatch(self, sink: UpdateSink) -> None:
+        self.watchers.discard(sink)
+        self.watch_version += 1
 
     def sinks_for(self, prompter: UpdateSink | None) -> list[UpdateSink]:
         """The prompting receiver plus every open watcher of the same principal (R-STREAM)."""
-        self.watchers = {w for w in self.watchers if not w.closed}
+        for gone in [w for w in self.watchers if w.closed]:
+            self.unwatch(gone)
         sinks = [prompter] if prompter is not None and not prompter.closed else []
         principal = prompter.principal_id if prompter is not None else self.owner
         sinks.extend(w for w in self.watchers if w is not prompter and w.principal_id == principal)

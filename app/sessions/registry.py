@@ -155,6 +155,16 @@ class SessionRegistry:
         _check_owner(principal, live.owner)
         return live
 
+    def release(self, session_id: str) -> bool:
+        """Forget an idle live session nobody watches; its durable record stays open, so the next use opens it
+        again (`open` with its id; `prompt` rehydrates an ACP one). The gateway's REST and webhook calls use it so
+        a session they brought to life holds no live slot (`max_sessions`) between calls."""
+        live = self.live.get(session_id)
+        if live is None or live.busy or any(not w.closed for w in live.watchers):
+            return False
+        del self.live[session_id]
+        return True
+
     async def live_or_rehydrate(self, principal: Principal, session_id: str) -> LiveSession:
         live = self.live.get(session_id)
         if live is not None:
@@ -188,14 +198,23 @@ class SessionRegistry:
     ) -> TurnOutcome:
         config = self._config()
         agent = config.agents[live.agent_alias]
+        recipients: list[UpdateSink] = []
+        version = -1
+        prompter = sink
+
         async def emit(event: dict[str, Any]) -> None:
-            # Recipients are looked up per update: a watcher that attaches mid-turn gets the rest of it.
+            # Recipients follow the watchers as they change: a watcher that attaches mid-turn gets the rest.
+            nonlocal recipients, version, prompter
+            if version != live.watch_version:
+                recipients, version = live.sinks_for(prompter), live.watch_version
             params = {"sessionId": live.session_id, **event}
-            for target in live.sinks_for(sink):
+            for target in recipients:
                 try:
                     await target.send_update(params)
                 except Exception:  # a receiver that went away stops receiving; the turn goes on
-                    live.watchers.discard(target)
+                    if target is prompter:
+                        prompter = None
+                    live.unwatch(target)
 
         tools = build_tools([t for t in agent.tools])
         settings = TurnSettings(
@@ -213,7 +232,7 @@ class SessionRegistry:
             ),
         )
         provider_config = config.providers.get(agent.provider)
-        context = (await self.store.context(live.session_id, surface=live.surface)).messages
+        context = (await self.store.context(live.session_id, surface=live.surface, mode=live.mode)).messages
         body = asyncio.get_running_loop().create_task(
             run_turn(
                 live,
@@ -238,13 +257,15 @@ class SessionRegistry:
             outcome.streamed.append("The turn failed because of an internal error.")
         outcome.content = "".join(outcome.streamed)
         try:
-            await self.store.finish_turn(live.session_id, outcome.turn_id, outcome.stop_reason)
+            await self.store.finish_turn(live.session_id, outcome.turn_id, outcome.stop_reason, mode=live.mode)
             await self._maybe_trim(live, emit, config)
         finally:
             await emit({"type": "turn_complete", "stopReason": outcome.stop_reason, "content": outcome.content})
         return outcome
 
     async def _maybe_trim(self, live: LiveSession, emit: Any, config: Config) -> None:
+        if live.mode != "acp":  # retained-context snapshots exist for ACP sessions only (R-ACP-1)
+            return
         recovered = await self.store.context(live.session_id, surface=live.surface)
         trimmed = trim_context(recovered.messages, config.context.max_messages, config.context.max_chars)
         if trimmed is None:
@@ -303,7 +324,9 @@ class SessionRegistry:
             mode: Mode = live.mode
         else:
             record = await self.store.get(session_id)
-            if record is None:
+            if record is None:  # a chat session that is not live (released by the gateway, or after a restart)
+                record = await self.store.get(session_id, mode="chat")
+            if record is None or (record.mode == "chat" and record.closed):
                 raise SessionNotFound
             _check_owner(principal, record.owner)
             mode = record.mode

@@ -30,6 +30,7 @@ from app.sessions.store import SessionStore
 __all__ = ["TEXT_CHECKPOINT_SECS", "TurnOutcome", "TurnSettings", "run_turn", "to_messages"]
 
 TEXT_CHECKPOINT_SECS = 0.25
+_YIELD_EVERY = 64
 
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -81,36 +82,47 @@ class _Text:
     """The assistant text row of the current step, checkpointed on a clock rather than per chunk.
 
     The first chunk creates the row; later chunks are flushed at most every `TEXT_CHECKPOINT_SECS` by a
-    timer, so text survives a crash even when the stream stalls right after it (R-ACP-4).
+    timer, so text survives a crash even when the stream stalls right after it (R-ACP-4). Chunks are kept as
+    a list and joined only when written: appending to one growing string would be quadratic.
     """
 
     def __init__(self, store: SessionStore, live: LiveSession, row: Callable[..., dict[str, Any]]) -> None:
         self._store, self._live, self._row = store, live, row
         self.index: int | None = None
-        self.text = ""
-        self._saved = ""
+        self._chunks: list[str] = []
+        self._saved_chunks = 0
         self._flusher: asyncio.Task[None] | None = None
 
+    @property
+    def text(self) -> str:
+        return "".join(self._chunks)
+
     async def add(self, chunk: str) -> None:
-        self.text += chunk
+        self._chunks.append(chunk)
         if self.index is None:
             self.index = await self._store.append(
-                self._live.session_id, **self._row(role="assistant", content=self.text, complete=False)
+                self._live.session_id, **self._row(role="assistant", content=chunk, complete=False)
             )
-            self._saved = self.text
+            self._saved_chunks = len(self._chunks)
         elif self._flusher is None or self._flusher.done():
             self._flusher = asyncio.get_running_loop().create_task(self._flush_later())
 
     async def _flush_later(self) -> None:
-        await asyncio.sleep(TEXT_CHECKPOINT_SECS)
-        await self._write(complete=False)
+        # `add` starts no timer while this one runs, so text that arrived during the write is flushed next round.
+        while True:
+            await asyncio.sleep(TEXT_CHECKPOINT_SECS)
+            await self._write(complete=False)
+            if len(self._chunks) == self._saved_chunks:
+                return
 
     async def _write(self, *, complete: bool) -> None:
-        if self.index is None or (self.text == self._saved and not complete):
+        count = len(self._chunks)
+        if self.index is None or (count == self._saved_chunks and not complete):
             return
-        text = self.text
-        await self._store.update_text(self._live.session_id, self.index, text, complete=complete, mode=self._live.mode)
-        self._saved = text
+        await self._store.update_text(
+            self._live.session_id, self.index, "".join(self._chunks[:count]), complete=complete, mode=self._live.mode
+        )
+        self._saved_chunks = count
 
     async def seal(self) -> None:
         """Final write of the step's text; also called when the step is cancelled."""
@@ -148,11 +160,15 @@ async def run_turn(
     messages.append(Message(role="user", content=prompt))
     specs = [tool.spec for tool in tools.values()]
 
+    received = 0
     for _step in range(settings.max_steps):
         text = _Text(store, live, row)
         calls: list[ToolCall] = []
         try:
             async for event in _events(provider, messages, specs, text):
+                received += 1
+                if not received % _YIELD_EVERY:
+                    await asyncio.sleep(0)  # a provider that never waits must not starve other connections
                 if isinstance(event, TextDelta) and event.text:
                     await say(event.text)
                     await text.add(event.text)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from app.auth.policy import Principal
 from app.files import errors as file_errors
@@ -30,18 +30,23 @@ _MAX_NAME = 1024  # characters; the service enforces the 255-byte UTF-8 rule wit
 _UploadId = Annotated[str, Field(min_length=1, max_length=64)]
 
 
-class AttachFile(Params):
+class _FileParams(Params):
+    # Error locations name fields in snake_case, like everything else of the file/* methods (R-WIRE-8).
+    model_config = ConfigDict(loc_by_alias=False)
+
+
+class AttachFile(_FileParams):
     data_b64: str
     filename: Annotated[str | None, Field(max_length=_MAX_NAME)] = None
     mime_type: Annotated[str | None, Field(max_length=_MAX_NAME)] = None
 
 
-class AttachParams(Params):
+class AttachParams(_FileParams):
     session_id: SessionId
     files: Annotated[list[AttachFile], Field(min_length=1, max_length=MAX_ATTACHMENTS)]
 
 
-class BeginParams(Params):
+class BeginParams(_FileParams):
     session_id: SessionId
     size_bytes: Annotated[int, Field(ge=0, strict=True)]
     filename: Annotated[str | None, Field(max_length=_MAX_NAME)] = None
@@ -49,13 +54,13 @@ class BeginParams(Params):
     mime_type: Annotated[str | None, Field(max_length=_MAX_NAME)] = None  # optional; guessed from filename
 
 
-class ChunkParams(Params):
+class ChunkParams(_FileParams):
     upload_id: _UploadId
     offset: Annotated[int, Field(ge=0, strict=True)]
     data_b64: str  # the frame limit bounds it; the service refuses > 1 MiB decoded without decoding long ones
 
 
-class CommitParams(Params):
+class CommitParams(_FileParams):
     upload_id: _UploadId
 
 

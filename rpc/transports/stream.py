@@ -28,6 +28,8 @@ __all__ = ["NdjsonProtocol"]
 
 log = logging.getLogger("zeroclaw.rpc")
 
+_FLUSH_BYTES = 256 * 1024  # coalesce small frames into one write, but never hold more than this
+
 
 class NdjsonProtocol(asyncio.Protocol):
     def __init__(self, server: RpcServer, peer_of: Callable[[asyncio.BaseTransport], Peer]) -> None:
@@ -37,6 +39,7 @@ class NdjsonProtocol(asyncio.Protocol):
         self._transport: asyncio.WriteTransport | None = None
         self._lines: deque[bytes] = deque()
         self._out: list[bytes] = []
+        self._out_bytes = 0
         self._in_batch = False
         self._flush_scheduled = False
         self._reading_paused = False
@@ -103,7 +106,12 @@ class NdjsonProtocol(asyncio.Protocol):
             self._out.append(frame + b"\n")  # one small copy beats one more element to join
         else:
             self._out += (frame, b"\n")
-        if not self._in_batch and not self._flush_scheduled:
+        self._out_bytes += len(frame) + 1
+        if self._out_bytes >= _FLUSH_BYTES:
+            # A producer that never yields (a fast stream) must still reach the transport, whose high-water
+            # mark is what makes it wait (pause_writing); the coalescing buffer itself stays small.
+            self._flush()
+        elif not self._in_batch and not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
 
@@ -158,4 +166,5 @@ class NdjsonProtocol(asyncio.Protocol):
         if self._out and self._transport is not None and not self._transport.is_closing():
             data = b"".join(self._out)
             self._out.clear()
+            self._out_bytes = 0
             self._transport.write(data)

@@ -17,6 +17,7 @@ from starlette.applications import Starlette
 from app.audit import AuditLog
 from app.auth.authenticator import Authenticator
 from app.auth.pairing import PairingStore
+from app.auth.pairing_codes import PairingCodes
 from app.auth.tokens import PairedTokens
 from app.config.store import ConfigStore
 from app.paths import Paths
@@ -26,7 +27,6 @@ from app.sessions.store import SessionStore
 from app.storage import Database, default_url
 from app.storage.migrate import upgrade
 from gateway.app import create_app
-from app.auth.pairing_codes import PairingCodes
 from gateway.server import GatewayHandle, start_gateway
 from rpc.dispatcher import Call, NoParams, Registry
 from rpc.methods import ERROR_MAPPERS, build_registry

@@ -1,0 +1,114 @@
+"""`POST /webhook/{agent}` (R-GW-3): one turn on a chat session of `agent`, for scripts and integrations.
+
+    body     {"message": str, "sessionId"?: str}
+    result   {"sessionId", "content"}              when the turn ends (content = the final assistant text)
+
+Access: a bearer token (401), the grant of `session/prompt` (`sessions:execute`, 403) and the agent right
+(`may_use_agent`, 403 `forbidden` with `agent: true`); an agent that is not configured is 404 `not_found`.
+
+Sessions: without `sessionId` a new chat session (`mode="chat"`, `surface="gateway"`) is created. With one it
+must be the caller's chat session of this agent: a live one is used as is; a stored one (not live) is resumed;
+an unknown id creates the chat session with that id, so a caller may choose its conversation ids. A closed or
+killed one is gone (404 `session_not_found`), another principal's is 403 `session_not_owned`, and an ACP session
+or a chat session of another agent is 400 `invalid_params` (field `sessionId`). The webhook needs no
+`sessions:create`: R-GW-6 names exactly `sessions:execute` and the agent right.
+
+Each call leaves the session as it found it: one it had to create or resume is released from the live table
+after the turn (its chat record stays open and resumable), unless a client is watching it, so webhook
+conversations never use up `max_sessions`. Tools that need approval are rejected at once (no client can
+approve them); `ask_user`/`poll` get "no interactive client is attached" (see gateway/rest_sessions.py).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+from starlette.requests import Request
+from starlette.responses import Response
+
+from app.auth.policy import Principal
+from app.sessions.errors import AgentNotAllowed, SessionNotOwned
+from gateway.auth import authenticate, grant_of, require_grant
+from gateway.errors import ApiError, from_rpc_error, json_response
+from gateway.rest import _json_object
+from gateway.rest_sessions import GatewayTurns, domain_error, validate
+from rpc.dispatcher import Params, Registry
+from rpc.errors import InvalidParams
+from rpc.methods.session import SessionId
+from rpc.server import RpcServer
+
+__all__ = ["WebhookApi", "WebhookBody"]
+
+
+class WebhookBody(Params):
+    message: Annotated[str, Field(max_length=1_000_000)]
+    session_id: SessionId | None = None
+
+
+class WebhookApi:
+    def __init__(self, services: Any, rpc_server: RpcServer, registry: Registry, turns: GatewayTurns) -> None:
+        self.services = services
+        self.rpc_server = rpc_server
+        self.registry = registry
+        self.turns = turns
+
+    async def webhook(self, request: Request) -> Response:
+        caller = await authenticate(request, self.services)
+        require_grant(caller, grant_of(self.registry, "session/prompt", "sessions:execute"), self.services)
+        principal = caller.principal
+        agent = request.path_params["agent"]
+        if not principal.may_use_agent(agent):
+            raise domain_error(self.services, self.rpc_server, AgentNotAllowed(), caller)
+        if agent not in self.services.config.agents:
+            raise ApiError(404, "not_found", "Unknown agent")
+        params = validate(WebhookBody, await _json_object(request))
+        sessions = self.services.sessions
+        try:
+            if params.session_id is None:
+                opened = await sessions.open(principal, agent_alias=agent, mode="chat", surface="gateway")
+                session_id: str = opened.session.session_id
+                async with self.turns.hold(session_id, created=True):
+                    outcome = await self.turns.prompt(principal, session_id, params.message)
+            else:
+                session_id = params.session_id
+                async with self.turns.hold(session_id):
+                    if await self._needs_open(principal, session_id, agent):
+                        await sessions.open(
+                            principal, agent_alias=agent, session_id=session_id, mode="chat", surface="gateway"
+                        )
+                    outcome = await self.turns.prompt(principal, session_id, params.message)
+        except ApiError:
+            raise
+        except Exception as exc:
+            raise domain_error(self.services, self.rpc_server, exc, caller) from None
+        return json_response({"sessionId": session_id, "content": outcome.content})
+
+    async def _needs_open(self, principal: Principal, session_id: str, agent: str) -> bool:
+        """Whether `session_id` must be opened (resumed or created) before its turn; raises when it is not a chat
+        session of `agent` the caller may use."""
+        sessions = self.services.sessions
+        live = sessions.live.get(session_id)
+        if live is not None:
+            _check(principal, live.owner, live.mode, live.agent_alias, agent)
+            return False
+        acp = await sessions.store.get(session_id)
+        if acp is not None:
+            _check(principal, acp.owner, acp.mode, acp.agent_alias, agent)
+        chat = await sessions.store.get(session_id, mode="chat")
+        if chat is not None:  # `open` refuses a closed or killed one (404)
+            _check(principal, chat.owner, chat.mode, chat.agent_alias, agent)
+        return True
+
+
+def _check(principal: Principal, owner: str, mode: str, agent_alias: str, agent: str) -> None:
+    if not principal.admin and principal.id != owner:
+        raise SessionNotOwned
+    if mode != "chat":
+        raise _bad_session("not_chat_session", "The session is an ACP session; webhooks run chat sessions")
+    if agent_alias != agent:
+        raise _bad_session("agent_mismatch", "The chat session belongs to another agent")
+
+
+def _bad_session(kind: str, message: str) -> ApiError:
+    return from_rpc_error(InvalidParams(message, errors=[{"field": "sessionId", "type": kind, "message": message}]))

@@ -1,0 +1,271 @@
+"""The turn runner's checkpoints (R-ACP-4), on a real store: the user row first, assistant text at the first chunk
+and then on a 0.25 s clock (also when the stream stalls), sealed at every tool boundary and on cancellation.
+
+The provider is scripted step by step here, so a test decides exactly when chunks arrive and when the stream stalls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.agents.base import Elicitation, Message, TextDelta, ThoughtDelta, ToolCall, ToolContext, ToolSpec
+from app.sessions.live import LiveSession
+from app.sessions.store import SessionStore, TranscriptRow
+from app.sessions.turn import TEXT_CHECKPOINT_SECS, TurnOutcome, TurnSettings, run_turn
+from app.storage import Database, default_url
+from app.storage.migrate import upgrade
+
+SID = "s1"
+
+
+class NoClient:
+    async def elicit(self, message: str, requested_schema: dict[str, Any], *, timeout: float) -> Elicitation:
+        return Elicitation("unavailable", reason="no client in this test")
+
+
+class Script:
+    """A provider whose steps are lists of actions: ("text", s), ("thought", s), ("call", ToolCall),
+    ("sleep", secs), ("wait", asyncio.Event). `reached[i]` is set when step i has yielded everything before a wait."""
+
+    def __init__(self, *steps: list[tuple[str, Any]]) -> None:
+        self.steps = list(steps)
+        self.calls = 0
+        self.given: list[list[Message]] = []
+
+    async def stream(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> AsyncIterator[Any]:
+        self.given.append(list(messages))
+        step = self.steps[self.calls]
+        self.calls += 1
+        for action, value in step:
+            if action == "text":
+                yield TextDelta(value)
+            elif action == "thought":
+                yield ThoughtDelta(value)
+            elif action == "call":
+                yield value
+            elif action == "sleep":
+                await asyncio.sleep(value)
+            elif action == "wait":
+                await value.wait()
+
+
+class SlowTool:
+    """A tool that needs no approval and runs until released."""
+
+    spec = ToolSpec("slow", "waits", {"type": "object"})
+    needs_approval = False
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def run(self, arguments: dict[str, Any], context: ToolContext) -> str:
+        self.started.set()
+        await self.release.wait()
+        return "slow result"
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SessionStore]:
+    url = default_url(tmp_path)
+    await asyncio.to_thread(upgrade, url)
+    db = await Database.open(url)
+    try:
+        s = SessionStore(db)
+        await s.create(SID, owner="alice", agent_alias="default", workspace_dir=str(tmp_path))
+        yield s
+    finally:
+        await db.close()
+
+
+def live_session(tmp_path: Path) -> LiveSession:
+    return LiveSession(SID, "alice", "default", "acp", tmp_path, "rpc")
+
+
+def settings(tmp_path: Path) -> TurnSettings:
+    return TurnSettings(
+        max_steps=4,
+        system_prompt=None,
+        auto_approve=frozenset(),
+        approval_timeout_secs=1.0,
+        tool_context=ToolContext(session_id=SID, workspace=tmp_path, client=NoClient()),
+    )
+
+
+def start(
+    store: Any, tmp_path: Path, provider: Script, tools: dict[str, Any] | None = None, prompt: str = "go"
+) -> tuple[asyncio.Task[TurnOutcome], list[dict[str, Any]], TurnOutcome]:
+    events: list[dict[str, Any]] = []
+
+    async def emit(event: dict[str, Any]) -> None:
+        events.append(event)
+
+    outcome = TurnOutcome(turn_id="t1")
+    task = asyncio.get_running_loop().create_task(
+        run_turn(
+            live_session(tmp_path),
+            prompt,
+            turn_id="t1",
+            context=[],
+            provider=provider,
+            tools=tools or {},
+            store=store,
+            emit=emit,
+            settings=settings(tmp_path),
+            outcome=outcome,
+        )
+    )
+    return task, events, outcome
+
+
+async def rows(store: SessionStore) -> list[TranscriptRow]:
+    return (await store.messages(SID, limit=1000))[0]
+
+
+async def until(predicate: Any, timeout: float = 3.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not await predicate():
+        assert asyncio.get_running_loop().time() < deadline, "condition not reached"
+        await asyncio.sleep(0.01)
+
+
+@pytest.mark.req("R-ACP-4")
+async def test_user_row_first_then_the_assistant_row_at_the_first_chunk(store: SessionStore, tmp_path: Path) -> None:
+    gate, stall = asyncio.Event(), asyncio.Event()
+    provider = Script([("wait", gate), ("text", "Hello"), ("wait", stall)])
+    task, _events, _outcome = start(store, tmp_path, provider)
+    await until(lambda: _has_rows(store, 1))
+    assert [(r.role, r.content) for r in await rows(store)] == [("user", "go")]  # before the provider said a word
+    gate.set()
+    await until(lambda: _has_rows(store, 2))
+    second = (await rows(store))[1]
+    assert (second.role, second.content, second.complete) == ("assistant", "Hello", False)
+    stall.set()
+    outcome = await task
+    assert outcome.stop_reason == "end_turn"
+    assert [(r.role, r.content, r.complete) for r in await rows(store)] == [
+        ("user", "go", True),
+        ("assistant", "Hello", True),
+    ]
+
+
+@pytest.mark.req("R-ACP-4")
+async def test_text_is_flushed_on_a_clock_when_the_stream_stalls(store: SessionStore, tmp_path: Path) -> None:
+    stall = asyncio.Event()
+    provider = Script([("text", "one "), ("text", "two "), ("text", "three"), ("wait", stall)])
+    task, _events, _outcome = start(store, tmp_path, provider)
+    await until(lambda: _has_rows(store, 2))
+    await asyncio.sleep(TEXT_CHECKPOINT_SECS + 0.2)  # no further chunk arrives: only the timer can write
+    assert (await rows(store))[1].content == "one two three"
+    stall.set()
+    await task
+
+
+@pytest.mark.req("R-ACP-4")
+async def test_a_chunk_arriving_while_a_flush_is_being_written_is_flushed_too(
+    store: SessionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The timer's write takes a while; a chunk that lands during it, followed by a stall, must still reach the
+    disk within the checkpoint period (not only when the step ends)."""
+    real_update = store.update_text
+    writing = asyncio.Event()
+
+    async def slow_update(*args: Any, **kw: Any) -> None:
+        writing.set()
+        await asyncio.sleep(0.1)
+        await real_update(*args, **kw)
+
+    monkeypatch.setattr(store, "update_text", slow_update)
+    stall = asyncio.Event()
+    during = asyncio.Event()
+
+    class Racing(Script):
+        async def stream(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> AsyncIterator[Any]:
+            yield TextDelta("a")
+            yield TextDelta("b")  # starts the flush timer
+            await writing.wait()  # the timer's write is in progress...
+            yield TextDelta("c")  # ...when this chunk arrives
+            during.set()
+            await stall.wait()  # and then the stream stalls
+
+    task, _events, _outcome = start(store, tmp_path, Racing())
+    await asyncio.wait_for(during.wait(), 3)
+    await asyncio.sleep(2 * TEXT_CHECKPOINT_SECS + 0.3)
+    assert (await rows(store))[1].content == "abc", "a chunk streamed during a flush stayed in memory only"
+    stall.set()
+    await task
+    assert (await rows(store))[1].content == "abc"
+
+
+@pytest.mark.req("R-ACP-4")
+@pytest.mark.req("R-ACP-3")
+async def test_text_is_sealed_at_the_tool_boundary(store: SessionStore, tmp_path: Path) -> None:
+    tool = SlowTool()
+    provider = Script(
+        [
+            ("thought", "private reasoning"),
+            ("text", "Let me "),
+            ("text", "check."),
+            ("call", ToolCall("c1", "slow", {})),
+        ],
+        [("text", "Done.")],
+    )
+    task, events, _outcome = start(store, tmp_path, provider, tools={"slow": tool})
+    await asyncio.wait_for(tool.started.wait(), 3)
+    # while the tool runs, the step's text is complete and the call is on disk, in that order
+    assert [(r.role, r.content, r.complete) for r in await rows(store)] == [
+        ("user", "go", True),
+        ("assistant", "Let me check.", True),
+        ("tool_call", "{}", True),
+    ]
+    tool.release.set()
+    outcome = await task
+    assert outcome.stop_reason == "end_turn"
+    assert [(r.role, r.content, r.tool_call_id) for r in await rows(store)] == [
+        ("user", "go", None),
+        ("assistant", "Let me check.", None),
+        ("tool_call", "{}", "c1"),
+        ("tool_result", "slow result", "c1"),
+        ("assistant", "Done.", None),
+    ]
+    # the thought was streamed but never stored (R-ACP-3)
+    assert {"type": "agent_thought_chunk", "text": "private reasoning"} in events
+    assert all("private reasoning" not in r.content for r in await rows(store))
+    # the provider's second step was given the first step's text and call, then the result
+    second = provider.given[1]
+    assert [(m.role, m.content) for m in second] == [
+        ("user", "go"),
+        ("assistant", "Let me check."),
+        ("tool", "slow result"),
+    ]
+
+
+@pytest.mark.req("R-ACP-4")
+async def test_a_cancelled_step_keeps_its_text_exactly_once(store: SessionStore, tmp_path: Path) -> None:
+    stall = asyncio.Event()
+    provider = Script([("text", "partial "), ("text", "answer"), ("wait", stall)])
+    task, _events, outcome = start(store, tmp_path, provider)
+    await until(lambda: _has_rows(store, 2))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert "".join(outcome.streamed) == "partial answer"
+    assert [(r.role, r.content, r.complete) for r in await rows(store)] == [
+        ("user", "go", True),
+        ("assistant", "partial answer", True),
+    ]
+    await asyncio.sleep(TEXT_CHECKPOINT_SECS + 0.1)  # no late timer write reopens or duplicates the row
+    assert [(r.role, r.content, r.complete) for r in await rows(store)] == [
+        ("user", "go", True),
+        ("assistant", "partial answer", True),
+    ]
+
+
+async def _has_rows(store: SessionStore, n: int) -> bool:
+    return len(await rows(store)) >= n
