@@ -22,6 +22,7 @@ import resource
 import shlex
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -66,7 +67,7 @@ METRICS: Final = (
     Metric("conc_p50_us", "  ↳ p50 latency", "µs", "lower", 1),
     Metric("conc_p99_us", "  ↳ p99 latency", "µs", "lower", 1),
     Metric("big_ms", "one 7 MiB frame, round trip", "ms", "lower", 1),
-    Metric("stream_nps", "`bench/stream` notifications", "notif/s", "higher"),
+    Metric("stream_nps", "streamed `session/update` notifications", "notif/s", "higher"),
 )
 
 
@@ -315,16 +316,78 @@ def measure_target(name: str, opts: Options, exe: Path, raw: list[dict[str, Any]
         res = run("big", "--mode", "big", "--size", str(opts.big_size), budget=IO_TIMEOUT_S)
         if res is not None:
             out["big_ms"] = float(res["rtt_ms"])
-        res = run("stream", "--mode", "stream", "--count", str(opts.stream_count), budget=IO_TIMEOUT_S)
-        # Only a target that implements bench/stream (the floor) has a number here.
-        if res is not None and res.get("reply") == "result" and res.get("notifications") == opts.stream_count:
-            out["stream_nps"] = float(res["notif_per_s"])
+        try:
+            out["stream_nps"] = stream_rate(server.socket, name, opts.stream_count)
+        except (BenchError, OSError, ValueError) as exc:
+            log(f"{name}: stream failed: {exc}")
+            rec["errors"].append(f"stream: {exc}")
         rec["summary"] = out
         if server.proc.poll() is not None:
             raise BenchError(f"{name} exited during the run (rc={server.proc.returncode})")
     finally:
         server.stop()
     return out
+
+
+def stream_rate(sock_path: str, name: str, count: int) -> float:
+    """Notifications per second a single client receives from one long stream.
+
+    The floor emits `count` `session/update` notifications for `bench/stream`; the daemon's scripted provider
+    streams `count` chunks for the prompt `/stream N` (each becomes one `session/update`). The same reader
+    counts both: it only counts newlines in large reads, so it is far faster than either server.
+    """
+    with contextlib.closing(socket.socket(socket.AF_UNIX)) as s:
+        s.settimeout(IO_TIMEOUT_S * 3)
+        s.connect(sock_path)
+        pending = b""
+
+        def call(method: str, params: dict[str, Any], rid: int) -> dict[str, Any]:
+            nonlocal pending
+            s.sendall(json.dumps({"jsonrpc": "2.0", "method": method, "params": params, "id": rid}).encode() + b"\n")
+            while b"\n" not in pending:
+                chunk = s.recv(65536)
+                if not chunk:
+                    raise BenchError("closed")
+                pending += chunk
+            line, _, pending = pending.partition(b"\n")
+            reply: dict[str, Any] = json.loads(line)
+            if "result" not in reply:
+                raise BenchError(f"{method}: {reply.get('error')}")
+            return reply
+
+        call("initialize", {"protocolVersion": 1}, 1)
+        if name == "daemon":
+            sid = call("session/new", {}, 2)["result"]["sessionId"]
+            request = {
+                "jsonrpc": "2.0",
+                "method": "session/prompt",
+                "id": "end",
+                "params": {"sessionId": sid, "prompt": f"/stream {count}"},
+            }
+        else:
+            request = {
+                "jsonrpc": "2.0",
+                "method": "bench/stream",
+                "id": "end",
+                "params": {"count": count, "text": "lorem "},
+            }
+        t0 = time.perf_counter()
+        s.sendall(json.dumps(request).encode() + b"\n")
+        lines, tail = 0, b""
+        while True:
+            chunk = s.recv(1 << 20)
+            if not chunk:
+                raise BenchError("closed during the stream")
+            lines += chunk.count(b"\n")
+            tail = (tail + chunk)[-512:]
+            if b'"id":"end"' in tail and tail.endswith(b"\n"):
+                break
+        elapsed = time.perf_counter() - t0
+    # The daemon also sends turn_complete; the final response is one line too.
+    notifications = lines - 1 - (1 if name == "daemon" else 0)
+    if notifications < count:
+        raise BenchError(f"expected {count} notifications, counted {notifications}")
+    return count / elapsed
 
 
 def median(values: list[float | None]) -> float | None:

@@ -59,7 +59,8 @@ class Connection:
         self.principal: Principal | None = None
         self.client_capabilities: dict[str, Any] = {}
         self._credential: Any = None
-        self._auth_generation = -1
+        self.auth_generation = -1  # the policy generation `principal` and `cleared` were decided under
+        self.cleared: set[str] = set()  # methods admitted under that generation (see Registry.prepare)
         self._max_inflight = max_inflight
         self._inflight: dict[Id, asyncio.Task[Any]] = {}
         self._background: set[asyncio.Task[Any]] = set()  # notification handlers: no id, no answer
@@ -68,7 +69,7 @@ class Connection:
         self._barrier = False
         self.closed = False
         self._call = Call(self)
-        self._auth = server.services.auth
+        self.auth = server.services.auth
         self._registry = server.registry
 
     # -- inbound ---------------------------------------------------------------------------------------
@@ -169,25 +170,28 @@ class Connection:
         return self.principal.id if self.principal is not None else None
 
     def authenticated(self, credential: Any, principal: Principal) -> None:
+        self.cleared.clear()
         self._credential = credential
         self.principal = principal
-        self._auth_generation = self.server.services.auth.generation
+        self.auth_generation = self.server.services.auth.generation
         self.initialized = True
 
     def deauthenticate(self) -> None:
+        self.cleared.clear()
         self._credential = None
         self.principal = None
         self.initialized = False
 
     def authorize(self, grant: str) -> None:
         """Check `grant` under the policy in force now; a changed policy re-resolves the principal first."""
-        auth = self._auth
-        if self._auth_generation != auth.generation:
+        auth = self.auth
+        if self.auth_generation != auth.generation:
+            self.cleared.clear()
             principal = auth.refresh(self._credential)
             if principal is None:
                 self.deauthenticate()
                 raise AuthRequired("The credential of this connection is no longer valid")
-            self.principal, self._auth_generation = principal, auth.generation
+            self.principal, self.auth_generation = principal, auth.generation
         assert self.principal is not None  # initialized implies a principal
         if not self.principal.has_grant(grant):
             raise Forbidden(f"Missing grant {grant}", grant=grant)

@@ -137,12 +137,17 @@ class Registry:
         spec = self._methods.get(method)
         if spec is None:
             raise MethodNotFound
-        if spec.requires_init and not connection.initialized:
-            raise AuthRequired("First call must be 'initialize'")
-        if spec.local_only and connection.peer.remote:
-            raise Forbidden("This method is only served on the local endpoint", kind="local_only")
-        if spec.grant is not None:
-            connection.authorize(spec.grant)
+        # A method already admitted on this connection under the policy in force needs no second look: the
+        # hot path is one set lookup and one int compare (any policy change moves the generation).
+        if not (method in connection.cleared and connection.auth_generation == connection.auth.generation):
+            if spec.requires_init and not connection.initialized:
+                raise AuthRequired("First call must be 'initialize'")
+            if spec.local_only and connection.peer.remote:
+                raise Forbidden("This method is only served on the local endpoint", kind="local_only")
+            if spec.grant is not None:
+                connection.authorize(spec.grant)
+            if connection.initialized:
+                connection.cleared.add(method)
         if not params and spec.empty is not None:
             return spec, spec.empty  # params models are frozen, so one shared instance is safe
         return spec, _validate(spec.params, params)
