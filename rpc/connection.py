@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -79,11 +78,16 @@ class Connection:
         """Stop reading: an in-flight slot is missing, `initialize` is running, or the peer is not reading."""
         return self._barrier or self.transport.writing_paused or len(self._inflight) >= self._max_inflight
 
-    def frames_received(self, lines: deque[bytes]) -> None:
-        """Handle queued frames until none is left or the connection is saturated (the rest stay queued)."""
+    def frames_received(self, lines: list[bytes]) -> int:
+        """Handle frames in order until the connection is saturated; returns how many were taken."""
         inflight, transport, limit = self._inflight, self.transport, self._max_inflight
-        while lines and not (self._barrier or transport.writing_paused or len(inflight) >= limit or self.closed):
-            self.frame_received(lines.popleft())
+        taken = 0
+        for line in lines:
+            if self._barrier or transport.writing_paused or len(inflight) >= limit or self.closed:
+                break
+            self.frame_received(line)
+            taken += 1
+        return taken
 
     def frame_received(self, line: bytes) -> None:
         frame = parse(line)

@@ -66,12 +66,12 @@ class NdjsonProtocol(asyncio.Protocol):
             return
         too_large = False
         try:
-            self._lines.extend(self._splitter.feed(data))
+            lines = self._splitter.feed(data)
         except FrameTooLarge as exc:
-            self._lines.extend(exc.lines)  # frames complete before the oversize one are still answered
+            lines = exc.lines  # frames complete before the oversize one are still answered
             too_large = True
         self._in_batch = True
-        self._pump()
+        self._take(lines)
         if too_large:
             self._lines.clear()
             error = InvalidRequest("Frame too large", kind="frame_too_large", limit=self._frame_limit)
@@ -127,7 +127,7 @@ class NdjsonProtocol(asyncio.Protocol):
         if conn is None or self._closing or conn.saturated:
             return
         self._in_batch = True
-        self._pump()
+        self._take([])
         self._end_batch()
         if self._reading_paused and not conn.saturated and self._transport is not None:
             self._reading_paused = False
@@ -149,13 +149,19 @@ class NdjsonProtocol(asyncio.Protocol):
 
     # -- internals -------------------------------------------------------------------------------------
 
-    def _pump(self) -> None:
+    def _take(self, lines: list[bytes]) -> None:
+        """Hand frames to the connection in order; what it cannot take yet waits, and so does the socket."""
         conn = self._conn
         assert conn is not None
-        conn.frames_received(self._lines)
-        if self._lines and not self._closing and not self._reading_paused and self._transport is not None:
-            self._reading_paused = True  # saturated: the rest waits, and so does the socket
-            cast(asyncio.ReadTransport, self._transport).pause_reading()
+        if self._lines:  # earlier frames still wait: they go first
+            lines = [*self._lines, *lines]
+            self._lines.clear()
+        taken = conn.frames_received(lines)
+        if taken < len(lines) and not self._closing:
+            self._lines.extend(lines[taken:])
+            if not self._reading_paused and self._transport is not None:
+                self._reading_paused = True
+                cast(asyncio.ReadTransport, self._transport).pause_reading()
 
     def _end_batch(self) -> None:
         self._in_batch = False
