@@ -36,7 +36,7 @@ from gateway.errors import ApiError, from_rpc_error, json_response
 from gateway.rest import _json_object
 from rpc.dispatcher import Params, Registry, validation_errors
 from rpc.errors import InvalidParams
-from rpc.methods.session import ListParams, MessagesParams, PromptParams
+from rpc.methods.session import ListParams, MessagesParams, PromptParams, message_row
 from rpc.server import RpcServer
 
 __all__ = [
@@ -45,7 +45,6 @@ __all__ = [
     "NoInteractiveClient",
     "SessionApi",
     "domain_error",
-    "message_row",
     "validate",
 ]
 
@@ -146,18 +145,6 @@ def validate(model: type[P], data: Mapping[str, Any]) -> P:
         return model.model_validate(data)
     except ValidationError as exc:
         raise from_rpc_error(InvalidParams(errors=validation_errors(exc))) from None
-
-
-def message_row(row: Any) -> dict[str, Any]:
-    """One transcript row as `session/messages` shows it."""
-    out: dict[str, Any] = {"index": row.index, "role": row.role, "content": row.content}
-    if row.tool_call_id is not None:
-        out["toolCallId"] = row.tool_call_id
-    if row.name is not None:
-        out["name"] = row.name
-    if row.marker is not None:
-        out["marker"] = row.marker
-    return out
 
 
 class SessionApi:

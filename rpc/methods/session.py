@@ -12,7 +12,7 @@ from rpc.dispatcher import AfterReply, Call, Params, Registry
 from rpc.errors import Forbidden, InvalidParams, RpcError, SessionBusy, SessionLimit, SessionNotFound, SessionNotOwned
 from rpc.session_bridge import ConnectionChannel, sink_for
 
-__all__ = ["map_session_error", "register"]
+__all__ = ["map_session_error", "message_row", "register"]
 
 SessionId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")]
 
@@ -138,10 +138,11 @@ async def messages(call: Call, params: MessagesParams) -> dict[str, Any]:
     rows, total = await call.services.sessions.messages(
         call.principal, params.session_id, limit=params.limit, before=params.before
     )
-    return {"sessionId": params.session_id, "messages": [_row(r) for r in rows], "total": total}
+    return {"sessionId": params.session_id, "messages": [message_row(r) for r in rows], "total": total}
 
 
-def _row(row: Any) -> dict[str, Any]:
+def message_row(row: Any) -> dict[str, Any]:
+    """One transcript row as `session/messages` shows it (also used by the REST route)."""
     out: dict[str, Any] = {"index": row.index, "role": row.role, "content": row.content}
     if row.tool_call_id is not None:
         out["toolCallId"] = row.tool_call_id
