@@ -7,6 +7,7 @@ line. Shutdown undoes it: stop accepting → close connections → remove our ow
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -105,73 +106,72 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
         config_store = ConfigStore(paths.config_dir)
     except ConfigError as exc:
         raise StartupError(f"{paths.config_file}: {exc.message}") from None
-    config = config_store.current
-    url = config.storage.url or default_url(paths.data_dir)
-    try:
-        await asyncio.to_thread(upgrade_if_needed, url)
-        db = await Database.open(url)
-    except Exception as exc:  # any driver or migration failure: one line, no traceback
-        raise StartupError(f"cannot open the database: {type(exc).__name__}") from None
-
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    # Every resource registers its own cleanup as it is acquired; they run in reverse order on any exit
+    # (a failed start-up included): gateway, listener, files, sessions, audit log, database.
+    async with contextlib.AsyncExitStack() as cleanup:
+        db = await _open_database(config_store.current.storage.url or default_url(paths.data_dir))
+        cleanup.push_async_callback(db.close)
+        services = _services(paths, config_store, db)
+        cleanup.callback(services.audit.close)
+        cleanup.push_async_callback(services.sessions.shutdown)
+        if services.files is not None:
+            cleanup.callback(services.files.close)
+        grace = config_store.current.daemon.ephemeral_grace_secs
+        watch = EphemeralWatch(grace, stop.set) if options.ephemeral else None
+        server = RpcServer(
+            build_registry(),
+            services,
+            services.audit,
+            limits=lambda: config_store.current.limits,
+            on_count_change=watch.connections_changed if watch else lambda _n: None,
+        )
+        for mapper in ERROR_MAPPERS:
+            server.add_error_mapper(mapper)
+        server.add_close_listener(files_connection_closed)
+        try:
+            listener = await serve_unix(Path(paths.endpoint), lambda: NdjsonProtocol(server, peer_of))
+        except EndpointError as exc:
+            raise StartupError(str(exc)) from None
+        cleanup.push_async_callback(_shutdown, listener, server)
+        gateway = await _start_gateway(options, services, server) if options.gateway else None
+        if gateway is not None:
+            cleanup.push_async_callback(gateway.close)  # first out: WebSocket peers get close 1012
+        gateway_label = gateway.url if gateway is not None else "off"
+        print(f"zeroclaw daemon ready: socket={paths.endpoint} gateway={gateway_label}", file=sys.stderr, flush=True)
+        await stop.wait()
+    return 0
 
-    audit = AuditLog(paths.audit_log)
+
+async def _open_database(url: str) -> Database:
+    try:
+        await asyncio.to_thread(upgrade_if_needed, url)
+        return await Database.open(url)
+    except Exception as exc:  # any driver or migration failure: one line, no traceback
+        raise StartupError(f"cannot open the database: {type(exc).__name__}") from None
+
+
+def _services(paths: Paths, config_store: ConfigStore, db: Database) -> Services:
+    """The domain services every surface shares, wired to each other."""
     pairing = PairedTokens(PairingStore(db))
     auth = Authenticator(lambda: config_store.current, lambda: config_store.policy_generation, os.getuid())
     auth.tokens = pairing
     config_store.on_commit(lambda _old, _new: auth.policy_changed())
     sessions = SessionRegistry(SessionStore(db, faults=Faults.from_env()), lambda: config_store.current, paths.data_dir)
     files = FileService(sessions, lambda: config_store.current.limits, staging_dir=staging_dir_for(paths.data_dir))
-    services = Services(
+    return Services(
         paths=paths,
         config_store=config_store,
         auth=auth,
-        audit=audit,
+        audit=AuditLog(paths.audit_log),
         db=db,
         pairing=pairing,
         sessions=sessions,
         files=files,
     )
-    watch = EphemeralWatch(config.daemon.ephemeral_grace_secs, stop.set) if options.ephemeral else None
-    server = RpcServer(
-        build_registry(),
-        services,
-        audit,
-        limits=lambda: config_store.current.limits,
-        on_count_change=watch.connections_changed if watch else lambda _n: None,
-    )
-    for mapper in ERROR_MAPPERS:
-        server.add_error_mapper(mapper)
-    server.add_close_listener(files_connection_closed)
-    try:
-        listener = await serve_unix(Path(paths.endpoint), lambda: NdjsonProtocol(server, peer_of))
-    except EndpointError as exc:
-        await db.close()
-        raise StartupError(str(exc)) from None
-    try:
-        gateway = await _start_gateway(options, services, server) if options.gateway else None
-    except StartupError:
-        await _shutdown(listener, server)
-        await sessions.shutdown()
-        await db.close()
-        audit.close()
-        raise
-    gateway_label = gateway.url if gateway is not None else "off"
-    print(f"zeroclaw daemon ready: socket={paths.endpoint} gateway={gateway_label}", file=sys.stderr, flush=True)
-    try:
-        await stop.wait()
-    finally:
-        if gateway is not None:
-            await gateway.close()  # first: stop HTTP/WebSocket; WebSocket peers get close 1012
-        await _shutdown(listener, server)
-        files.close()
-        await sessions.shutdown()
-        await db.close()
-        audit.close()
-    return 0
 
 
 async def _start_gateway(options: DaemonOptions, services: Services, server: RpcServer) -> GatewayHandle:
