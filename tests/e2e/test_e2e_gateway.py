@@ -1,7 +1,4 @@
-"""The gateway of a real `zeroclaw daemon` (R-GW-1, R-GW-4, R-PATH-7, R-EPH-1, R-SEC-3).
-
-Skipped while the daemon prints `gateway=off` even without `--no-gateway` (the gateway not wired in yet).
-"""
+"""The gateway of a real `zeroclaw daemon` (R-GW-1, R-GW-4, R-PATH-7, R-EPH-1, R-SEC-3)."""
 
 from __future__ import annotations
 
@@ -98,3 +95,37 @@ async def test_ephemeral_counts_websocket_clients(daemon_factory: DaemonFactory)
         assert time.monotonic() - started < 5, d.describe()
         await asyncio.sleep(0.05)
     assert d.proc.returncode == 0
+
+
+@pytest.mark.req("R-GW-4")
+@pytest.mark.req("R-BIDI-5")
+async def test_a_turn_streams_and_asks_over_the_websocket(daemon_factory: DaemonFactory) -> None:
+    """Same streaming and bidirectional requests as the socket: updates arrive as text frames, the daemon's
+    `elicitation/create` is answered by the WebSocket peer, and the turn completes with the answer."""
+    d, url = start(daemon_factory, OPS_TOML)
+    token = await owner_token(d)
+    ws_url = "ws" + url.removeprefix("http") + "/rpc"
+    async with connect(ws_url, proxy=None) as conn:
+        init = {"protocolVersion": 1, "authToken": token, "clientCapabilities": {"elicitation": {}}}
+        assert "result" in await ws_call(conn, 1, "initialize", init)
+        sid = (await ws_call(conn, 2, "session/new", {}))["result"]["sessionId"]
+        prompt = {"sessionId": sid, "prompt": "/ask favourite colour?"}
+        await conn.send(json.dumps({"jsonrpc": "2.0", "method": "session/prompt", "params": prompt, "id": 3}))
+        updates: list[dict[str, Any]] = []
+        while True:
+            frame = json.loads(await asyncio.wait_for(conn.recv(), TIMEOUT))
+            if frame.get("method") == "elicitation/create":
+                assert frame["id"] == "zc-out-0" and frame["params"]["sessionId"] == sid
+                answer = {"action": "accept", "content": {"answer": "teal"}}
+                await conn.send(json.dumps({"jsonrpc": "2.0", "id": frame["id"], "result": answer}))
+            elif frame.get("method") == "session/update":
+                updates.append(frame["params"])
+            elif frame.get("id") == 3:
+                break
+    assert frame["result"]["stopReason"] == "end_turn" and "teal" in frame["result"]["content"]
+    kinds = [u["type"] for u in updates]
+    assert kinds[0] == "tool_call" and kinds[-1] == "turn_complete"
+    result = next(u for u in updates if u["type"] == "tool_result")
+    assert result["name"] == "ask_user" and result["rawOutput"] == "teal"
+    chunks = "".join(u["text"] for u in updates if u["type"] == "agent_message_chunk")
+    assert chunks == frame["result"]["content"] == updates[-1]["content"]
