@@ -36,7 +36,7 @@ from gateway.middleware import BODY_LIMIT, BodyLimit, CatchAll, HostAllowlist, S
 from gateway.rest import RestApi
 from gateway.rest_sessions import GatewayTurns, SessionApi
 from gateway.webhook import WebhookApi
-from gateway.ws import rpc_endpoint
+from gateway.ws import rpc_endpoint, rpc_without_upgrade
 from rpc.dispatcher import Registry
 from rpc.server import RpcServer
 
@@ -128,6 +128,7 @@ def create_app(
         Route("/api/sessions/{id}/prompt", session_api.prompt, methods=["POST"]),
         Route("/webhook/{agent}", webhook_api.webhook, methods=["POST"]),
         WebSocketRoute("/rpc", rpc_endpoint(rpc_server, services)),
+        Route("/rpc", rpc_without_upgrade, methods=["GET"]),  # plain HTTP: 426 (other methods 405)
         *panel_routes(),
     ]
     app = Starlette(

@@ -8,6 +8,8 @@ from typing import Any
 __all__ = ["openapi_spec"]
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
+# A property path such as `limits.max_sessions` (as `config/get` and `config/set`); unknown paths are 400.
+_PROP = {"type": "string", "minLength": 1, "maxLength": 512}
 
 
 def _errors(*codes: int) -> dict[str, Any]:
@@ -16,6 +18,7 @@ def _errors(*codes: int) -> dict[str, Any]:
         401: "Missing or bad bearer token",
         403: "Missing grant or forbidden",
         413: "Body over 64 KiB",
+        426: "Not a WebSocket upgrade request",
         429: "Pairing locked out",
     }
     return {str(c): {"description": text[c], "content": {"application/json": {"schema": _ERROR}}} for c in codes}
@@ -25,12 +28,21 @@ def _error(code: int, description: str) -> dict[str, Any]:
     return {str(code): {"description": description, "content": {"application/json": {"schema": _ERROR}}}}
 
 
-_SESSION_ID_PARAM = {
-    "name": "id",
-    "in": "path",
-    "required": True,
-    "schema": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"},
+# The whole request body is limited to 64 KiB (413, R-GW-6), so a longer text can never be sent; the limit
+# counts bytes of JSON (escapes and UTF-8 included), which a schema cannot state, so a shorter one may still be 413.
+_MAX_TEXT = 65536
+_ATTACHMENT = {
+    "type": "object",
+    "description": "A file/attach entry of this session's workspace (snake_case or camelCase keys)",
+    "properties": {
+        "ref_id": {"type": "string", "pattern": "^sha256:[0-9A-Fa-f]{64}$"},
+        "workspace_path": {"type": "string"},
+        "marker": {"type": "string"},
+    },
 }
+
+_SESSION_ID = {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"}
+_SESSION_ID_PARAM = {"name": "id", "in": "path", "required": True, "schema": _SESSION_ID}
 
 
 def _session_paths(bearer: list[dict[str, list[str]]]) -> dict[str, Any]:
@@ -94,8 +106,8 @@ def _session_paths(bearer: list[dict[str, list[str]]]) -> dict[str, Any]:
                         "type": "object",
                         "required": ["prompt"],
                         "properties": {
-                            "prompt": {"type": "string", "maxLength": 1000000},
-                            "attachments": {"type": "array", "items": {"type": "object"}},
+                            "prompt": {"type": "string", "maxLength": _MAX_TEXT},
+                            "attachments": {"type": ["array", "null"], "maxItems": 64, "items": _ATTACHMENT},
                         },
                     }
                 ),
@@ -122,8 +134,8 @@ def _session_paths(bearer: list[dict[str, list[str]]]) -> dict[str, Any]:
                         "type": "object",
                         "required": ["message"],
                         "properties": {
-                            "message": {"type": "string", "maxLength": 1000000},
-                            "sessionId": _SESSION_ID_PARAM["schema"],
+                            "message": {"type": "string", "maxLength": _MAX_TEXT},
+                            "sessionId": {**_SESSION_ID, "type": ["string", "null"]},
                         },
                     }
                 ),
@@ -185,6 +197,16 @@ def openapi_spec(version: str) -> dict[str, Any]:
                             "type": "array",
                             "items": {
                                 "type": "object",
+                                "required": [
+                                    "sessionId",
+                                    "agentAlias",
+                                    "mode",
+                                    "live",
+                                    "killed",
+                                    "createdAt",
+                                    "lastActivity",
+                                    "messageCount",
+                                ],
                                 "properties": {
                                     "sessionId": {"type": "string"},
                                     "agentAlias": {"type": "string"},
@@ -248,7 +270,9 @@ def openapi_spec(version: str) -> dict[str, Any]:
                 "get": {
                     "summary": "Liveness (no token)",
                     "security": [],
-                    "responses": _ok("Up", {"type": "object", "properties": {"status": {"const": "ok"}}}),
+                    "responses": _ok(
+                        "Up", {"type": "object", "required": ["status"], "properties": {"status": {"const": "ok"}}}
+                    ),
                 }
             },
             "/openapi.json": {
@@ -270,8 +294,13 @@ def openapi_spec(version: str) -> dict[str, Any]:
                         {
                             "type": "object",
                             "properties": {
-                                "user": {"type": "string", "description": "must match the code's user if given"},
-                                "label": {"type": "string", "maxLength": 256},
+                                "user": {
+                                    "type": ["string", "null"],
+                                    "minLength": 1,
+                                    "maxLength": 128,
+                                    "description": "must match the code's user if given",
+                                },
+                                "label": {"type": ["string", "null"], "minLength": 1, "maxLength": 256},
                             },
                         },
                         required=False,
@@ -293,7 +322,7 @@ def openapi_spec(version: str) -> dict[str, Any]:
                 "get": {
                     "summary": "The config with secrets masked, or one property with ?prop= (grant config:read)",
                     "security": bearer,
-                    "parameters": [{"name": "prop", "in": "query", "required": False, "schema": {"type": "string"}}],
+                    "parameters": [{"name": "prop", "in": "query", "required": False, "schema": _PROP}],
                     "responses": {**_ok("Config", {"type": "object"}), **_errors(400, 401, 403)},
                 }
             },
@@ -301,12 +330,16 @@ def openapi_spec(version: str) -> dict[str, Any]:
                 "put": {
                     "summary": "Set one property (grant config:update and a config write path)",
                     "security": bearer,
-                    "parameters": [{"name": "prop", "in": "path", "required": True, "schema": {"type": "string"}}],
+                    "parameters": [{"name": "prop", "in": "path", "required": True, "schema": _PROP}],
                     "requestBody": _body({"type": "object", "required": ["value"], "properties": {"value": {}}}),
                     "responses": {
                         **_ok(
                             "Set",
-                            {"type": "object", "properties": {"prop": {"type": "string"}, "set": {"const": True}}},
+                            {
+                                "type": "object",
+                                "required": ["prop", "set"],
+                                "properties": {"prop": {"type": "string"}, "set": {"const": True}},
+                            },
                         ),
                         **_errors(400, 401, 403, 413),
                     },
@@ -318,7 +351,7 @@ def openapi_spec(version: str) -> dict[str, Any]:
                     "summary": "JSON-RPC 2.0 over WebSocket: one message per text frame (initialize with authToken "
                     "or send Authorization: Bearer on the upgrade)",
                     "security": [],
-                    "responses": {"101": {"description": "Switching Protocols"}, **_errors(400, 403)},
+                    "responses": {"101": {"description": "Switching Protocols"}, **_errors(400, 403, 426)},
                 }
             },
         },

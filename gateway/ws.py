@@ -2,6 +2,7 @@
 
 The Origin check runs before accept: a browser page from another site must not drive the daemon with the
 user's network position (absent Origin = a non-browser client, allowed). The rest is the transport's job.
+A plain HTTP request to `/rpc` (no upgrade) gets 426 Upgrade Required; another method gets 405.
 """
 
 from __future__ import annotations
@@ -10,14 +11,16 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.websockets import WebSocket
 
-from gateway.errors import error_body
+from gateway.errors import ApiError, error_body
 from gateway.middleware import deny_websocket, split_host
 from rpc.server import RpcServer
 from rpc.transports.websocket import WebSocketTransport, websocket_peer
 
-__all__ = ["origin_allowed", "rpc_endpoint"]
+__all__ = ["origin_allowed", "rpc_endpoint", "rpc_without_upgrade"]
 
 _DEFAULT_PORTS = {"http": 80, "ws": 80, "https": 443, "wss": 443}
 
@@ -55,3 +58,9 @@ def rpc_endpoint(rpc_server: RpcServer, services: Any) -> Callable[[WebSocket], 
         await WebSocketTransport(websocket, rpc_server, peer).run()
 
     return endpoint
+
+
+async def rpc_without_upgrade(request: Request) -> Response:
+    """`GET /rpc` as plain HTTP: the endpoint exists but speaks only WebSocket (RFC 9110 §15.5.22)."""
+    message = "/rpc is a WebSocket endpoint: send an upgrade request"
+    raise ApiError(426, "invalid_request", message, headers={"Upgrade": "websocket"})

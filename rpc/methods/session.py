@@ -44,7 +44,7 @@ class ListParams(Params):
 
 class MessagesParams(SessionParams):
     limit: Annotated[int, Field(ge=0, le=10_000)] = 100
-    before: Annotated[int | None, Field(ge=0)] = None
+    before: Annotated[int | None, Field(ge=0, le=2**63 - 1)] = None  # SQLite integers are 64-bit
 
 
 def register(registry: Registry) -> None:

@@ -378,3 +378,13 @@ async def test_connection_cap_refuses_with_one_error_frame() -> None:
     (frame,) = refused.messages()
     assert frame["id"] is None and frame["error"]["code"] == -32005
     assert frame["error"]["data"] == {"kind": "limit_exceeded", "name": "connections", "limit": 1}
+
+
+@pytest.mark.req("R-WIRE-4")
+async def test_regression_messages_before_beyond_64_bits_is_invalid_params_not_internal() -> None:
+    # Found by fuzzing the REST twin: SQLite cannot bind an integer past 2**63 - 1 (it was a -32603).
+    server, _ = make_server()
+    t = await initialized(server)
+    t.feed(req("session/messages", {"sessionId": "s_1", "before": 2**63}, rid=1))
+    error = (await t.next_message())["error"]
+    assert error["code"] == -32602 and error["data"]["errors"][0]["field"] == "before"
