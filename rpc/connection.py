@@ -110,8 +110,6 @@ class Connection:
         try:
             spec, params = self._registry.prepare(self, request.method, request.params)
         except RpcError as exc:
-            if isinstance(exc, AuthRequired | Forbidden):
-                self.server.audit.record("denied", self.peer.label, self.principal_id)
             self._send_error(rid, exc)
             return
         if not spec.is_async:
@@ -165,6 +163,8 @@ class Connection:
         self.transport.resume()
 
     def _send_error(self, rid: Id, error: RpcError) -> None:
+        if isinstance(error, AuthRequired | Forbidden):  # R-SEC-3: every -32010/-32012 answer is audited
+            self.server.audit.record("denied", self.peer.label, self.principal_id)
         self.transport.send(encode_error(rid, error))
 
     # -- authorization ---------------------------------------------------------------------------------

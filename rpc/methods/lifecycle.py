@@ -37,7 +37,7 @@ async def initialize(call: Call, params: InitializeParams) -> dict[str, Any]:
     services = call.services
     if params.protocol_version != PROTOCOL_VERSION:
         conn.deauthenticate()
-        services.audit.record("denied", conn.peer.label, None)
+        services.audit.record("denied", conn.peer.label, None)  # a refused initialize (R-SEC-3)
         raise VersionMismatch(supported=[PROTOCOL_VERSION], requested=params.protocol_version)
     token = params.auth_token if params.auth_token is not None else conn.peer.bearer_token
     if token is not None:
@@ -49,8 +49,7 @@ async def initialize(call: Call, params: InitializeParams) -> dict[str, Any]:
         resolved = services.auth.local(conn.peer.uid if conn.peer.uid is not None else os.getuid())
     if resolved is None:
         conn.deauthenticate()  # a failed re-initialize must not leave the old principal in place
-        services.audit.record("denied", conn.peer.label, None)
-        raise AuthRequired("Authentication failed")
+        raise AuthRequired("Authentication failed")  # audited as `denied` when answered
     credential, principal = resolved
     conn.authenticated(credential, principal)
     conn.client_capabilities = params.client_capabilities or {}

@@ -12,6 +12,7 @@ from app.audit import AuditLog
 from app.config.schema import Limits
 from rpc.connection import PeerError, PendingLimitReached
 from rpc.dispatcher import Call, NoParams, Params
+from rpc.errors import Forbidden
 from rpc.methods import build_registry
 from rpc.server import RpcServer
 from rpc.transports.base import ConnectionClosed, Peer
@@ -388,3 +389,32 @@ async def test_regression_messages_before_beyond_64_bits_is_invalid_params_not_i
     t.feed(req("session/messages", {"sessionId": "s_1", "before": 2**63}, rid=1))
     error = (await t.next_message())["error"]
     assert error["code"] == -32602 and error["data"]["errors"][0]["field"] == "before"
+
+
+class RecordingAudit(AuditLog):
+    def __init__(self) -> None:
+        super().__init__(None)
+        self.events: list[tuple[str, str | None]] = []
+
+    def record(self, event: str, peer: str, principal: str | None) -> None:
+        self.events.append((event, principal))
+
+
+@pytest.mark.req("R-SEC-3")
+async def test_every_32010_and_32012_answer_is_audited_as_denied_even_from_inside_a_handler() -> None:
+    server, services = make_server()
+    audit = RecordingAudit()
+    server.audit = services.audit = audit
+
+    async def refuses(call: Call, params: NoParams) -> None:
+        raise Forbidden("Missing grant config:update", grant="config:update")  # as a store's authorize does
+
+    server.registry.method("test/refuses", params=NoParams, grant="system:read")(refuses)
+    t = await initialized(server)
+    t.feed(req("test/refuses", rid=1))
+    assert (await t.next_message())["error"]["code"] == -32012
+    services.auth.principal = None  # the credential is revoked
+    services.auth.generation += 1
+    t.feed(req("status", rid=2))
+    assert (await t.next_message())["error"]["code"] == -32010
+    assert [e for e, _ in audit.events].count("denied") == 2
