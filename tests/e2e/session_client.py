@@ -343,6 +343,11 @@ class Peer:
         return await self.finish_turn(session_id, mark, fut, timeout)
 
 
+async def new_sid(peer: Peer, **params: Any) -> str:
+    """`session/new` and just its id."""
+    return (await peer.new_session(**params))["sessionId"]  # type: ignore[no-any-return]
+
+
 async def pair(owner: Peer, user: str, label: str | None = None) -> dict[str, Any]:
     params: dict[str, Any] = {"user": user}
     if label is not None:

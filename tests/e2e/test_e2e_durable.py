@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from e2e_harness import Daemon, DaemonFactory
-from session_client import Peer, Turn
+from session_client import Peer, Turn, new_sid
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint")
 
@@ -45,10 +45,6 @@ def durable_daemon() -> Iterator[Daemon]:
         yield factory.start(CONFIG)
     finally:
         factory.close()
-
-
-async def new_sid(peer: Peer, **params: Any) -> str:
-    return (await peer.new_session(**params))["sessionId"]  # type: ignore[no-any-return]
 
 
 async def rows_of(peer: Peer, sid: str) -> tuple[list[dict[str, Any]], int]:
