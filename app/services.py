@@ -72,8 +72,9 @@ class Services:
                 "configFile": str(self.paths.config_file),
             }
         live = self.sessions.live
-        status = self._static.copy()
-        status["uptimeSecs"] = round(time.monotonic() - self.started_at, 3)
-        status["activeSessions"] = len(live)
-        status["sessionIds"] = sorted(live)
-        return status
+        return {
+            **self._static,
+            "uptimeSecs": int((time.monotonic() - self.started_at) * 1000) / 1000,  # ms; round() costs more
+            "activeSessions": len(live),
+            "sessionIds": sorted(live),
+        }

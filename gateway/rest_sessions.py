@@ -19,7 +19,7 @@ Also the pieces a turn started over HTTP needs, shared with `POST /webhook/{agen
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any, TypeVar
 
@@ -75,9 +75,12 @@ class GatewaySink:
     def closed(self) -> bool:
         return False
 
-    async def send_update(self, params: dict[str, Any]) -> None:
-        if params.get("type") != "approval_request":
-            return
+    async def send_updates(self, updates: Sequence[dict[str, Any]]) -> None:
+        for params in updates:
+            if params.get("type") == "approval_request":
+                self._reject_unless_watched(params)
+
+    def _reject_unless_watched(self, params: dict[str, Any]) -> None:
         session_id, request_id = params.get("sessionId"), params.get("requestId")
         live = self._sessions.live.get(session_id)
         if live is None or self._watched(live):

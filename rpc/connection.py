@@ -12,20 +12,25 @@ import logging
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from rpc.dispatcher import AfterReply, Call
+import orjson
+
+from rpc.dispatcher import AfterReply, Call, MethodSpec
 from rpc.envelope import (
+    ID_TYPES,
     NO_ID,
+    PARAMS_TYPES,
     Id,
     Reject,
     Request,
     Response,
+    classify,
     encode_error,
     encode_notification,
     encode_request,
     encode_result,
     parse,
 )
-from rpc.errors import AuthRequired, Forbidden, InternalError, InvalidRequest, RpcError
+from rpc.errors import AuthRequired, Forbidden, InternalError, InvalidRequest, ParseError, RpcError
 from rpc.transports.base import ConnectionClosed, FrameTransport, Peer
 
 if TYPE_CHECKING:
@@ -35,6 +40,8 @@ if TYPE_CHECKING:
 __all__ = ["Connection", "PeerError", "PendingLimitReached"]
 
 log = logging.getLogger("zeroclaw.rpc")
+
+_NO_PARAMS: dict[str, Any] = {}  # stands for absent params on the hot path; only ever read (params_from)
 
 
 class PeerError(Exception):
@@ -59,7 +66,8 @@ class Connection:
         self.client_capabilities: dict[str, Any] = {}
         self._credential: Any = None
         self.auth_generation = -1  # the policy generation `principal` and `cleared` were decided under
-        self.cleared: set[str] = set()  # methods admitted under that generation (see Registry.prepare)
+        # Methods admitted under that generation, with their specs (see Registry.admit).
+        self.cleared: dict[str, MethodSpec[Any]] = {}
         self._max_inflight = max_inflight
         self._inflight: dict[Id, asyncio.Task[Any]] = {}
         self._background: set[asyncio.Task[Any]] = set()  # notification handlers: no id, no answer
@@ -79,18 +87,47 @@ class Connection:
         return self._barrier or self.transport.writing_paused or len(self._inflight) >= self._max_inflight
 
     def frames_received(self, lines: list[bytes]) -> int:
-        """Handle frames in order until the connection is saturated; returns how many were taken."""
+        """Handle frames in order until the connection is saturated; returns how many were taken.
+
+        The hot path is inlined here: a well-formed request for a method this connection was already
+        admitted to under the policy in force (see `Registry.admit`) goes straight to params validation and
+        its handler. Every other frame (first call of a method, notification, response, anything malformed)
+        takes the general path through `envelope.classify` and `Registry.admit`, which decide the same way.
+        """
         inflight, transport, limit = self._inflight, self.transport, self._max_inflight
+        cleared, auth, loads = self.cleared, self.auth, orjson.loads
         taken = 0
         for line in lines:
             if self._barrier or transport.writing_paused or len(inflight) >= limit or self.closed:
                 break
-            self.frame_received(line)
             taken += 1
+            try:
+                frame = loads(line)
+            except orjson.JSONDecodeError:
+                transport.send(encode_error(None, ParseError()))
+                continue
+            if (
+                type(frame) is dict
+                and type(method := frame.get("method")) is str
+                and (spec := cleared.get(method)) is not None
+                and frame.get("jsonrpc") == "2.0"
+                and type(rid := frame.get("id", NO_ID)) in ID_TYPES
+                and type(params := frame.get("params", _NO_PARAMS)) in PARAMS_TYPES
+                and "result" not in frame
+                and "error" not in frame
+                and rid not in inflight
+                and self.auth_generation == auth.generation
+            ):
+                self._execute(rid, spec, params)
+            else:
+                self._frame(classify(frame))
         return taken
 
     def frame_received(self, line: bytes) -> None:
-        frame = parse(line)
+        """One frame from a message-oriented transport (the in-memory one, the WebSocket)."""
+        self._frame(parse(line))
+
+    def _frame(self, frame: Request | Response | Reject | None) -> None:
         if isinstance(frame, Request):
             if frame.id is NO_ID:
                 self._on_notification(frame)
@@ -108,17 +145,22 @@ class Connection:
             self._send_error(None, InvalidRequest("Request id already in flight", kind="duplicate_id", id=rid))
             return
         try:
-            spec, params = self._registry.prepare(self, request.method, request.params)
+            spec = self._registry.admit(self, request.method)
         except RpcError as exc:
             self._send_error(rid, exc)
             return
-        if not spec.is_async:
-            try:
+        self._execute(rid, spec, request.params)
+
+    def _execute(self, rid: Id, spec: MethodSpec[Any], raw_params: object) -> None:
+        """Validate the params of an admitted request, then run its handler inline or as its own task."""
+        try:
+            params = spec.params_from(raw_params)
+            if not spec.is_async:
                 result = spec.handler(self._call, params)
-            except Exception as exc:
-                self._send_error(rid, self.server.to_rpc_error(exc))
-            else:
                 self.transport.send(encode_result(rid, result))
+                return
+        except Exception as exc:
+            self._send_error(rid, self.server.to_rpc_error(exc))
             return
         task = asyncio.get_running_loop().create_task(spec.handler(self._call, params))
         self._inflight[rid] = task
@@ -129,7 +171,8 @@ class Connection:
     def _on_notification(self, request: Request) -> None:
         """Run it for its effect; nothing is ever answered, not even an error."""
         try:
-            spec, params = self._registry.prepare(self, request.method, request.params)
+            spec = self._registry.admit(self, request.method)
+            params = spec.params_from(request.params)
             if not spec.is_async:
                 spec.handler(self._call, params)
                 return

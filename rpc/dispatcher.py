@@ -100,6 +100,12 @@ class MethodSpec(Generic[P]):
             empty = None
         object.__setattr__(self, "empty", empty)
 
+    def params_from(self, raw: object) -> Params:
+        """The validated params model for a request's `params` (an object, an array, or absent/None)."""
+        if not raw and self.empty is not None:
+            return self.empty  # params models are frozen, so one shared instance is safe
+        return _validate(self.params, raw)
+
 
 class Registry:
     def __init__(self) -> None:
@@ -132,25 +138,26 @@ class Registry:
     def names(self) -> list[str]:
         return sorted(self._methods)
 
-    def prepare(self, connection: Connection, method: str, params: object) -> tuple[MethodSpec[Any], Params]:
-        """Run the checks in the order the spec fixes: method, initialized, grant, params."""
+    def admit(self, connection: Connection, method: str) -> MethodSpec[Any]:
+        """Run the checks in the order the spec fixes: method, initialized, grant (params come next).
+
+        A method admitted on an initialized connection is remembered in `connection.cleared` for the policy
+        generation in force, so its next calls skip these checks (any policy change moves the generation).
+        """
         spec = self._methods.get(method)
         if spec is None:
             raise MethodNotFound
-        # A method already admitted on this connection under the policy in force needs no second look: the
-        # hot path is one set lookup and one int compare (any policy change moves the generation).
-        if not (method in connection.cleared and connection.auth_generation == connection.auth.generation):
-            if spec.requires_init and not connection.initialized:
-                raise AuthRequired("First call must be 'initialize'")
-            if spec.local_only and connection.peer.remote:
-                raise Forbidden("This method is only served on the local endpoint", kind="local_only")
-            if spec.grant is not None:
-                connection.authorize(spec.grant)
-            if connection.initialized:
-                connection.cleared.add(method)
-        if not params and spec.empty is not None:
-            return spec, spec.empty  # params models are frozen, so one shared instance is safe
-        return spec, _validate(spec.params, params)
+        if connection.cleared.get(method) is spec and connection.auth_generation == connection.auth.generation:
+            return spec
+        if spec.requires_init and not connection.initialized:
+            raise AuthRequired("First call must be 'initialize'")
+        if spec.local_only and connection.peer.remote:
+            raise Forbidden("This method is only served on the local endpoint", kind="local_only")
+        if spec.grant is not None:
+            connection.authorize(spec.grant)
+        if connection.initialized:
+            connection.cleared[method] = spec
+        return spec
 
 
 def _validate(model: type[Params], params: object) -> Params:

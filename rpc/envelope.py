@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -18,13 +19,17 @@ import orjson
 from rpc.errors import InvalidRequest, ParseError, RpcError
 
 __all__ = [
+    "ID_TYPES",
     "NO_ID",
+    "PARAMS_TYPES",
     "Id",
     "Reject",
     "Request",
     "Response",
+    "classify",
     "encode_error",
     "encode_notification",
+    "encode_notifications",
     "encode_request",
     "encode_result",
     "is_valid_id",
@@ -77,8 +82,8 @@ def is_valid_id(value: object) -> bool:
     return value is None or (type(value) in (str, int, float))
 
 
-_ID_TYPES: Final = (str, int, float, type(None))
-_PARAMS_TYPES: Final = (dict, list)
+ID_TYPES: Final = (str, int, float, type(None))  # JSON types of a valid request id (`type()`, so no bool)
+PARAMS_TYPES: Final = (dict, list)
 
 
 def parse(line: bytes) -> Request | Response | Reject | None:
@@ -86,13 +91,18 @@ def parse(line: bytes) -> Request | Response | Reject | None:
         frame = orjson.loads(line)
     except orjson.JSONDecodeError:
         return Reject(ParseError())
+    return classify(frame)
+
+
+def classify(frame: Any) -> Request | Response | Reject | None:
+    """Classify one decoded JSON value (what `parse` does after decoding)."""
     # Fast path: the well-formed request, which is nearly every frame.
     if type(frame) is dict and frame.get("jsonrpc") == "2.0" and "result" not in frame and "error" not in frame:
         method = frame.get("method")
         if type(method) is str:
             rid = frame.get("id", NO_ID)
             params = frame.get("params", NO_ID)
-            if (rid is NO_ID or type(rid) in _ID_TYPES) and (params is NO_ID or type(params) in _PARAMS_TYPES):
+            if (rid is NO_ID or type(rid) in ID_TYPES) and (params is NO_ID or type(params) in PARAMS_TYPES):
                 return Request(method, None if params is NO_ID else params, rid)
     return _classify(frame)
 
@@ -139,20 +149,43 @@ def _response(frame: dict[str, Any]) -> Response | None:
     return Response(rid, frame["result"], None)
 
 
-_OPT = orjson.OPT_NON_STR_KEYS
+def _dumps(message: dict[str, Any]) -> bytes:
+    try:
+        return orjson.dumps(message)
+    except orjson.JSONEncodeError:
+        return _dumps_non_str_keys(message)
+
+
+def _dumps_non_str_keys(message: dict[str, Any]) -> bytes:
+    # Non-string keys (e.g. an int-keyed map) become JSON strings. Only tried after the plain encoding
+    # failed: the option makes every dumps about half again as slow.
+    return orjson.dumps(message, option=orjson.OPT_NON_STR_KEYS)
 
 
 def encode_result(rid: Id, result: Any) -> bytes:
-    return orjson.dumps({"jsonrpc": "2.0", "id": rid, "result": result}, option=_OPT)
+    message = {"jsonrpc": "2.0", "id": rid, "result": result}
+    try:  # _dumps inlined: this is the hot path
+        return orjson.dumps(message)
+    except orjson.JSONEncodeError:
+        return _dumps_non_str_keys(message)
 
 
 def encode_error(rid: Id, error: RpcError) -> bytes:
-    return orjson.dumps({"jsonrpc": "2.0", "id": rid, "error": error.to_error()}, option=_OPT)
+    return _dumps({"jsonrpc": "2.0", "id": rid, "error": error.to_error()})
 
 
 def encode_notification(method: str, params: Any) -> bytes:
-    return orjson.dumps({"jsonrpc": "2.0", "method": method, "params": params}, option=_OPT)
+    return _dumps({"jsonrpc": "2.0", "method": method, "params": params})
+
+
+def encode_notifications(method: str, params: Sequence[Any]) -> list[bytes]:
+    """One notification frame per params, in order (a streamed batch of `session/update`s)."""
+    messages = [{"jsonrpc": "2.0", "method": method, "params": p} for p in params]
+    try:
+        return [orjson.dumps(m) for m in messages]
+    except orjson.JSONEncodeError:
+        return [_dumps(m) for m in messages]
 
 
 def encode_request(rid: str, method: str, params: Any) -> bytes:
-    return orjson.dumps({"jsonrpc": "2.0", "method": method, "params": params, "id": rid}, option=_OPT)
+    return _dumps({"jsonrpc": "2.0", "method": method, "params": params, "id": rid})

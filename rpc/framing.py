@@ -38,13 +38,16 @@ class LineSplitter:
 
     def feed(self, data: bytes) -> list[bytes]:
         """Return the complete lines in `data` (without `\\n` or a trailing `\\r`); blank lines are dropped."""
-        end = data.rfind(b"\n")
-        if end == len(data) - 1 and not self._chunks and data.find(b"\n") == end:
-            # The common read: exactly one complete line.
+        end = len(data) - 1
+        if data.find(b"\n") == end and not self._chunks:
+            # The common read: exactly one complete line (its only newline is the last byte).
             if end >= self._limit:
                 raise FrameTooLarge([])
-            line = data[: end - 1] if data.endswith(b"\r\n") else data[:end]
+            line = data[:end]
+            if line[-1:] == b"\r":
+                line = line[:-1]
             return [line] if line and not line.isspace() else []
+        end = data.rfind(b"\n")
         if end < 0:
             self._keep_partial(data, [])
             return []

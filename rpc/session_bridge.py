@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 from typing import Any
 
 from app.agents.base import Elicitation
 from rpc.connection import Connection, PeerError, PendingLimitReached
-from rpc.envelope import encode_notification
+from rpc.envelope import encode_notifications
 from rpc.transports.base import ConnectionClosed
 
 __all__ = ["ConnectionChannel", "ConnectionSink", "sink_for"]
@@ -29,14 +30,13 @@ class ConnectionSink:
     def closed(self) -> bool:
         return self._connection.closed
 
-    async def send_update(self, params: dict[str, Any]) -> None:
-        # Connection.notify inlined: this runs once per streamed chunk.
+    async def send_updates(self, updates: Sequence[dict[str, Any]]) -> None:
         transport = self._connection.transport
         if transport.writing_paused:
             await transport.wait_writable()
         if self._connection.closed:
             raise ConnectionClosed
-        transport.send(encode_notification("session/update", params))
+        transport.send_many(encode_notifications("session/update", updates))
 
 
 def sink_for(connection: Connection) -> ConnectionSink:

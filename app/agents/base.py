@@ -19,6 +19,7 @@ __all__ = [
     "Provider",
     "ProviderError",
     "ProviderEvent",
+    "TextChunks",
     "TextDelta",
     "ThoughtDelta",
     "Tool",
@@ -64,6 +65,17 @@ class TextDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class TextChunks:
+    """Several text deltas the provider had ready at once (e.g. one network read's worth).
+
+    Each chunk still streams as its own `agent_message_chunk`, in order; handing them over together lets
+    the turn encode and send them as one batch instead of one await chain per chunk.
+    """
+
+    texts: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ThoughtDelta:
     text: str
 
@@ -75,7 +87,7 @@ class ToolCall:
     arguments: dict[str, Any]
 
 
-ProviderEvent = TextDelta | ThoughtDelta | ToolCall
+ProviderEvent = TextDelta | TextChunks | ThoughtDelta | ToolCall
 
 
 class ProviderError(Exception):

@@ -11,7 +11,7 @@ fresh install works with no keys and tests can drive every kind of turn event. T
     /write PATH | TEXT  -> write_file tool call (then "write_file: …")
     /read PATH          -> read_file tool call  (then "File contents:\n…")
     /sleep S            -> "." every 0.1 s for S seconds
-    /stream N           -> N chunks "lorem " as fast as the turn takes them (a throughput workload)
+    /stream N           -> N chunks "lorem ", in bursts of 256, as fast as the turn takes them (a workload)
     /fail               -> ProviderError
     /context            -> one line per message given: "role: <first 80 chars>"
 """
@@ -24,15 +24,25 @@ import re
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from app.agents.base import Message, ProviderError, ProviderEvent, TextDelta, ThoughtDelta, ToolCall, ToolSpec
+from app.agents.base import (
+    Message,
+    ProviderError,
+    ProviderEvent,
+    TextChunks,
+    TextDelta,
+    ThoughtDelta,
+    ToolCall,
+    ToolSpec,
+)
 
-__all__ = ["FAIL_MESSAGE", "MAX_SLEEP_SECS", "MAX_STREAM_CHUNKS", "ScriptedProvider", "split_chunks"]
+__all__ = ["FAIL_MESSAGE", "MAX_SLEEP_SECS", "MAX_STREAM_CHUNKS", "STREAM_BURST", "ScriptedProvider", "split_chunks"]
 
 FAIL_MESSAGE = "scripted provider failure (requested by /fail)"
 MAX_SLEEP_SECS = 600.0
 CONTEXT_PREVIEW_CHARS = 80
 MAX_CHUNKS = 8
 MAX_STREAM_CHUNKS = 1_000_000
+STREAM_BURST = 256  # `/stream` chunks handed over at once
 
 _DIRECTIVE_RE = re.compile(r"/([A-Za-z]+)(?:\s+(.*))?\Z", re.DOTALL)
 _TOOL_ID_RE = re.compile(r"tc_(\d+)\Z")
@@ -222,9 +232,13 @@ class ScriptedProvider:
             async for event in self._text(f"Usage: /stream CHUNKS (1 to {MAX_STREAM_CHUNKS})"):
                 yield event
             return
-        chunk = TextDelta("lorem ")  # immutable: one instance serves every chunk
-        for _ in range(count):
-            yield chunk
+        # As fast as a provider can: whole bursts of ready chunks, like a network read full of deltas.
+        burst = TextChunks(("lorem ",) * STREAM_BURST)
+        full, rest = divmod(count, STREAM_BURST)
+        for _ in range(full):
+            yield burst
+        if rest:
+            yield TextChunks(burst.texts[:rest])
 
     async def _text(self, text: str) -> AsyncIterator[ProviderEvent]:
         for i, chunk in enumerate(split_chunks(text)):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -24,8 +25,8 @@ class UpdateSink(Protocol):
     @property
     def closed(self) -> bool: ...
 
-    async def send_update(self, params: dict[str, Any]) -> None:
-        """Deliver one update; waits while the receiver is slow; raises if it is gone."""
+    async def send_updates(self, updates: Sequence[dict[str, Any]]) -> None:
+        """Deliver updates in order; waits while the receiver is slow; raises if it is gone."""
         ...
 
 

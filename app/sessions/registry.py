@@ -35,6 +35,7 @@ from app.sessions.store import SessionRecord, SessionStore
 from app.sessions.store_types import Surface
 from app.sessions.trim import trim_context
 from app.sessions.turn import TurnOutcome, TurnSettings, run_turn
+from app.sessions.updates import TurnUpdates
 from app.storage import iso_z
 
 __all__ = ["Opened", "SessionRegistry"]
@@ -198,24 +199,7 @@ class SessionRegistry:
     ) -> TurnOutcome:
         config = self._config()
         agent = config.agents[live.agent_alias]
-        recipients: list[UpdateSink] = []
-        version = -1
-        prompter = sink
-
-        async def emit(event: dict[str, Any]) -> None:
-            # Recipients follow the watchers as they change: a watcher that attaches mid-turn gets the rest.
-            nonlocal recipients, version, prompter
-            if version != live.watch_version:
-                recipients, version = live.sinks_for(prompter), live.watch_version
-            params = {"sessionId": live.session_id, **event}
-            for target in recipients:
-                try:
-                    await target.send_update(params)
-                except Exception:  # a receiver that went away stops receiving; the turn goes on
-                    if target is prompter:
-                        prompter = None
-                    live.unwatch(target)
-
+        updates = TurnUpdates(live, sink)
         tools = build_tools([t for t in agent.tools])
         settings = TurnSettings(
             max_steps=agent.max_turn_steps,
@@ -242,7 +226,7 @@ class SessionRegistry:
                 provider=build_provider(provider_config, model=agent.model) if provider_config else _missing(agent),
                 tools=tools,
                 store=self.store,
-                emit=emit,
+                updates=updates,
                 settings=settings,
                 outcome=outcome,
             )
@@ -258,12 +242,12 @@ class SessionRegistry:
         outcome.content = "".join(outcome.streamed)
         try:
             await self.store.finish_turn(live.session_id, outcome.turn_id, outcome.stop_reason, mode=live.mode)
-            await self._maybe_trim(live, emit, config)
+            await self._maybe_trim(live, updates, config)
         finally:
-            await emit({"type": "turn_complete", "stopReason": outcome.stop_reason, "content": outcome.content})
+            await updates.emit({"type": "turn_complete", "stopReason": outcome.stop_reason, "content": outcome.content})
         return outcome
 
-    async def _maybe_trim(self, live: LiveSession, emit: Any, config: Config) -> None:
+    async def _maybe_trim(self, live: LiveSession, updates: TurnUpdates, config: Config) -> None:
         if live.mode != "acp":  # retained-context snapshots exist for ACP sessions only (R-ACP-1)
             return
         recovered = await self.store.context(live.session_id, surface=live.surface)
@@ -276,7 +260,7 @@ class SessionRegistry:
             # R-ACP-2: no notification unless the snapshot and its boundary were committed together.
             log.warning("could not save a trimmed context snapshot; keeping the previous one", exc_info=True)
             return
-        await emit(
+        await updates.emit(
             {
                 "type": "history_trimmed",
                 "droppedMessages": trimmed.dropped,

@@ -2,15 +2,15 @@
 
 Every transcript row is committed as it happens (R-ACP-4): the user prompt first, assistant text as soon as it
 starts and then at most every `TEXT_CHECKPOINT_SECS` and at every tool boundary, each tool call and result.
-Order per session is the order of `emit` calls, which this task awaits one by one (R-STREAM-2).
+Order per session is the order of `Updates` calls, which this task awaits one by one (R-STREAM-2).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -18,6 +18,7 @@ from app.agents.base import (
     Message,
     Provider,
     ProviderError,
+    TextChunks,
     TextDelta,
     ThoughtDelta,
     Tool,
@@ -27,12 +28,20 @@ from app.agents.base import (
 from app.sessions.live import LiveSession
 from app.sessions.store import SessionStore
 
-__all__ = ["TEXT_CHECKPOINT_SECS", "TurnOutcome", "TurnSettings", "run_turn", "to_messages"]
+__all__ = ["TEXT_CHECKPOINT_SECS", "TurnOutcome", "TurnSettings", "Updates", "run_turn", "to_messages"]
 
 TEXT_CHECKPOINT_SECS = 0.25
-_YIELD_EVERY = 64
+_YIELD_EVERY = 64  # text chunks taken from a provider that never waits before letting other tasks run
 
-Emit = Callable[[dict[str, Any]], Awaitable[None]]
+
+class Updates(Protocol):
+    """Where the turn's `session/update` events go (`app.sessions.updates.TurnUpdates`)."""
+
+    async def emit(self, event: dict[str, Any]) -> None: ...
+
+    async def text(self, chunks: Sequence[str]) -> None:
+        """One `agent_message_chunk` per chunk, in order."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,11 +106,11 @@ class _Text:
     def text(self) -> str:
         return "".join(self._chunks)
 
-    async def add(self, chunk: str) -> None:
-        self._chunks.append(chunk)
+    async def add(self, chunks: Sequence[str]) -> None:
+        self._chunks += chunks
         if self.index is None:
             self.index = await self._store.append(
-                self._live.session_id, **self._row(role="assistant", content=chunk, complete=False)
+                self._live.session_id, **self._row(role="assistant", content="".join(chunks), complete=False)
             )
             self._saved_chunks = len(self._chunks)
         elif self._flusher is None or self._flusher.done():
@@ -140,7 +149,7 @@ async def run_turn(
     provider: Provider,
     tools: Mapping[str, Tool],
     store: SessionStore,
-    emit: Emit,
+    updates: Updates,
     settings: TurnSettings,
     outcome: TurnOutcome,
 ) -> TurnOutcome:
@@ -149,9 +158,9 @@ async def run_turn(
     def row(**fields: Any) -> dict[str, Any]:
         return {"mode": live.mode, "turn_id": turn_id, "surface": live.surface, **fields}
 
-    async def say(text: str) -> None:
-        outcome.streamed.append(text)
-        await emit({"type": "agent_message_chunk", "text": text})
+    async def say(chunks: Sequence[str]) -> None:
+        outcome.streamed += chunks
+        await updates.text(chunks)
 
     await store.append(live.session_id, **row(role="user", content=prompt))
     messages = to_messages(context)
@@ -160,28 +169,35 @@ async def run_turn(
     messages.append(Message(role="user", content=prompt))
     specs = [tool.spec for tool in tools.values()]
 
-    received = 0
+    unyielded = 0
     for _step in range(settings.max_steps):
         text = _Text(store, live, row)
         calls: list[ToolCall] = []
         try:
             async for event in _events(provider, messages, specs, text):
-                received += 1
-                if not received % _YIELD_EVERY:
+                if isinstance(event, TextChunks):
+                    chunks: Sequence[str] = [t for t in event.texts if t]
+                elif isinstance(event, TextDelta):
+                    chunks = (event.text,) if event.text else ()
+                else:
+                    chunks = ()
+                    if isinstance(event, ThoughtDelta) and event.text:
+                        # Hidden reasoning is streamed but never stored as context (R-ACP-3).
+                        await updates.emit({"type": "agent_thought_chunk", "text": event.text})
+                    elif isinstance(event, ToolCall):
+                        calls.append(event)
+                if chunks:
+                    await say(chunks)
+                    await text.add(chunks)
+                unyielded += len(chunks) or 1
+                if unyielded >= _YIELD_EVERY:
+                    unyielded = 0
                     await asyncio.sleep(0)  # a provider that never waits must not starve other connections
-                if isinstance(event, TextDelta) and event.text:
-                    await say(event.text)
-                    await text.add(event.text)
-                elif isinstance(event, ThoughtDelta) and event.text:
-                    # Hidden reasoning is streamed but never stored as context (R-ACP-3).
-                    await emit({"type": "agent_thought_chunk", "text": event.text})
-                elif isinstance(event, ToolCall):
-                    calls.append(event)
         except ProviderError as exc:
             await text.seal()
             reason = str(exc) or "the provider failed"
             note = f"\n{reason}" if outcome.streamed else reason
-            await say(note)
+            await say((note,))
             await store.append(live.session_id, **row(role="assistant", content=note))
             outcome.stop_reason = "failed"
             return outcome
@@ -191,7 +207,7 @@ async def run_turn(
             outcome.stop_reason = "end_turn"
             return outcome
         for call in calls:
-            result = await _run_tool(live, call, tools, store, emit, settings, row)
+            result = await _run_tool(live, call, tools, store, updates, settings, row)
             messages.append(Message(role="tool", content=result, tool_call_id=call.id, name=call.name))
     outcome.stop_reason = "max_turns"
     return outcome
@@ -212,7 +228,7 @@ async def _run_tool(
     call: ToolCall,
     tools: Mapping[str, Tool],
     store: SessionStore,
-    emit: Emit,
+    updates: Updates,
     settings: TurnSettings,
     row: Callable[..., dict[str, Any]],
 ) -> str:
@@ -220,27 +236,27 @@ async def _run_tool(
         live.session_id,
         **row(role="tool_call", content=orjson.dumps(call.arguments).decode(), tool_call_id=call.id, name=call.name),
     )
-    await emit({"type": "tool_call", "toolCallId": call.id, "name": call.name, "rawInput": call.arguments})
+    await updates.emit({"type": "tool_call", "toolCallId": call.id, "name": call.name, "rawInput": call.arguments})
     tool = tools.get(call.name)
     if tool is None:
         result = f"Unknown tool {call.name!r}: this agent has no such tool."
-    elif await _approved(live, call, tool, emit, settings):
+    elif await _approved(live, call, tool, updates, settings):
         result = await tool.run(call.arguments, settings.tool_context)
     else:
         result = f"The user rejected this {call.name} call; it was not run."
     await store.append(live.session_id, **row(role="tool_result", content=result, tool_call_id=call.id, name=call.name))
-    await emit({"type": "tool_result", "toolCallId": call.id, "name": call.name, "rawOutput": result})
+    await updates.emit({"type": "tool_result", "toolCallId": call.id, "name": call.name, "rawOutput": result})
     return result
 
 
-async def _approved(live: LiveSession, call: ToolCall, tool: Tool, emit: Emit, settings: TurnSettings) -> bool:
+async def _approved(live: LiveSession, call: ToolCall, tool: Tool, updates: Updates, settings: TurnSettings) -> bool:
     if not tool.needs_approval or call.name in settings.auto_approve or call.name in live.always_allowed:
         return True
     request_id = live.next_request_id()
     decision: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     live.approvals[request_id] = decision
     try:
-        await emit(
+        await updates.emit(
             {
                 "type": "approval_request",
                 "requestId": request_id,

@@ -65,7 +65,7 @@ async def initialize(call: Call, params: InitializeParams) -> dict[str, Any]:
 
 def status(call: Call, params: NoParams) -> dict[str, Any]:
     server = call.connection.server
-    status: dict[str, Any] = server.services.describe()
+    status: dict[str, Any] = server.services.describe()  # a fresh dict: ours to extend
     status["protocolVersion"] = PROTOCOL_VERSION
     status["connections"] = len(server.connections)
     return status

@@ -34,6 +34,9 @@ class FrameTransport(Protocol):
     def send(self, frame: bytes) -> None:
         """Queue one encoded frame; transports coalesce queued frames into one write."""
 
+    def send_many(self, frames: list[bytes]) -> None:
+        """Queue several encoded frames, in order (same as `send` for each, cheaper for a stream's batch)."""
+
     def close(self) -> None:
         """Flush what is queued, then close."""
 

@@ -32,6 +32,10 @@ class MemoryTransport:
             self.sent.append(frame)
             self._arrived.set()
 
+    def send_many(self, frames: list[bytes]) -> None:
+        for frame in frames:
+            self.send(frame)
+
     def close(self) -> None:
         if not self.closed:
             self.closed = True

@@ -62,22 +62,24 @@ class NdjsonProtocol(asyncio.Protocol):
         self._end_batch()
 
     def data_received(self, data: bytes) -> None:
-        if self._conn is None or self._closing:
+        conn = self._conn
+        if conn is None or self._closing:
             return
-        too_large = False
         try:
             lines = self._splitter.feed(data)
         except FrameTooLarge as exc:
-            lines = exc.lines  # frames complete before the oversize one are still answered
-            too_large = True
+            self._too_large(exc.lines)  # frames complete before the oversize one are still answered
+            return
         self._in_batch = True
-        self._take(lines)
-        if too_large:
-            self._lines.clear()
-            error = InvalidRequest("Frame too large", kind="frame_too_large", limit=self._frame_limit)
-            self.send(encode_error(None, error))
-            self.close()
-        self._end_batch()
+        if self._lines:
+            self._take(lines)
+        elif lines:  # the usual read: nothing waits, so hand the frames over directly
+            taken = conn.frames_received(lines)
+            if taken < len(lines):
+                self._hold(lines[taken:])
+        self._in_batch = False
+        if self._out:
+            self._flush()
 
     def eof_received(self) -> bool | None:
         return None  # close our side too; in-flight answers to a half-closed peer would be lost anyway
@@ -106,7 +108,17 @@ class NdjsonProtocol(asyncio.Protocol):
             self._out.append(frame + b"\n")  # one small copy beats one more element to join
         else:
             self._out += (frame, b"\n")
-        self._out_bytes += len(frame) + 1
+        self._queued(len(frame) + 1)
+
+    def send_many(self, frames: list[bytes]) -> None:
+        if self._closing or not frames:
+            return
+        batch = b"\n".join(frames)
+        self._out += (batch, b"\n")
+        self._queued(len(batch) + 1)
+
+    def _queued(self, size: int) -> None:
+        self._out_bytes += size
         if self._out_bytes >= _FLUSH_BYTES:
             # A producer that never yields (a fast stream) must still reach the transport, whose high-water
             # mark is what makes it wait (pause_writing); the coalescing buffer itself stays small.
@@ -157,11 +169,26 @@ class NdjsonProtocol(asyncio.Protocol):
             lines = [*self._lines, *lines]
             self._lines.clear()
         taken = conn.frames_received(lines)
-        if taken < len(lines) and not self._closing:
-            self._lines.extend(lines[taken:])
-            if not self._reading_paused and self._transport is not None:
-                self._reading_paused = True
-                cast(asyncio.ReadTransport, self._transport).pause_reading()
+        if taken < len(lines):
+            self._hold(lines[taken:])
+
+    def _hold(self, lines: list[bytes]) -> None:
+        """Keep frames the connection cannot take yet, and stop reading until it can."""
+        if self._closing:
+            return
+        self._lines.extend(lines)
+        if not self._reading_paused and self._transport is not None:
+            self._reading_paused = True
+            cast(asyncio.ReadTransport, self._transport).pause_reading()
+
+    def _too_large(self, complete: list[bytes]) -> None:
+        self._in_batch = True
+        self._take(complete)
+        self._lines.clear()
+        error = InvalidRequest("Frame too large", kind="frame_too_large", limit=self._frame_limit)
+        self.send(encode_error(None, error))
+        self.close()
+        self._end_batch()
 
     def _end_batch(self) -> None:
         self._in_batch = False

@@ -147,6 +147,10 @@ class WebSocketTransport:
             self._writable.clear()
         self._wake.set()
 
+    def send_many(self, frames: list[bytes]) -> None:
+        for frame in frames:
+            self.send(frame)
+
     def close(self, code: int = CLOSE_NORMAL) -> None:
         """Flush what is queued, then close the WebSocket with `code`."""
         if self._closing:

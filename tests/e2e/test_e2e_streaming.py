@@ -116,6 +116,63 @@ async def test_other_directives_keep_the_invariants(stream_daemon: Daemon, promp
             assert result["content"].startswith("Sleeping for") and result["content"].endswith(" Done."), result
 
 
+@pytest.mark.req("R-STREAM-1")
+@pytest.mark.req("R-STREAM-2")
+@pytest.mark.req("R-ACP-4")
+async def test_stream_sends_one_update_per_chunk_and_stores_the_text_once(stream_daemon: Daemon) -> None:
+    # `/stream` hands the turn whole bursts of chunks; each must still be its own update, in order.
+    count = 1000
+    async with await Peer.open(stream_daemon) as owner:
+        sid = await new_sid(owner)
+        turn = await owner.prompt(sid, f"/stream {count}")
+        result = check_turn(turn, sid)
+        assert turn.types == ["agent_message_chunk"] * count + ["turn_complete"]
+        assert all(u["text"] == "lorem " for u in turn.of_type("agent_message_chunk"))
+        assert result["content"] == "lorem " * count
+        stored = await owner.call("session/messages", {"sessionId": sid, "limit": 10})
+        assistant = [m["content"] for m in stored["messages"] if m["role"] == "assistant"]
+        assert assistant == ["lorem " * count], assistant
+
+
+@pytest.mark.req("R-LIM")
+@pytest.mark.req("R-STREAM-2")
+async def test_stream_to_a_client_that_stops_reading_stays_bounded_and_loses_nothing(
+    daemon_factory: DaemonFactory,
+) -> None:
+    # 200,000 chunks are ~20 MB of frames: a daemon that did not wait for the reader would hold them all.
+    count, buffer_limit = 200_000, 65_536
+    daemon = daemon_factory.start({"limits": {"max_outbound_buffer_bytes": buffer_limit}})
+    async with await daemon.client() as client:
+        sid = (await client.call("session/new", {}))["sessionId"]
+        baseline = daemon.proc_status("VmRSS")
+        await client.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "p",
+                "method": "session/prompt",
+                "params": {"sessionId": sid, "prompt": f"/stream {count}"},
+            }
+        )
+        client.writer.transport.pause_reading()  # asyncio would otherwise read ahead into its own buffer
+        await asyncio.sleep(1.5)  # not reading: the daemon must stop producing, not buffer
+        growth = daemon.proc_status("VmRSS") - baseline
+        client.writer.transport.resume_reading()
+        assert growth < 12 * 1024 * 1024, f"daemon RSS grew by {growth / 2**20:.1f} MiB while the client did not read"
+        chunks = 0
+        while True:
+            frame = await client.recv(timeout=30)
+            if frame.get("id") == "p":
+                break
+            params = frame["params"]
+            if params["type"] == "agent_message_chunk":
+                assert params["text"] == "lorem "
+                chunks += 1
+            else:
+                assert params["type"] == "turn_complete"
+        assert chunks == count
+        assert frame["result"]["content"] == "lorem " * count
+
+
 # -------------------------------------------------------------------------------------------- approvals
 
 

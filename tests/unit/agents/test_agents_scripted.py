@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.agents.base import Message, ProviderError, ProviderEvent, TextDelta, ThoughtDelta, ToolCall
-from app.agents.scripted import FAIL_MESSAGE, ScriptedProvider, split_chunks
+from app.agents.base import Message, ProviderError, ProviderEvent, TextChunks, TextDelta, ThoughtDelta, ToolCall
+from app.agents.scripted import FAIL_MESSAGE, MAX_STREAM_CHUNKS, STREAM_BURST, ScriptedProvider, split_chunks
 
 pytestmark = pytest.mark.req("R-AGENT-2")
 
@@ -193,6 +193,19 @@ async def test_sleep_streams_for_the_given_time() -> None:
 @pytest.mark.parametrize("arg", ["soon", "-1", "nan", "100000"])
 async def test_sleep_with_a_bad_duration_answers_with_usage(arg: str) -> None:
     assert text_of(await step([Message("user", f"/sleep {arg}")])).startswith("Usage: /sleep")
+
+
+@pytest.mark.parametrize("count", [1, STREAM_BURST, STREAM_BURST + 1, 3 * STREAM_BURST - 7])
+async def test_stream_yields_count_chunks_in_bursts(count: int) -> None:
+    events = await step([Message("user", f"/stream {count}")])
+    assert all(isinstance(e, TextChunks) and 0 < len(e.texts) <= STREAM_BURST for e in events)
+    chunks = [text for e in events if isinstance(e, TextChunks) for text in e.texts]
+    assert chunks == ["lorem "] * count
+
+
+@pytest.mark.parametrize("arg", ["", "0", "-5", "ten", str(MAX_STREAM_CHUNKS + 1)])
+async def test_stream_with_a_bad_count_answers_with_usage(arg: str) -> None:
+    assert text_of(await step([Message("user", f"/stream {arg}")])).startswith("Usage: /stream")
 
 
 async def test_sleep_is_cancelled_promptly() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -118,10 +118,11 @@ class Watcher:
     def closed(self) -> bool:
         return False
 
-    async def send_update(self, params: dict[str, Any]) -> None:
-        self.updates.append(params)
-        if params["type"] == "approval_request" and self.approve is not None:
-            self.approve(params)
+    async def send_updates(self, updates: Sequence[dict[str, Any]]) -> None:
+        for params in updates:
+            self.updates.append(params)
+            if params["type"] == "approval_request" and self.approve is not None:
+                self.approve(params)
 
 
 def error_of(response: httpx.Response) -> dict[str, Any]:

@@ -9,7 +9,7 @@ A "restart" is a new `SessionRegistry` on the same store: the in-memory owners a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,8 +47,8 @@ class Sink:
     def closed(self) -> bool:
         return False
 
-    async def send_update(self, params: dict[str, Any]) -> None:
-        self.updates.append(params)
+    async def send_updates(self, updates: Sequence[dict[str, Any]]) -> None:
+        self.updates += updates
 
     def of_type(self, kind: str) -> list[dict[str, Any]]:
         return [u for u in self.updates if u["type"] == kind]

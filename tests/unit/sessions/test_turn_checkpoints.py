@@ -102,8 +102,12 @@ def start(
 ) -> tuple[asyncio.Task[TurnOutcome], list[dict[str, Any]], TurnOutcome]:
     events: list[dict[str, Any]] = []
 
-    async def emit(event: dict[str, Any]) -> None:
-        events.append(event)
+    class Recorder:
+        async def emit(self, event: dict[str, Any]) -> None:
+            events.append(event)
+
+        async def text(self, chunks: Sequence[str]) -> None:
+            events.extend({"type": "agent_message_chunk", "text": chunk} for chunk in chunks)
 
     outcome = TurnOutcome(turn_id="t1")
     task = asyncio.get_running_loop().create_task(
@@ -115,7 +119,7 @@ def start(
             provider=provider,
             tools=tools or {},
             store=store,
-            emit=emit,
+            updates=Recorder(),
             settings=settings(tmp_path),
             outcome=outcome,
         )
