@@ -74,7 +74,10 @@ class Services:
         live = self.sessions.live
         return {
             **self._static,
-            "uptimeSecs": int((time.monotonic() - self.started_at) * 1000) / 1000,  # ms; round() costs more
+            "uptimeSecs": self.uptime_ms() / 1000,
             "activeSessions": len(live),
             "sessionIds": sorted(live),
         }
+
+    def uptime_ms(self) -> int:
+        return int((time.monotonic() - self.started_at) * 1000)

@@ -57,6 +57,29 @@ class PendingLimitReached(Exception):
 
 
 class Connection:
+    __slots__ = (
+        "__weakref__",
+        "_background",
+        "_barrier",
+        "_call",
+        "_credential",
+        "_inflight",
+        "_max_inflight",
+        "_next_out",
+        "_pending",
+        "_registry",
+        "auth",
+        "auth_generation",
+        "cleared",
+        "client_capabilities",
+        "closed",
+        "initialized",
+        "peer",
+        "principal",
+        "server",
+        "transport",
+    )
+
     def __init__(self, server: RpcServer, transport: FrameTransport, peer: Peer, *, max_inflight: int) -> None:
         self.server = server
         self.transport = transport
@@ -95,7 +118,7 @@ class Connection:
         takes the general path through `envelope.classify` and `Registry.admit`, which decide the same way.
         """
         inflight, transport, limit = self._inflight, self.transport, self._max_inflight
-        cleared, auth, loads = self.cleared, self.auth, orjson.loads
+        cleared, auth, call, send, loads = self.cleared, self.auth, self._call, transport.send, orjson.loads
         taken = 0
         for line in lines:
             if self._barrier or transport.writing_paused or len(inflight) >= limit or self.closed:
@@ -104,7 +127,7 @@ class Connection:
             try:
                 frame = loads(line)
             except orjson.JSONDecodeError:
-                transport.send(encode_error(None, ParseError()))
+                send(encode_error(None, ParseError()))
                 continue
             if (
                 type(frame) is dict
@@ -118,7 +141,15 @@ class Connection:
                 and rid not in inflight
                 and self.auth_generation == auth.generation
             ):
-                self._execute(rid, spec, params)
+                if spec.is_async:
+                    self._execute(rid, spec, params)
+                    continue
+                try:  # the inline branch of `_execute`, repeated here to save a call per request
+                    result = spec.handler(call, spec.params_from(params))
+                except Exception as exc:
+                    self._send_error(rid, self.server.to_rpc_error(exc))
+                else:
+                    send(encode_result(rid, result))
             else:
                 self._frame(classify(frame))
         return taken

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Annotated, Any
 
+import orjson
 from pydantic import Field, Strict
 
 from rpc.dispatcher import Call, NoParams, Params, Registry
@@ -29,7 +30,7 @@ class InitializeParams(Params):
 
 def register(registry: Registry) -> None:
     registry.method("initialize", params=InitializeParams, grant=None, requires_init=False, barrier=True)(initialize)
-    registry.method("status", params=NoParams, grant="system:read")(status)
+    registry.method("status", params=NoParams, grant="system:read")(StatusAnswer())
 
 
 async def initialize(call: Call, params: InitializeParams) -> dict[str, Any]:
@@ -63,9 +64,30 @@ async def initialize(call: Call, params: InitializeParams) -> dict[str, Any]:
     }
 
 
-def status(call: Call, params: NoParams) -> dict[str, Any]:
-    server = call.connection.server
-    status: dict[str, Any] = server.services.describe()  # a fresh dict: ours to extend
-    status["protocolVersion"] = PROTOCOL_VERSION
-    status["connections"] = len(server.connections)
-    return status
+class StatusAnswer:
+    """The `status` handler. Monitoring tools poll it hard, and every answer within the same millisecond (same
+    uptime at `uptimeSecs` resolution, same connection count, same live sessions) is identical, so it is built
+    and encoded once and reused (an `orjson.Fragment` is embedded in the response as it is)."""
+
+    __slots__ = ("_key", "_value")
+
+    def __init__(self) -> None:
+        self._key: tuple[Any, ...] = ()
+        self._value = orjson.Fragment(b"{}")
+
+    def __call__(self, call: Call, params: NoParams) -> orjson.Fragment:
+        server = call.connection.server
+        services = server.services
+        key = (
+            services,
+            services.uptime_ms(),
+            len(server.connections),
+            tuple(services.sessions.live),
+            services.gateway_url,
+        )
+        if key != self._key:
+            status: dict[str, Any] = services.describe()
+            status["protocolVersion"] = PROTOCOL_VERSION
+            status["connections"] = len(server.connections)
+            self._key, self._value = key, orjson.Fragment(orjson.dumps(status))
+        return self._value

@@ -1,4 +1,8 @@
-"""An in-memory transport for tests: frames in with `feed()`, frames out in `sent`."""
+"""An in-memory transport for tests: frames in with `feed()`, frames out in `sent`.
+
+Frames go through `Connection.frames_received` like the socket's, so tests cover the same hot path; a frame
+fed while the connection is saturated waits (as it would in the socket) until `resume()`.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ class MemoryTransport:
         self.closed = False
         self.paused = False
         self.resumes = 0
+        self.waiting: list[bytes] = []  # frames fed while the connection was saturated
         self._writable = asyncio.Event()
         self._writable.set()
         self._arrived = asyncio.Event()
@@ -44,6 +49,7 @@ class MemoryTransport:
 
     def resume(self) -> None:
         self.resumes += 1
+        self._take()
 
     @property
     def writing_paused(self) -> bool:
@@ -63,8 +69,13 @@ class MemoryTransport:
 
     def feed(self, frame: Any) -> None:
         assert self.connection is not None
-        line = frame if isinstance(frame, bytes) else orjson.dumps(frame)
-        self.connection.frame_received(line)
+        self.waiting.append(frame if isinstance(frame, bytes) else orjson.dumps(frame))
+        self._take()
+
+    def _take(self) -> None:
+        if self.connection is not None and self.waiting and not self.closed:
+            taken = self.connection.frames_received(self.waiting)
+            del self.waiting[:taken]
 
     def messages(self) -> list[Any]:
         return [orjson.loads(frame) for frame in self.sent]

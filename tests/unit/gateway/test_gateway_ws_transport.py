@@ -10,6 +10,7 @@ import orjson
 import pytest
 from conftest import EnvFactory
 
+from rpc.connection import Connection
 from rpc.dispatcher import Call, Params
 from rpc.transports.base import ConnectionClosed
 from rpc.transports.websocket import WebSocketTransport, bearer_token, websocket_peer
@@ -153,22 +154,23 @@ async def test_a_slow_but_moving_peer_is_kept(make_env: EnvFactory) -> None:
     await asyncio.wait_for(runner, 2)
 
 
-async def test_close_flushes_then_closes_and_connection_lost_runs_once(make_env: EnvFactory) -> None:
+async def test_close_flushes_then_closes_and_connection_lost_runs_once(
+    make_env: EnvFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lost: list[Connection] = []
+    original = Connection.connection_lost
+
+    def counting(self: Connection) -> None:
+        lost.append(self)
+        original(self)
+
+    monkeypatch.setattr(Connection, "connection_lost", counting)
     env = await make_env()
     sock = FakeSocket()
     transport = WebSocketTransport(sock, env.server, websocket_peer(("127.0.0.1", 4), None))
     runner = asyncio.create_task(transport.run())
     await until(lambda: len(env.server.connections) == 1)
     (conn,) = env.server.connections
-    lost = 0
-    original = conn.connection_lost
-
-    def counting() -> None:
-        nonlocal lost
-        lost += 1
-        original()
-
-    conn.connection_lost = counting  # type: ignore[method-assign]
     transport.send(b'{"jsonrpc":"2.0","method":"a"}')
     transport.send(b'{"jsonrpc":"2.0","method":"b"}')
     transport.close(4000)
@@ -176,7 +178,7 @@ async def test_close_flushes_then_closes_and_connection_lost_runs_once(make_env:
     await asyncio.wait_for(runner, 2)
     assert [m["method"] for m in sock.sent] == ["a", "b"]
     assert sock.closed_with == 4000
-    assert lost == 1
+    assert lost == [conn]
     with pytest.raises(ConnectionClosed):
         await transport.wait_writable()
     with pytest.raises(ConnectionClosed):

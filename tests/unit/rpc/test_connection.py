@@ -45,13 +45,29 @@ class FakeAuth:
 
 
 @dataclass
+class FakeSessions:
+    live: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
 class FakeServices:
     auth: FakeAuth = field(default_factory=FakeAuth)
     audit: AuditLog = field(default_factory=lambda: AuditLog(None))
     version: str = "9.9.9"
+    sessions: FakeSessions = field(default_factory=FakeSessions)
+    gateway_url: str | None = None
+    clock_ms: int = 0  # a frozen clock: tests move it by hand
+
+    def uptime_ms(self) -> int:
+        return self.clock_ms
 
     def describe(self) -> dict[str, Any]:
-        return {"serverVersion": self.version}
+        return {
+            "serverVersion": self.version,
+            "uptimeSecs": self.clock_ms / 1000,
+            "sessionIds": sorted(self.sessions.live),
+            "gateway": self.gateway_url,
+        }
 
 
 class EchoParams(Params):
@@ -181,6 +197,95 @@ async def test_positional_params_are_invalid_params_but_empty_array_is_none() ->
     t.feed(req("test/echo", ["a"], rid=2))
     first, second = t.messages()
     assert "result" in first and second["error"]["code"] == -32602
+
+
+@pytest.mark.req("R-WIRE-3")
+@pytest.mark.req("R-WIRE-4")
+async def test_every_envelope_rule_holds_for_a_method_already_admitted() -> None:
+    # Once `status` and `test/echo` were admitted, their frames take the connection's hot path: it must answer
+    # exactly as the general path does.
+    server, _ = make_server()
+    t = await initialized(server)
+    t.feed(req("status", rid=1))
+    t.feed(req("test/echo", {"sessionId": "a"}, rid=2))
+    assert [m["id"] for m in t.messages()] == [1, 2]
+    t.sent.clear()
+    cases: list[tuple[bytes | dict[str, Any], Any, int | None]] = [
+        ({"jsonrpc": "1.0", "method": "status", "id": 3}, 3, -32600),
+        ({"jsonrpc": "2.0", "method": "status", "params": None, "id": 4}, 4, -32600),
+        ({"jsonrpc": "2.0", "method": "status", "params": True, "id": 5}, 5, -32600),
+        ({"jsonrpc": "2.0", "method": "status", "id": True}, None, -32600),
+        ({"jsonrpc": "2.0", "method": "status", "id": [6]}, None, -32600),
+        ({"jsonrpc": "2.0", "method": "status", "id": 7, "result": 1}, None, -32600),
+        ({"jsonrpc": "2.0", "method": "status", "id": 8, "error": {"code": 1, "message": "m"}}, None, -32600),
+        ({"jsonrpc": "2.0", "method": "test/echo", "params": {"sessionId": 5}, "id": 9}, 9, -32602),
+        ({"jsonrpc": "2.0", "method": "test/echo", "params": ["a"], "id": 10}, 10, -32602),
+        ({"jsonrpc": "2.0", "method": "status", "params": [], "id": 11}, 11, None),
+        ({"jsonrpc": "2.0", "method": "status", "id": None}, None, None),
+        ({"jsonrpc": "2.0", "method": "status", "id": "s"}, "s", None),
+        (b'{"jsonrpc":"2.0","method":"status","id":', None, -32700),
+    ]
+    for frame, rid, code in cases:
+        t.feed(frame)
+        (reply,) = t.messages()
+        t.sent.clear()
+        assert reply["id"] == rid, (frame, reply)
+        assert (reply["error"]["code"] if "error" in reply else None) == code, (frame, reply)
+    t.feed({"jsonrpc": "2.0", "method": "status"})  # a notification: never answered
+    t.feed({"jsonrpc": "2.0", "method": "status", "params": {}})
+    assert t.sent == []
+
+
+@pytest.mark.req("R-AUTH-5")
+async def test_a_policy_change_rechecks_a_method_already_admitted() -> None:
+    server, services = make_server()
+    t = await initialized(server)
+    t.feed(req("status", rid=1))
+    assert "result" in (await t.next_message())
+    services.auth.principal = FakePrincipal("user:bob", False, frozenset({"sessions:read"}))
+    services.auth.generation += 1
+    t.feed(req("status", rid=2))
+    assert (await t.next_message())["error"]["code"] == -32012
+
+
+@pytest.mark.req("R-WIRE-7")
+async def test_duplicate_id_of_an_async_call_is_refused_on_the_hot_path_too() -> None:
+    server, _ = make_server()
+    t = await initialized(server)
+    t.feed(req("test/sleep", {"secs": 0}, rid="warm"))
+    assert (await t.next_message())["result"] == "slept"
+    t.feed(req("test/sleep", {"secs": 0.1}, rid="x"))
+    t.feed(req("test/sleep", {"secs": 0}, rid="x"))
+    duplicate = await t.next_message()
+    assert duplicate["id"] is None and duplicate["error"]["data"]["kind"] == "duplicate_id"
+    assert (await t.next_message()) == {"jsonrpc": "2.0", "id": "x", "result": "slept"}
+
+
+@pytest.mark.req("R-INIT-2")
+async def test_status_answer_is_reused_only_while_nothing_it_shows_changed() -> None:
+    server, services = make_server()
+    t = await initialized(server)
+
+    async def status() -> dict[str, Any]:
+        t.feed(req("status", rid="st"))
+        result: dict[str, Any] = (await t.next_message())["result"]
+        return result
+
+    first = await status()
+    assert first["connections"] == 1 and first["sessionIds"] == [] and first["uptimeSecs"] == 0
+    other = await initialized(server)  # same millisecond (the clock is frozen), one more connection
+    assert (await status())["connections"] == 2
+    services.sessions.live["s1"] = object()
+    assert (await status())["sessionIds"] == ["s1"]
+    services.sessions.live.pop("s1")
+    services.sessions.live["s2"] = object()  # as many sessions as before, other ids
+    assert (await status())["sessionIds"] == ["s2"]
+    services.gateway_url = "http://127.0.0.1:1"
+    assert (await status())["gateway"] == "http://127.0.0.1:1"
+    services.clock_ms = 1234
+    assert (await status())["uptimeSecs"] == 1.234
+    other.close()
+    assert (await status())["connections"] == 1
 
 
 @pytest.mark.req("R-WIRE-6")
