@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
@@ -43,17 +44,12 @@ class Services:
     files: FileService | None = None  # the files service (SPEC §8); None only in tests that do not need it
     pairing_codes: PairingCodes = field(default_factory=PairingCodes)  # one-time codes for `POST /pair`
     version: str = field(default_factory=package_version)
-    started_at: float = field(default_factory=time.monotonic)
-    _gateway_url: str | None = None
-    _static: dict[str, Any] | None = None  # the parts of `status` that never change; `status` is a hot path
-
-    @property
-    def gateway_url(self) -> str | None:
-        return self._gateway_url
-
-    @gateway_url.setter
-    def gateway_url(self, url: str | None) -> None:
-        self._gateway_url, self._static = url, None
+    clock: Callable[[], int] = time.monotonic_ns  # what `uptime_ms` counts with; tests freeze it
+    started_ns: int = field(default_factory=time.monotonic_ns)
+    gateway_url: str | None = None  # set once the gateway listens
+    # The parts of `status` that change only with the gateway URL, and the URL they show; `status` is a hot path.
+    _static: dict[str, Any] | None = None
+    _static_url: str | None = None
 
     @property
     def config(self) -> Config:
@@ -62,12 +58,13 @@ class Services:
 
     def describe(self) -> dict[str, Any]:
         """The daemon half of `status` (the protocol layer adds what it knows)."""
-        if self._static is None:
+        if self._static is None or self._static_url != self.gateway_url:
+            self._static_url = self.gateway_url
             self._static = {
                 "serverVersion": self.version,
                 "pid": os.getpid(),
                 "endpoint": self.paths.endpoint,
-                "gateway": {"url": self._gateway_url} if self._gateway_url else None,
+                "gateway": {"url": self.gateway_url} if self.gateway_url else None,
                 "dataDir": str(self.paths.data_dir),
                 "configFile": str(self.paths.config_file),
             }
@@ -79,5 +76,6 @@ class Services:
             "sessionIds": sorted(live),
         }
 
-    def uptime_ms(self) -> int:
-        return int((time.monotonic() - self.started_at) * 1000)
+    def uptime_ms(self, now_ns: int | None = None) -> int:
+        """Milliseconds since start, at `now_ns` (a reading of `clock`) or now."""
+        return ((self.clock() if now_ns is None else now_ns) - self.started_ns) // 1_000_000

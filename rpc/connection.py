@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
+from enum import Enum
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
@@ -37,11 +39,22 @@ if TYPE_CHECKING:
     from app.auth.policy import Principal
     from rpc.server import RpcServer
 
-__all__ = ["Connection", "PeerError", "PendingLimitReached"]
+__all__ = ["NOT_TAKEN", "Connection", "NotTaken", "PeerError", "PendingLimitReached"]
 
 log = logging.getLogger("zeroclaw.rpc")
 
 _NO_PARAMS: dict[str, Any] = {}  # stands for absent params on the hot path; only ever read (params_from)
+_PARSE_ERROR = encode_error(None, ParseError())
+_loads = orjson.loads
+
+
+class NotTaken(Enum):
+    """What `Connection.take_frame` returns for a frame it cannot take yet (an enum, so type checkers narrow)."""
+
+    NOT_TAKEN = 0
+
+
+NOT_TAKEN: Final = NotTaken.NOT_TAKEN
 
 
 class PeerError(Exception):
@@ -89,7 +102,7 @@ class Connection:
         self.client_capabilities: dict[str, Any] = {}
         self._credential: Any = None
         self.auth_generation = -1  # the policy generation `principal` and `cleared` were decided under
-        # Methods admitted under that generation, with their specs (see Registry.admit).
+        # Methods admitted under that generation, with their specs (see Registry.admit, Registry.admitted).
         self.cleared: dict[str, MethodSpec[Any]] = {}
         self._max_inflight = max_inflight
         self._inflight: dict[Id, asyncio.Task[Any]] = {}
@@ -109,53 +122,67 @@ class Connection:
         """Stop reading: an in-flight slot is missing, `initialize` is running, or the peer is not reading."""
         return self._barrier or self.transport.writing_paused or len(self._inflight) >= self._max_inflight
 
-    def frames_received(self, lines: list[bytes]) -> int:
-        """Handle frames in order until the connection is saturated; returns how many were taken.
-
-        The hot path is inlined here: a well-formed request for a method this connection was already
-        admitted to under the policy in force (see `Registry.admit`) goes straight to params validation and
-        its handler. Every other frame (first call of a method, notification, response, anything malformed)
-        takes the general path through `envelope.classify` and `Registry.admit`, which decide the same way.
-        """
-        inflight, transport, limit = self._inflight, self.transport, self._max_inflight
-        cleared, auth, call, send, loads = self.cleared, self.auth, self._call, transport.send, orjson.loads
+    def frames_received(self, lines: Sequence[bytes]) -> int:
+        """Handle frames in order until the connection is saturated; returns how many were taken."""
+        send = self.transport.send
         taken = 0
         for line in lines:
-            if self._barrier or transport.writing_paused or len(inflight) >= limit or self.closed:
+            answer = self.take_frame(line)
+            if answer is NOT_TAKEN:
                 break
             taken += 1
-            try:
-                frame = loads(line)
-            except orjson.JSONDecodeError:
-                send(encode_error(None, ParseError()))
-                continue
-            if (
-                type(frame) is dict
-                and type(method := frame.get("method")) is str
-                and (spec := cleared.get(method)) is not None
-                and frame.get("jsonrpc") == "2.0"
-                and type(rid := frame.get("id", NO_ID)) in ID_TYPES
-                and type(params := frame.get("params", _NO_PARAMS)) in PARAMS_TYPES
-                and "result" not in frame
-                and "error" not in frame
-                and rid not in inflight
-                and self.auth_generation == auth.generation
-            ):
-                if spec.is_async:
-                    self._execute(rid, spec, params)
-                    continue
-                try:  # the inline branch of `_execute`, repeated here to save a call per request
-                    result = spec.handler(call, spec.params_from(params))
-                except Exception as exc:
-                    self._send_error(rid, self.server.to_rpc_error(exc))
-                else:
-                    send(encode_result(rid, result))
-            else:
-                self._frame(classify(frame))
+            if answer is not None:
+                send(answer)
         return taken
 
+    def take_frame(self, line: bytes) -> bytes | NotTaken | None:
+        """Handle one frame (JSON text; surrounding whitespace such as the NDJSON newline is allowed).
+
+        Returns `NOT_TAKEN` while the connection is saturated (or closed): the transport keeps the frame and
+        stops reading. The hot path: a well-formed request for a method this connection was already
+        admitted to under the policy in force (see `Registry.admit`) goes straight to params validation and
+        its handler, and the answer of a handler that does not suspend comes back encoded, for the transport
+        to write (it saves a call and a buffer on every request). Every other frame (first call of a method,
+        notification, response, anything malformed) takes the general path through `envelope.classify` and
+        `Registry.admit`, which decide the same way; whatever it answers goes out through the transport, and
+        None is returned. The checks are written out rather than called (`saturated`): this runs per frame.
+        """
+        if self._barrier or self.transport.writing_paused or len(self._inflight) >= self._max_inflight or self.closed:
+            return NOT_TAKEN
+        try:
+            frame = _loads(line)
+        except orjson.JSONDecodeError:
+            self.transport.send(_PARSE_ERROR)
+            return None
+        try:  # a request has exactly these keys (`params` optional): subscripts are the quickest way to tell
+            spec = self.cleared[frame["method"]]  # KeyError: not admitted yet; TypeError: not an object
+            rid, version = frame["id"], frame["jsonrpc"]
+            params = frame["params"] if len(frame) == 4 else _NO_PARAMS
+        except (KeyError, TypeError):
+            spec = None
+        if (
+            spec is not None
+            and version == "2.0"
+            and len(frame) <= 4  # with the three or four keys found above: no `result`, `error` or other key
+            and type(rid) in ID_TYPES
+            and type(params) in PARAMS_TYPES
+            and rid not in self._inflight
+            and self.auth_generation == self.auth.generation
+        ):
+            if spec.is_async:
+                self._execute(rid, spec, params)
+                return None
+            handler = spec.handler  # a call through a local: `spec.handler(...)` would be an unspecialized lookup
+            try:  # the inline branch of `_execute`, repeated here to save a call per request
+                return encode_result(rid, handler(self._call, spec.params_from(params)))
+            except Exception as exc:
+                self._send_error(rid, self.server.to_rpc_error(exc))
+                return None
+        self._frame(classify(frame))
+        return None
+
     def frame_received(self, line: bytes) -> None:
-        """One frame from a message-oriented transport (the in-memory one, the WebSocket)."""
+        """One frame from a message-oriented transport (the WebSocket)."""
         self._frame(parse(line))
 
     def _frame(self, frame: Request | Response | Reject | None) -> None:
@@ -248,31 +275,33 @@ class Connection:
         return self.principal.id if self.principal is not None else None
 
     def authenticated(self, credential: Any, principal: Principal) -> None:
-        self.cleared.clear()
         self._credential = credential
-        self.principal = principal
-        self.auth_generation = self.server.services.auth.generation
+        self._act_as(principal)
         self.initialized = True
 
     def deauthenticate(self) -> None:
-        self.cleared.clear()
+        self.cleared = {}  # never `.clear()`: the table may be shared (`Registry.admitted`)
         self._credential = None
         self.principal = None
         self.initialized = False
 
     def authorize(self, grant: str) -> None:
         """Check `grant` under the policy in force now; a changed policy re-resolves the principal first."""
-        auth = self.auth
-        if self.auth_generation != auth.generation:
-            self.cleared.clear()
-            principal = auth.refresh(self._credential)
+        if self.auth_generation != self.auth.generation:
+            self.cleared = {}
+            principal = self.auth.refresh(self._credential)
             if principal is None:
                 self.deauthenticate()
                 raise AuthRequired("The credential of this connection is no longer valid")
-            self.principal, self.auth_generation = principal, auth.generation
+            self._act_as(principal)
         assert self.principal is not None  # initialized implies a principal
         if not self.principal.has_grant(grant):
             raise Forbidden(f"Missing grant {grant}", grant=grant)
+
+    def _act_as(self, principal: Principal) -> None:
+        """Take `principal` under the policy generation in force, with the methods already admitted to it."""
+        self.principal, self.auth_generation = principal, self.auth.generation
+        self.cleared = self._registry.admitted(principal, self.peer.remote, self.auth_generation)
 
     # -- outbound --------------------------------------------------------------------------------------
 

@@ -110,6 +110,8 @@ class MethodSpec(Generic[P]):
 class Registry:
     def __init__(self) -> None:
         self._methods: dict[str, MethodSpec[Any]] = {}
+        self._admitted: dict[tuple[Principal, bool], dict[str, MethodSpec[Any]]] = {}
+        self._admitted_generation = -1
 
     def method(
         self,
@@ -137,6 +139,18 @@ class Registry:
 
     def names(self) -> list[str]:
         return sorted(self._methods)
+
+    def admitted(self, principal: Principal, remote: bool, generation: int) -> dict[str, MethodSpec[Any]]:
+        """The table of methods already admitted to `principal` on a local or remote endpoint under the policy
+        `generation` (filled by `admit`).
+
+        Admission depends on nothing else, so every connection acting as the same principal on the same kind
+        of endpoint shares one table: with many connections, one shared table stays in the CPU cache where a
+        table per connection would not. A new generation starts empty tables.
+        """
+        if generation != self._admitted_generation:
+            self._admitted, self._admitted_generation = {}, generation
+        return self._admitted.setdefault((principal, remote), {})
 
     def admit(self, connection: Connection, method: str) -> MethodSpec[Any]:
         """Run the checks in the order the spec fixes: method, initialized, grant (params come next).

@@ -38,15 +38,6 @@ class LineSplitter:
 
     def feed(self, data: bytes) -> list[bytes]:
         """Return the complete lines in `data` (without `\\n` or a trailing `\\r`); blank lines are dropped."""
-        end = len(data) - 1
-        if data.find(b"\n") == end and not self._chunks:
-            # The common read: exactly one complete line (its only newline is the last byte).
-            if end >= self._limit:
-                raise FrameTooLarge([])
-            line = data[:end]
-            if line[-1:] == b"\r":
-                line = line[:-1]
-            return [line] if line and not line.isspace() else []
         end = data.rfind(b"\n")
         if end < 0:
             self._keep_partial(data, [])

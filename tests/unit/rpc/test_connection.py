@@ -56,15 +56,19 @@ class FakeServices:
     version: str = "9.9.9"
     sessions: FakeSessions = field(default_factory=FakeSessions)
     gateway_url: str | None = None
-    clock_ms: int = 0  # a frozen clock: tests move it by hand
+    clock_ns: int = 0  # a frozen clock: tests move it by hand
+    started_ns: int = 0
 
-    def uptime_ms(self) -> int:
-        return self.clock_ms
+    def clock(self) -> int:
+        return self.clock_ns
+
+    def uptime_ms(self, now_ns: int | None = None) -> int:
+        return ((self.clock_ns if now_ns is None else now_ns) - self.started_ns) // 1_000_000
 
     def describe(self) -> dict[str, Any]:
         return {
             "serverVersion": self.version,
-            "uptimeSecs": self.clock_ms / 1000,
+            "uptimeSecs": self.uptime_ms() / 1000,
             "sessionIds": sorted(self.sessions.live),
             "gateway": self.gateway_url,
         }
@@ -81,9 +85,7 @@ class SleepParams(Params):
 
 def make_server(limits: Limits | None = None) -> tuple[RpcServer, FakeServices]:
     registry = build_registry()
-    registry.method("test/echo", params=EchoParams, grant="system:read")(
-        lambda call, p: {"sessionId": p.session_id}
-    )
+    registry.method("test/echo", params=EchoParams, grant="system:read")(lambda call, p: {"sessionId": p.session_id})
 
     async def sleep(call: Call, params: SleepParams) -> str:
         await asyncio.sleep(params.secs)
@@ -248,6 +250,52 @@ async def test_a_policy_change_rechecks_a_method_already_admitted() -> None:
     assert (await t.next_message())["error"]["code"] == -32012
 
 
+@pytest.mark.req("R-AUTH-5")
+async def test_connections_acting_as_the_same_principal_share_one_admission_table() -> None:
+    server, services = make_server()
+    first, second = await initialized(server), await initialized(server)
+    remote = await initialized(server, Peer("ws", remote=True))
+    assert first.connection is not None and second.connection is not None and remote.connection is not None
+    first.feed(req("status", rid=1))
+    assert "result" in (await first.next_message())
+    assert second.connection.cleared is first.connection.cleared  # admitted once, for both
+    assert "status" in second.connection.cleared
+    assert remote.connection.cleared is not first.connection.cleared  # local-only methods differ remotely
+    remote.feed(req("test/local", rid=2))
+    assert (await remote.next_message())["error"]["data"]["kind"] == "local_only"
+    assert "test/local" not in first.connection.cleared
+
+    # A failed re-initialize drops that connection's principal, and never the table the others use.
+    second.feed(req("initialize", {"protocolVersion": 2}, rid=3))
+    assert (await second.next_message())["error"]["code"] == -32011
+    second.feed(req("status", rid=4))
+    assert (await second.next_message())["error"]["code"] == -32010
+    assert "status" in first.connection.cleared
+    first.feed(req("status", rid=5))
+    assert "result" in (await first.next_message())
+
+    # A new policy generation starts from empty tables; the old one is left to whoever still holds it.
+    old = first.connection.cleared
+    services.auth.generation += 1
+    first.feed(req("status", rid=6))
+    assert "result" in (await first.next_message())
+    assert first.connection.cleared is not old and set(first.connection.cleared) == {"status"}
+
+
+@pytest.mark.req("R-AUTH-5")
+async def test_a_principal_that_lost_a_grant_does_not_inherit_the_shared_table() -> None:
+    server, services = make_server()
+    admin, other = await initialized(server), await initialized(server)
+    admin.feed(req("status", rid=1))
+    assert "result" in (await admin.next_message())
+    services.auth.principal = FakePrincipal("user:bob", False, frozenset({"sessions:read"}))
+    services.auth.generation += 1
+    other.feed(req("status", rid=2))  # re-resolved as bob, who has no system:read
+    assert (await other.next_message())["error"]["code"] == -32012
+    other.feed(req("status", rid=3))
+    assert (await other.next_message())["error"]["code"] == -32012
+
+
 @pytest.mark.req("R-WIRE-7")
 async def test_duplicate_id_of_an_async_call_is_refused_on_the_hot_path_too() -> None:
     server, _ = make_server()
@@ -282,7 +330,9 @@ async def test_status_answer_is_reused_only_while_nothing_it_shows_changed() -> 
     assert (await status())["sessionIds"] == ["s2"]
     services.gateway_url = "http://127.0.0.1:1"
     assert (await status())["gateway"] == "http://127.0.0.1:1"
-    services.clock_ms = 1234
+    services.clock_ns = 1_233_999_999
+    assert (await status())["uptimeSecs"] == 1.233
+    services.clock_ns = 1_234_000_000  # the next millisecond, by one nanosecond
     assert (await status())["uptimeSecs"] == 1.234
     other.close()
     assert (await status())["connections"] == 1

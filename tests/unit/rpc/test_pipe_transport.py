@@ -208,9 +208,7 @@ def test_sddl_rejects_anything_but_a_sid(bad: str) -> None:
 
 
 @pytest.mark.req("R-SEC-4")
-async def test_first_instance_is_exclusive_local_only_and_secured(
-    api: FakeApi, accepter: FakeAccepter
-) -> None:
+async def test_first_instance_is_exclusive_local_only_and_secured(api: FakeApi, accepter: FakeAccepter) -> None:
     server = await start(api, accepter)
     assert api.sddls == [build_sddl(OWNER)]
     (first,) = api.created
@@ -259,9 +257,7 @@ async def test_other_first_instance_failures_name_the_pipe(api: FakeApi, accepte
 
 
 @pytest.mark.req("R-SEC-4")
-async def test_client_gets_its_own_protocol_and_a_new_instance_listens(
-    api: FakeApi, accepter: FakeAccepter
-) -> None:
+async def test_client_gets_its_own_protocol_and_a_new_instance_listens(api: FakeApi, accepter: FakeAccepter) -> None:
     factory = Factory()
     server = await start(api, accepter, factory)
     assert factory.protocols == []
