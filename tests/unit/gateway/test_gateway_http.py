@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import Env
+from gateway_env import Env
 from starlette.requests import Request
 from starlette.routing import Route
 

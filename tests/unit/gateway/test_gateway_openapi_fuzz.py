@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 import schemathesis
-from conftest import BASE_TOML, Env, build_env, close_env
+from gateway_env import BASE_TOML, Env, build_env, close_env
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 

@@ -6,7 +6,7 @@ import json
 
 import httpx
 import pytest
-from conftest import Env, EnvFactory
+from gateway_env import Env, EnvFactory
 
 from app.auth.pairing_codes import PairingCodes, PairingLocked, PairingRejected
 

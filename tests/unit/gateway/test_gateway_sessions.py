@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import Env, build_env, close_env
+from gateway_env import Env, build_env, close_env
 
 from app.auth.policy import Principal
 

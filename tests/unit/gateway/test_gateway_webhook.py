@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import build_env, close_env
+from gateway_env import build_env, close_env
 from test_gateway_sessions import SESSIONS_TOML, SessionsEnv, error_of, senv
 
 __all__ = ["senv"]  # the fixture, shared with the session routes' tests

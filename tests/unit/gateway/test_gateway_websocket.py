@@ -14,11 +14,11 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from conftest import Env, EnvFactory
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from gateway_env import Env, EnvFactory
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.typing import Origin

@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import EnvFactory
+from gateway_env import EnvFactory
 
 from rpc.connection import Connection
 from rpc.dispatcher import Call, Params
