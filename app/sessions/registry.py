@@ -30,6 +30,7 @@ from app.sessions.errors import (
     SessionNotOwned,
     UnknownAgent,
 )
+from app.sessions.keyed_lock import KeyedLock
 from app.sessions.live import LiveSession, Mode, UpdateSink
 from app.sessions.store import SessionRecord, SessionStore
 from app.sessions.store_types import Surface
@@ -70,6 +71,9 @@ class SessionRegistry:
         self._config = config
         self._data_dir = data_dir
         self.live: dict[str, LiveSession] = {}
+        # One bring-up (create, attach, rehydrate) per session id at a time: two concurrent ones would both
+        # recover it and make two live sessions, with a turn each.
+        self._bringing_up = KeyedLock()
 
     # -- open / resume -----------------------------------------------------------------------------------
 
@@ -84,6 +88,20 @@ class SessionRegistry:
         surface: Surface = "rpc",
     ) -> Opened:
         """Create, attach to, or rehydrate a session. The caller decides who watches it (`LiveSession.watch`)."""
+        if session_id is None:
+            return await self._open(principal, agent_alias, cwd, None, mode, surface)
+        async with self._bringing_up.hold(session_id):
+            return await self._open(principal, agent_alias, cwd, session_id, mode, surface)
+
+    async def _open(
+        self,
+        principal: Principal,
+        agent_alias: str,
+        cwd: str | None,
+        session_id: str | None,
+        mode: Mode,
+        surface: Surface,
+    ) -> Opened:
         if session_id is not None and session_id in self.live:
             live = self.live[session_id]
             _check_owner(principal, live.owner)
@@ -168,13 +186,16 @@ class SessionRegistry:
 
     async def live_or_rehydrate(self, principal: Principal, session_id: str) -> LiveSession:
         live = self.live.get(session_id)
-        if live is not None:
-            _check_owner(principal, live.owner)
-            return live
-        record = await self.store.get(session_id)
-        if record is None or record.mode != "acp":
-            raise SessionNotFound
-        return await self._rehydrate(principal, record)
+        if live is None:
+            async with self._bringing_up.hold(session_id):
+                live = self.live.get(session_id)  # brought up while this call waited?
+                if live is None:
+                    record = await self.store.get(session_id)
+                    if record is None or record.mode != "acp":
+                        raise SessionNotFound
+                    return await self._rehydrate(principal, record)
+        _check_owner(principal, live.owner)
+        return live
 
     # -- turns -----------------------------------------------------------------------------------------
 

@@ -229,6 +229,21 @@ async def test_second_prompt_while_a_turn_runs_is_busy(ses_daemon: Daemon) -> No
         assert [r["content"] for r in rows if r["role"] == "user"] == ["/sleep 2", "now it is my turn"]
 
 
+@pytest.mark.req("R-SES-2")
+async def test_two_prompts_at_once_on_a_closed_session_run_one_turn(ses_daemon: Daemon) -> None:
+    async with await Peer.open(ses_daemon) as first, await Peer.open(ses_daemon) as second:
+        sid = (await first.new_session())["sessionId"]
+        await first.call("session/close", {"sessionId": sid})  # durable only: each prompt brings it back
+        params = {"sessionId": sid, "prompt": "/sleep 0.3"}
+        answers = await asyncio.gather(
+            first.request("session/prompt", params), second.request("session/prompt", params)
+        )
+        outcomes = sorted(str(a["error"]["code"]) if "error" in a else a["result"]["stopReason"] for a in answers)
+        assert outcomes == ["-32002", "end_turn"], answers
+        rows = (await first.call("session/messages", {"sessionId": sid}))["messages"]
+        assert [r["content"] for r in rows if r["role"] == "user"] == ["/sleep 0.3"]
+
+
 @pytest.mark.req("R-SES-3")
 async def test_new_answers_before_any_update(ses_daemon: Daemon) -> None:
     async with await Peer.open(ses_daemon) as owner:

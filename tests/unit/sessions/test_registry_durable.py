@@ -167,6 +167,34 @@ async def test_resuming_twice_appends_one_marker(env: Env) -> None:
         assert [r.role for r in rows] == ["user", "marker"]
 
 
+@pytest.mark.req("R-ACP-5")
+async def test_concurrent_bring_ups_of_a_stored_session_make_one_live_session(env: Env) -> None:
+    sid = (await env.registry().open(ALICE, session_id="s1")).session.session_id
+    await env.store.append(sid, role="user", content="cut", turn_id="t_cut", surface="rpc")  # a turn cut short
+    restarted = env.registry()
+    first, second, third = await asyncio.gather(
+        restarted.open(ALICE, session_id=sid),
+        restarted.open(ALICE, session_id=sid),
+        restarted.live_or_rehydrate(ALICE, sid),
+    )
+    assert first.session is second.session is third is restarted.live[sid]
+    rows, _total = await env.store.messages(sid)
+    assert [r.role for r in rows] == ["user", "marker"]  # recovered once
+
+
+@pytest.mark.req("R-SES-2")
+async def test_two_prompts_at_once_on_a_stored_session_run_one_turn(env: Env) -> None:
+    registry = env.registry()
+    sid = (await registry.open(ALICE, session_id="s1")).session.session_id
+    await registry.close(ALICE, sid)  # durable, not live: each prompt would bring it back to life
+    results = await asyncio.gather(
+        registry.prompt(ALICE, sid, "/sleep 0.2", sink=Sink(), client=NoClient()),
+        registry.prompt(ALICE, sid, "/sleep 0.2", sink=Sink(), client=NoClient()),
+        return_exceptions=True,
+    )
+    assert sorted(type(r).__name__ for r in results) == ["SessionBusy", "TurnOutcome"], results
+
+
 # -------------------------------------------------------------------------------------------- snapshots
 
 
