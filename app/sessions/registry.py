@@ -106,8 +106,8 @@ class SessionRegistry:
             live = self.live[session_id]
             _check_owner(principal, live.owner)
             return Opened(live, True, await self._count(live))
-        if session_id is not None and mode == "acp":
-            record = await self.store.get(session_id)
+        if session_id is not None:
+            record = await self.store.get(session_id, mode)
             if record is not None:
                 live = await self._rehydrate(principal, record)
                 return Opened(live, True, await self._count(live))  # after recovery: its marker counts
@@ -123,15 +123,20 @@ class SessionRegistry:
         return Opened(live, False, 0)
 
     async def _rehydrate(self, principal: Principal, record: SessionRecord) -> LiveSession:
-        """Bring a durable ACP session back to life (R-ACP-5, R-ACP-8); never a killed one (R-ACP-9)."""
+        """Bring a stored session back to life as it was stored (owner, agent, workspace, surface): an ACP one
+        with its interrupted turn recovered (R-ACP-5, R-ACP-8), a chat one that was only released (the gateway
+        does so between calls). Never a killed one (R-ACP-9) nor a closed chat one (R-ACP-8)."""
         if record.killed:
             raise SessionNotFound("The session was killed")
+        if record.mode == "chat" and record.closed:
+            raise SessionNotFound("The chat session was closed")
         _check_owner(principal, record.owner)
         self._check_capacity()
-        await self.store.recover_interrupted(record.session_id, surface="rpc")
-        await self.store.reopen(record.session_id)
+        if record.mode == "acp":
+            await self.store.recover_interrupted(record.session_id, surface="rpc")
+        await self.store.reopen(record.session_id, mode=record.mode)
         live = LiveSession(
-            record.session_id, record.owner, record.agent_alias, "acp", Path(record.workspace_dir), record.surface
+            record.session_id, record.owner, record.agent_alias, record.mode, Path(record.workspace_dir), record.surface
         )
         self.live[record.session_id] = live
         return live

@@ -153,3 +153,11 @@ async def test_webhook_chat_session(daemon_factory: DaemonFactory) -> None:
         assert sid not in status["sessionIds"]
         messages = await c.call("session/messages", {"sessionId": sid})
         assert messages["total"] == 4
+        # The owner is an admin: it may resume alice's chat session, which comes back as it was stored.
+        resumed = await c.call("session/new", {"sessionId": sid, "mode": "chat"})
+        assert (resumed["resumed"], resumed["messageCount"], resumed["mode"]) == (True, 4, "chat"), resumed
+        prompted = await c.call("session/prompt", {"sessionId": sid, "prompt": "admin here"})
+        assert prompted["content"] == "You said: «admin here»"
+        await c.call("session/close", {"sessionId": sid})
+        gone = await c.request("session/new", {"sessionId": sid, "mode": "chat"})
+        assert gone["error"]["code"] == -32000, gone  # a closed chat session is gone (R-ACP-8)

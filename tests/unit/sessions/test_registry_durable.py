@@ -345,6 +345,24 @@ async def test_a_chat_session_can_be_prompted_and_closing_it_ends_it(env: Env) -
         await registry.prompt(ALICE, sid, "again", sink=None, client=NoClient())
 
 
+@pytest.mark.req("R-SES-1")
+async def test_a_stored_chat_session_resumes_with_its_history_and_owner_also_for_an_admin(env: Env) -> None:
+    registry = env.registry()
+    sid = (await registry.open(ALICE, session_id="c1", mode="chat", surface="gateway")).session.session_id
+    await prompt(registry, sid, "hello")
+    assert registry.release(sid)  # what the gateway does between webhook calls
+    opened = await registry.open(ALICE, session_id=sid, mode="chat")
+    assert opened.resumed is True and opened.message_count == 2
+    assert opened.session.surface == "gateway"  # the stored session, not one made up from this request
+    assert registry.release(sid)
+    admin = Principal(id="owner", admin=True)
+    opened = await registry.open(admin, session_id=sid, mode="chat")
+    assert opened.resumed is True and opened.session.owner == "alice"  # admins may resume anyone's
+    await registry.close(admin, sid)
+    with pytest.raises(SessionNotFound):  # a closed chat session is gone (R-ACP-8)
+        await registry.open(ALICE, session_id=sid, mode="chat")
+
+
 # ---------------------------------------------------------------------------------------- kill / delete
 
 
