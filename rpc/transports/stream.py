@@ -88,7 +88,7 @@ class NdjsonProtocol(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         conn = self._conn
         if (
-            data.find(b"\n") == len(data) - 1
+            0 <= data.find(b"\n") == len(data) - 1  # one newline, the last byte (and so never an empty read)
             and len(data) <= self._frame_limit
             and not self._partial
             and not self._reading_paused  # frames are held back only while reading is paused

@@ -91,7 +91,7 @@ async def test_each_one_frame_read_is_answered_with_one_write() -> None:
 @pytest.mark.req("R-WIRE-1")
 async def test_blank_one_line_reads_are_no_frames() -> None:
     protocol, sock = await initialized()
-    for blank in (b"\n", b"\r\n", b" \t \n"):
+    for blank in (b"", b"\n", b"\r\n", b" \t \n"):
         protocol.data_received(blank)
     assert sock.writes == []
     protocol.data_received(frame("status", 1)[:-1] + b"\r\n")  # CRLF is fine on the short way too
