@@ -56,8 +56,9 @@ class Services:
         """The config in force now (swapped whole on every commit)."""
         return self.config_store.current
 
-    def describe(self) -> dict[str, Any]:
-        """The daemon half of `status` (the protocol layer adds what it knows)."""
+    def describe(self, now_ns: int | None = None) -> dict[str, Any]:
+        """The daemon half of `status` at `now_ns` (a reading of `clock`) or now; the protocol layer adds what it
+        knows."""
         if self._static is None or self._static_url != self.gateway_url:
             self._static_url = self.gateway_url
             self._static = {
@@ -71,7 +72,7 @@ class Services:
         live = self.sessions.live
         return {
             **self._static,
-            "uptimeSecs": self.uptime_ms() / 1000,
+            "uptimeSecs": self.uptime_ms(now_ns) / 1000,
             "activeSessions": len(live),
             "sessionIds": sorted(live),
         }

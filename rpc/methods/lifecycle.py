@@ -105,8 +105,7 @@ class StatusAnswer:
         self._expires_ns = services.started_ns + (uptime_ms + 1) * 1_000_000
         self._services, self._connections, self._gateway_url = services, connections, services.gateway_url
         self._session_ids = frozenset(services.sessions.live)
-        status: dict[str, Any] = services.describe()
-        status["uptimeSecs"] = uptime_ms / 1000
+        status: dict[str, Any] = services.describe(now)
         status["protocolVersion"] = PROTOCOL_VERSION
         status["connections"] = connections
         self._value = orjson.Fragment(orjson.dumps(status))

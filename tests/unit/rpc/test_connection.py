@@ -65,10 +65,10 @@ class FakeServices:
     def uptime_ms(self, now_ns: int | None = None) -> int:
         return ((self.clock_ns if now_ns is None else now_ns) - self.started_ns) // 1_000_000
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self, now_ns: int | None = None) -> dict[str, Any]:
         return {
             "serverVersion": self.version,
-            "uptimeSecs": self.uptime_ms() / 1000,
+            "uptimeSecs": self.uptime_ms(now_ns) / 1000,
             "sessionIds": sorted(self.sessions.live),
             "gateway": self.gateway_url,
         }
