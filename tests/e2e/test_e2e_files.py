@@ -290,7 +290,8 @@ async def test_chunk_rules_and_rejections_leave_the_upload_as_it_was(files_daemo
         assert (await chunk(0, first))["result"] == {"upload_id": up, "received_bytes": CHUNK}
         assert (await chunk(100, first[100:200]))["result"]["received_bytes"] == CHUNK
         for offset, payload, kind in [
-            (0, b"X" + first[1:], "chunk_conflict"),  # different bytes at an accepted offset
+            # different bytes at an accepted offset (flipped: a fixed b"X" matched the random first byte 1 in 256)
+            (0, bytes([first[0] ^ 0xFF]) + first[1:], "chunk_conflict"),
             (CHUNK + 1, data[CHUNK + 1 :], "offset_gap"),  # a gap
             (CHUNK - 10, data[CHUNK - 10 :], "offset_mismatch"),
             (CHUNK, data[CHUNK:] + b"!", "beyond_size"),  # bytes beyond size_bytes
