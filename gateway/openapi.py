@@ -82,7 +82,8 @@ def _session_paths(bearer: list[dict[str, list[str]]]) -> dict[str, Any]:
                         "name": "before",
                         "in": "query",
                         "required": False,
-                        "schema": {"type": "integer", "minimum": 0},
+                        # session/messages' own bound: SQLite integers are 64-bit
+                        "schema": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1},
                         "description": "an index, exclusive",
                     },
                 ],

@@ -50,8 +50,6 @@ __all__ = [
 
 NO_CLIENT_REASON = "no interactive client is attached"
 _SESSION_ID_KEYS = ("sessionId", "session_id")  # the path names the session; a body or query spelling cannot
-# `?before=` past every row means "up to the end": clamped, since SQLite integers are 64-bit (a larger one was a 500)
-_MAX_INDEX = 2**63 - 1
 
 P = TypeVar("P", bound=Params)
 
@@ -181,9 +179,8 @@ class SessionApi:
         caller = await self._caller(request, "session/messages", "sessions:read")
         params = validate(MessagesParams, _with_session_id(request.query_params, request))
         try:
-            before = None if params.before is None else min(params.before, _MAX_INDEX)
             rows, total = await self.services.sessions.messages(
-                caller.principal, params.session_id, limit=params.limit, before=before
+                caller.principal, params.session_id, limit=params.limit, before=params.before
             )
         except Exception as exc:
             raise domain_error(self.services, self.rpc_server, exc, caller) from None
