@@ -21,6 +21,7 @@ from app.auth.authenticator import Authenticator
 from app.auth.pairing import PairingStore
 from app.auth.tokens import PairedTokens
 from app.config.errors import ConfigError
+from app.config.reload import ConfigWatcher
 from app.config.store import ConfigStore
 from app.endpoint_lock import AlreadyRunning, EndpointLock
 from app.ephemeral import EphemeralWatch
@@ -85,7 +86,7 @@ async def _main(options: DaemonOptions) -> int:
 def _prepare(paths: Paths) -> EndpointLock:
     try:
         ensure_private_dir(paths.config_dir)
-        ensure_private_dir(paths.data_dir)
+        ensure_private_dir(paths.data_dir, tighten=True)
         if sys.platform != "win32":
             ensure_endpoint_dir(Path(paths.endpoint), created_by_us=set())
     except InsecureDirectory as exc:
@@ -110,6 +111,9 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    watcher = ConfigWatcher(config_store)
+    if hasattr(signal, "SIGHUP"):  # not on Windows, where the stat poll alone picks up edits
+        loop.add_signal_handler(signal.SIGHUP, watcher.request)  # R-CFG-6: reload config.toml, keep running
     # Every resource registers its own cleanup as it is acquired; they run in reverse order on any exit
     # (a failed start-up included): gateway, listener, files, sessions, audit log, database.
     async with contextlib.AsyncExitStack() as cleanup:
@@ -117,6 +121,7 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
         cleanup.push_async_callback(db.close)
         services = _services(paths, config_store, db)
         cleanup.callback(services.audit.close)
+        await cleanup.enter_async_context(watcher.running())  # after the commit listeners are registered
         cleanup.push_async_callback(services.sessions.shutdown)
         if services.files is not None:
             cleanup.callback(services.files.close)

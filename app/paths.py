@@ -71,8 +71,9 @@ def resolve(config_dir: str | None, env: Mapping[str, str] | None = None, *, win
     return Paths(cfg, data, endpoint)
 
 
-def ensure_private_dir(path: Path) -> None:
-    """Create `path` (and missing parents) 0700; tighten it to 0700 if it exists and is ours."""
+def ensure_private_dir(path: Path, *, tighten: bool = False) -> None:
+    """Create `path` (and missing parents) 0700. An existing `path` is left as it is, unless `tighten` (the data
+    dir, R-SEC-1): then it is made 0700 if it is ours. No other existing directory is ever chmod-ed."""
     missing = []
     probe = path
     while not probe.exists():
@@ -81,6 +82,8 @@ def ensure_private_dir(path: Path) -> None:
     for directory in reversed(missing):
         directory.mkdir(mode=0o700, exist_ok=True)
         os.chmod(directory, 0o700)  # mkdir's mode is filtered by the umask
+    if not tighten:
+        return
     st = path.stat()
     if st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) != 0o700:
         os.chmod(path, 0o700)

@@ -46,6 +46,7 @@ async def authenticate(conn: HTTPConnection, services: Any) -> Caller:
     peer = http_peer(conn)
     token = bearer_token(conn.headers.get("authorization"))
     if token is None:
+        services.audit.record("denied", peer, None)  # as the RPC surface audits every -32010 (R-SEC-3)
         raise ApiError(401, "auth_required", "A bearer token is required", headers=_CHALLENGE)
     resolved = await services.auth.token(token)
     if resolved is None:

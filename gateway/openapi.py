@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.config.props import MAX_PROP_CHARS
+
 __all__ = ["openapi_spec"]
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
 # A property path such as `limits.max_sessions` (as `config/get` and `config/set`); unknown paths are 400.
-_PROP = {"type": "string", "minLength": 1, "maxLength": 512}
+_PROP = {"type": "string", "minLength": 1, "maxLength": MAX_PROP_CHARS}
 
 
 def _errors(*codes: int) -> dict[str, Any]:

@@ -16,18 +16,19 @@ from starlette.responses import Response
 from app.auth.pairing_codes import PairingCodes, PairingLocked, PairingRejected
 from app.auth.policy import Forbidden as PolicyForbidden
 from app.auth.policy import check_config_write
+from app.config.props import MAX_PROP_CHARS
 from app.storage import iso_z
 from gateway.auth import Caller, authenticate, grant_of, http_peer, require_grant
 from gateway.errors import ApiError, from_rpc_error, json_response
 from gateway.openapi import openapi_spec
 from rpc.dispatcher import Registry
+from rpc.errors import AuthRequired, Forbidden
 from rpc.methods.lifecycle import PROTOCOL_VERSION
 from rpc.server import RpcServer
 
 __all__ = ["MAX_LABEL_CHARS", "RestApi"]
 
 MAX_LABEL_CHARS = 256
-MAX_PROP_CHARS = 512  # as `config/set` params
 
 
 class RestApi:
@@ -72,6 +73,7 @@ class RestApi:
             self.services.audit.record("denied", peer, None)
             raise ApiError(403, "forbidden", "Wrong or expired pairing code") from None
         if self.services.auth.policy().for_user(binding.user) is None:
+            self.services.audit.record("denied", peer, None)
             raise ApiError(403, "forbidden", "The user of this pairing code no longer exists")
         record, token = await self.services.pairing.create(binding.user, label or binding.label)
         result = {
@@ -126,6 +128,7 @@ class RestApi:
             # Runs under the config write lock: the caller's authority as of now, not as of the request (R-CFG-3).
             principal = self.services.auth.refresh(caller.credential)
             if principal is None:
+                self.services.audit.record("denied", caller.peer, caller.principal.id)
                 raise ApiError(401, "auth_required", "The bearer token is no longer valid")
             if not principal.has_grant(grant):
                 raise PolicyForbidden(f"Missing grant {grant}", grant=grant)
@@ -142,10 +145,10 @@ class RestApi:
     def _domain_error(self, exc: Exception, caller: Caller) -> ApiError:
         """Map through the RPC server's error mappers, so REST and RPC agree; unknown failures get an error_id
         (logged with the traceback there)."""
-        error = from_rpc_error(self.rpc_server.to_rpc_error(exc))
-        if error.status == 403:
+        rpc_error = self.rpc_server.to_rpc_error(exc)
+        if isinstance(rpc_error, AuthRequired | Forbidden):  # audited exactly as the RPC twin (R-SEC-3)
             self.services.audit.record("denied", caller.peer, caller.principal.id)
-        return error
+        return from_rpc_error(rpc_error)
 
 
 def _field(name: str, type_: str = "missing", message: str = "required") -> dict[str, str]:

@@ -35,7 +35,7 @@ from gateway.auth import Caller, authenticate, grant_of, require_grant
 from gateway.errors import ApiError, from_rpc_error, json_response
 from gateway.rest import _json_object
 from rpc.dispatcher import Params, Registry, validation_errors
-from rpc.errors import InvalidParams
+from rpc.errors import AuthRequired, Forbidden, InvalidParams
 from rpc.methods.session import ListParams, MessagesParams, PromptParams, message_row
 from rpc.server import RpcServer
 
@@ -134,12 +134,12 @@ class GatewayTurns:
 
 
 def domain_error(services: Any, rpc_server: RpcServer, exc: Exception, caller: Caller) -> ApiError:
-    """A domain failure as its RPC twin reports it (same kind and context), with its HTTP status; a 403 is
-    audited like every other refusal of the gateway."""
-    error = from_rpc_error(rpc_server.to_rpc_error(exc))
-    if error.status == 403:
+    """A domain failure as its RPC twin reports it (same kind and context), with its HTTP status; audited as
+    `denied` exactly when the twin would be (-32010, -32012: not a 403 `session_not_owned`), R-SEC-3."""
+    rpc_error = rpc_server.to_rpc_error(exc)
+    if isinstance(rpc_error, AuthRequired | Forbidden):
         services.audit.record("denied", caller.peer, caller.principal.id)
-    return error
+    return from_rpc_error(rpc_error)
 
 
 def validate(model: type[P], data: Mapping[str, Any]) -> P:
@@ -196,6 +196,7 @@ class SessionApi:
         params = validate(PromptParams, _with_session_id(body, request))
         principal = caller.principal
         try:
+            self.services.sessions.check_prompt(params.prompt)
             async with self.turns.hold(params.session_id):
                 text = params.prompt
                 if params.attachments:

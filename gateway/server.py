@@ -75,6 +75,9 @@ class GatewayHandle:
             log.exception("the gateway failed while stopping")
 
 
+NOTSENT_LOWAT = 128 * 1024
+
+
 async def _bind(host: str, port: int, backlog: int, user_timeout: float | None) -> socket.socket:
     loop = asyncio.get_running_loop()
     try:
@@ -90,6 +93,12 @@ async def _bind(host: str, port: int, backlog: int, user_timeout: float | None) 
             # Inherited by accepted sockets (Linux): data unacknowledged that long (a vanished peer, or one whose
             # window stays shut) drops the connection in the kernel, which ASGI cannot do.
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, int(user_timeout * 1000))
+        if hasattr(socket, "TCP_NOTSENT_LOWAT"):
+            # Inherited too (Linux, macOS): the kernel takes at most this much output that is not yet on the wire
+            # (what is in flight is not limited, so throughput is kept). Without it, an autotuned send buffer
+            # parks megabytes for a WebSocket peer that stopped reading, out of sight of the daemon's outbound
+            # limit and stall rule (R-LIM); with it, that output stays queued where the rule sees it.
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NOTSENT_LOWAT, NOTSENT_LOWAT)
         sock.bind(addr)
         sock.listen(backlog)
         sock.setblocking(False)

@@ -21,9 +21,8 @@ approve them); `ask_user`/`poll` get "no interactive client is attached" (see ga
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import Field
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -42,7 +41,7 @@ __all__ = ["WebhookApi", "WebhookBody"]
 
 
 class WebhookBody(Params):
-    message: Annotated[str, Field(max_length=1_000_000)]
+    message: str  # at most `[limits] max_prompt_chars` (`check_prompt`)
     session_id: SessionId | None = None
 
 
@@ -65,6 +64,7 @@ class WebhookApi:
         params = validate(WebhookBody, await _json_object(request))
         sessions = self.services.sessions
         try:
+            sessions.check_prompt(params.message, field="message")
             if params.session_id is None:
                 opened = await sessions.open(principal, agent_alias=agent, mode="chat", surface="gateway")
                 session_id: str = opened.session.session_id

@@ -31,6 +31,9 @@ class Client:
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.on_message: Callable[[dict[str, Any]], None] = lambda _msg: None
+        # Called once when the daemon ends the connection (not when `close()` does).
+        self.on_close: Callable[[], None] = lambda: None
+        self._closing = False
         self._reader_task = asyncio.get_running_loop().create_task(self._read_loop())
 
     @classmethod
@@ -73,12 +76,17 @@ class Client:
                         future.set_result(message)
                         continue
                 self.on_message(message)
+        except OSError:
+            pass  # a reset connection ends like a closed one
         finally:
             for future in self._pending.values():
                 if not future.done():
                     future.set_exception(ConnectionError("the daemon closed the connection"))
+            if not self._closing:
+                self.on_close()
 
     async def close(self) -> None:
+        self._closing = True
         self._writer.close()
         self._reader_task.cancel()
         with contextlib.suppress(OSError):

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import suppress
 from enum import Enum
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
@@ -76,6 +77,7 @@ class Connection:
         "_barrier",
         "_call",
         "_credential",
+        "_gone_callbacks",
         "_inflight",
         "_max_inflight",
         "_next_out",
@@ -87,9 +89,11 @@ class Connection:
         "client_capabilities",
         "closed",
         "initialized",
+        "input_closed",
         "peer",
         "principal",
         "server",
+        "session_sink",
         "transport",
     )
 
@@ -111,6 +115,9 @@ class Connection:
         self._next_out = 0
         self._barrier = False
         self.closed = False
+        self.input_closed = False  # the peer ended its sending side (R-WIRE-9): it can answer nothing more
+        self._gone_callbacks: list[Callable[[], None]] = []
+        self.session_sink: Any = None  # rpc.session_bridge.sink_for's, kept here so it dies with the connection
         self._call = Call(self)
         self.auth = server.services.auth
         self._registry = server.registry
@@ -178,7 +185,7 @@ class Connection:
             except Exception as exc:
                 self._send_error(rid, self.server.to_rpc_error(exc))
                 return None
-        self._frame(classify(frame))
+        self._frame(classify(frame, line))
         return None
 
     def frame_received(self, line: bytes) -> None:
@@ -220,11 +227,21 @@ class Connection:
         except Exception as exc:
             self._send_error(rid, self.server.to_rpc_error(exc))
             return
-        task = asyncio.get_running_loop().create_task(spec.handler(self._call, params))
+        task = asyncio.get_running_loop().create_task(self._answer_when_writable(spec.handler, params))
         self._inflight[rid] = task
         if spec.barrier:
             self._barrier = True
         task.add_done_callback(partial(self._finished, rid, spec.barrier))
+
+    async def _answer_when_writable(self, handler: Callable[[Call, Any], Awaitable[Any]], params: Any) -> Any:
+        """Run an async handler; while the peer is not reading, its answer waits like streamed output does, so a
+        few large answers at once do not pile up beyond the outbound limit (R-LIM: the limit plus one frame)."""
+        result = await handler(self._call, params)
+        if self.transport.writing_paused:
+            # Dropped or closing meanwhile: the answer goes nowhere, which is no failure of the call.
+            with suppress(ConnectionClosed):
+                await self.transport.wait_writable()
+        return result
 
     def _on_notification(self, request: Request) -> None:
         """Run it for its effect; nothing is ever answered, not even an error."""
@@ -241,7 +258,17 @@ class Connection:
             return
         task = asyncio.get_running_loop().create_task(spec.handler(self._call, params))
         self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        task.add_done_callback(self._notification_done)
+
+    def _notification_done(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if self.input_closed and not self.closed:
+            self.transport.resume()  # after EOF the transport closes once nothing runs (R-WIRE-9)
+
+    @property
+    def idle(self) -> bool:
+        """Nothing taken from the peer is still running (no request awaiting its answer, no notification)."""
+        return not self._inflight and not self._background
 
     def _finished(self, rid: Id, barrier: bool, task: asyncio.Task[Any]) -> None:
         if self._inflight.get(rid) is task:
@@ -315,7 +342,7 @@ class Connection:
 
     async def request(self, method: str, params: Any, *, timeout: float) -> Any:
         """Ask the client; raise `PeerError`, `TimeoutError`, `ConnectionClosed` or `PendingLimitReached`."""
-        if self.closed:
+        if self.closed or self.input_closed:  # a peer that ended its input can never answer (R-WIRE-9)
             raise ConnectionClosed
         if len(self._pending) >= self.server.limits.max_pending_client_requests:
             raise PendingLimitReached
@@ -341,14 +368,39 @@ class Connection:
 
     # -- teardown --------------------------------------------------------------------------------------
 
+    def input_ended(self) -> None:
+        """The peer ended its sending side (EOF, R-WIRE-9). What it sent is still answered, but it can answer
+        nothing more: our pending requests to it fail at once, as on disconnect, and new ones fail too."""
+        if self.input_closed or self.closed:
+            return
+        self.input_closed = True
+        self._fail_pending()
+
     def connection_lost(self) -> None:
         if self.closed:
             return
         self.closed = True
         for task in (*self._inflight.values(), *self._background):
             task.cancel()
+        self._fail_pending()
+        self.server.release(self)
+
+    def when_gone(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once the peer can answer nothing more: at EOF or disconnect, whichever comes first (at
+        once if that is already so). What the daemon asked it (an approval, say) can then be settled at once."""
+        if self.closed or self.input_closed:
+            callback()
+        else:
+            self._gone_callbacks.append(callback)
+
+    def _fail_pending(self) -> None:
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(ConnectionClosed())
         self._pending.clear()
-        self.server.release(self)
+        callbacks, self._gone_callbacks = self._gone_callbacks, []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:
+                log.exception("a callback for a connection that can no longer answer failed")

@@ -10,8 +10,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, Final
 
 import orjson
@@ -22,6 +24,7 @@ __all__ = [
     "ID_TYPES",
     "NO_ID",
     "PARAMS_TYPES",
+    "ExactId",
     "Id",
     "Reject",
     "Request",
@@ -32,11 +35,41 @@ __all__ = [
     "encode_notifications",
     "encode_request",
     "encode_result",
+    "exact_id",
     "is_valid_id",
     "parse",
 ]
 
-Id = str | int | float | None
+
+class ExactId:
+    """A numeric request id that orjson could only read as a float, kept as the peer wrote it (R-WIRE-3).
+
+    Answers carry `text` verbatim (`18446744073709551621`, `1.5`, `-0.0`); the in-flight table compares and
+    hashes by the exact `value`, so `1.5` and `1.50`, or `1.0` and the int `1`, are one id. Not a dataclass:
+    orjson would encode one as an object instead of failing over to `_exact_text`.
+    """
+
+    __slots__ = ("text", "value")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.value = Decimal(text)
+
+    def __repr__(self) -> str:
+        return f"ExactId({self.text!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is ExactId:
+            return self.value == other.value
+        if type(other) is int:
+            return self.value == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.value)  # equal to hash(n) for an integral value n, as __eq__ needs
+
+
+Id = str | int | float | ExactId | None
 
 
 class _NoId:
@@ -82,8 +115,31 @@ def is_valid_id(value: object) -> bool:
     return value is None or (type(value) in (str, int, float))
 
 
-ID_TYPES: Final = (str, int, float, type(None))  # JSON types of a valid request id (`type()`, so no bool)
+# JSON types of a request id taken as decoded (`type()`, so no bool); a float id goes through `exact_id`.
+ID_TYPES: Final = (str, int, type(None))
 PARAMS_TYPES: Final = (dict, list)
+
+
+class _NumberText(str):
+    """The source text of a JSON number (`exact_id` reads the id with these instead of int and float)."""
+
+    __slots__ = ()
+
+
+def exact_id(line: bytes, rid: float) -> ExactId | float:
+    """The id of request frame `line`, which orjson decoded as the float `rid`, exactly as the peer wrote it.
+
+    orjson reads an integer outside 64 bits as a float; the stdlib decoder hands over the number's text. This
+    runs only for float ids. `rid` is kept if the stdlib cannot read the frame (nesting past its recursion limit).
+    """
+    try:
+        frame = json.loads(line, parse_int=_NumberText, parse_float=_NumberText)
+    except (ValueError, RecursionError):
+        return rid
+    text = frame.get("id") if type(frame) is dict else None
+    if type(text) is not _NumberText:
+        return rid
+    return ExactId(str(text))
 
 
 def parse(line: bytes) -> Request | Response | Reject | None:
@@ -91,11 +147,11 @@ def parse(line: bytes) -> Request | Response | Reject | None:
         frame = orjson.loads(line)
     except orjson.JSONDecodeError:
         return Reject(ParseError())
-    return classify(frame)
+    return classify(frame, line)
 
 
-def classify(frame: Any) -> Request | Response | Reject | None:
-    """Classify one decoded JSON value (what `parse` does after decoding)."""
+def classify(frame: Any, line: bytes) -> Request | Response | Reject | None:
+    """Classify one decoded JSON value (what `parse` does after decoding); `line` is its text, for `exact_id`."""
     # Fast path: the well-formed request, which is nearly every frame.
     if type(frame) is dict and frame.get("jsonrpc") == "2.0" and "result" not in frame and "error" not in frame:
         method = frame.get("method")
@@ -104,10 +160,10 @@ def classify(frame: Any) -> Request | Response | Reject | None:
             params = frame.get("params", NO_ID)
             if (rid is NO_ID or type(rid) in ID_TYPES) and (params is NO_ID or type(params) in PARAMS_TYPES):
                 return Request(method, None if params is NO_ID else params, rid)
-    return _classify(frame)
+    return _classify(frame, line)
 
 
-def _classify(frame: Any) -> Request | Response | Reject | None:
+def _classify(frame: Any, line: bytes) -> Request | Response | Reject | None:
     if type(frame) is not dict:
         return Reject(InvalidRequest("Invalid request: a frame must be one JSON object (batches are not supported)"))
     method = frame.get("method")
@@ -115,15 +171,17 @@ def _classify(frame: Any) -> Request | Response | Reject | None:
     if "method" in frame:
         if type(method) is not str or has_answer:
             return Reject(InvalidRequest("Invalid request: ambiguous frame"))
-        return _request(frame, method)
+        return _request(frame, method, line)
     if has_answer:
         return _response(frame)
     return Reject(InvalidRequest("Invalid request: a frame needs 'method', 'result' or 'error'"))
 
 
-def _request(frame: dict[str, Any], method: str) -> Request | Reject:
+def _request(frame: dict[str, Any], method: str, line: bytes) -> Request | Reject:
     rid = frame.get("id", NO_ID)
     id_ok = rid is NO_ID or is_valid_id(rid)
+    if type(rid) is float:
+        rid = exact_id(line, rid)
     echo_id: Id = rid if id_ok and rid is not NO_ID else None
     if frame.get("jsonrpc") != "2.0":
         return Reject(InvalidRequest("Invalid request: 'jsonrpc' must be \"2.0\""), echo_id)
@@ -157,9 +215,15 @@ def _dumps(message: dict[str, Any]) -> bytes:
 
 
 def _dumps_non_str_keys(message: dict[str, Any]) -> bytes:
-    # Non-string keys (e.g. an int-keyed map) become JSON strings. Only tried after the plain encoding
-    # failed: the option makes every dumps about half again as slow.
-    return orjson.dumps(message, option=orjson.OPT_NON_STR_KEYS)
+    # Non-string keys (e.g. an int-keyed map) become JSON strings, an `ExactId` its text. Only tried after the
+    # plain encoding failed: the option makes every dumps about half again as slow.
+    return orjson.dumps(message, default=_exact_text, option=orjson.OPT_NON_STR_KEYS)
+
+
+def _exact_text(value: object) -> orjson.Fragment:
+    if type(value) is ExactId:
+        return orjson.Fragment(value.text)
+    raise TypeError
 
 
 def encode_result(rid: Id, result: Any) -> bytes:

@@ -62,6 +62,17 @@ class LineSplitter:
             self._keep_partial(rest, out)
         return out
 
+    def finish(self) -> bytes | None:
+        """End of input: the partial line, if any, as a last frame (R-WIRE-9; a final line without `\\n` is
+        still a frame, as most NDJSON readers take it). None when nothing but whitespace is left."""
+        if not self._chunks:
+            return None
+        line = b"".join(self._chunks)
+        self._reset()
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        return None if not line or line.isspace() else line
+
     def _keep_partial(self, data: bytes, complete: list[bytes]) -> None:
         if self._partial_size + len(data) >= self._limit:
             # Even a newline arriving next would make the frame limit + 1 bytes long.

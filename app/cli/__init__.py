@@ -6,17 +6,30 @@ import argparse
 import asyncio
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
 
-__all__ = ["main"]
+__all__ = ["main", "package_version"]
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
+CONFIG_DIR_HELP = "config dir (default: $ZEROCLAW_CONFIG_DIR or ~/.zeroclaw)"
+
+
+def package_version() -> str:
+    try:
+        return version("zeroclaw")
+    except PackageNotFoundError:  # a source tree that was not installed
+        return "0.0.0"
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="zeroclaw", description="The zeroclaw daemon and its clients.")
+    parser.add_argument("--version", action="version", version=f"zeroclaw {package_version()}")
+    # `--config-dir` is taken before the command and after it; SUPPRESS keeps a subcommand from resetting the
+    # value given before it.
+    parser.add_argument("--config-dir", metavar="DIR", default=None, help=CONFIG_DIR_HELP)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--config-dir", metavar="DIR", help="config dir (default: $ZEROCLAW_CONFIG_DIR or ~/.zeroclaw)")
+    common.add_argument("--config-dir", metavar="DIR", default=argparse.SUPPRESS, help=CONFIG_DIR_HELP)
     sub = parser.add_subparsers(dest="command", required=True)
 
     daemon = sub.add_parser("daemon", parents=[common], help="run the daemon in the foreground")
@@ -44,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     upload.add_argument("session", metavar="SESSION", help="the session id")
     upload.add_argument("file", metavar="FILE", help="the file to upload")
 
-    db = sub.add_parser("db", help="database maintenance")
+    db = sub.add_parser("db", parents=[common], help="database maintenance")
     db_sub = db.add_subparsers(dest="db_command", required=True)
     db_sub.add_parser("upgrade", parents=[common], help="apply the Alembic migrations")
     return parser
@@ -67,30 +80,51 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         raise SystemExit(run(options))
 
-    from app.cli import rpc_command as client_commands
+    from app.cli.terminal import EXIT_INTERRUPTED, CliError, ignore_interrupts, say
 
+    interrupted = "zeroclaw: interrupted"
+    if args.command == "upload":
+        interrupted = "zeroclaw: upload interrupted; nothing was attached (run the same command again to upload it)"
+    try:
+        raise SystemExit(_client_command(args)())
+    except CliError as exc:
+        say(exc.message)
+        raise SystemExit(exc.code) from None
+    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback (R-CLI); chat and rpc handle their own
+        ignore_interrupts()
+        say(f"\n{interrupted}")
+        raise SystemExit(EXIT_INTERRUPTED) from None
+
+
+def _client_command(args: argparse.Namespace) -> Callable[[], int]:
+    """The command to run for `args` (every one but `daemon`), returning its exit status."""
+    config_dir: str | None = args.config_dir
     if args.command == "rpc" and args.method is None:
-        raise SystemExit(asyncio.run(client_commands.interactive(args.config_dir)))
-    if args.command == "rpc":
-        raise SystemExit(asyncio.run(client_commands.one_shot(args.config_dir, args.method, args.params)))
-    if args.command == "status":
-        raise SystemExit(asyncio.run(client_commands.one_shot(args.config_dir, "status", None)))
+        from app.cli.rpc_command import interactive
+
+        return lambda: interactive(config_dir)
+    if args.command in ("rpc", "status"):
+        from app.cli.rpc_command import one_shot
+
+        method, params = (args.method, args.params) if args.command == "rpc" else ("status", None)
+        return lambda: asyncio.run(one_shot(config_dir, method, params))
     if args.command == "pair":
         from app.cli.admin_commands import pair
 
-        raise SystemExit(asyncio.run(pair(args.config_dir, args.user, args.label, code=args.code)))
+        return lambda: asyncio.run(pair(config_dir, args.user, args.label, code=args.code))
     if args.command == "db":
         from app.cli.admin_commands import db_upgrade
 
-        raise SystemExit(db_upgrade(args.config_dir))
+        return lambda: db_upgrade(config_dir)
     if args.command == "upload":
         from app.cli.upload_command import upload
 
-        raise SystemExit(asyncio.run(upload(args.config_dir, args.session, args.file)))
+        return lambda: asyncio.run(upload(config_dir, args.session, args.file))
     if args.command == "chat":
         from app.cli.chat_command import chat
 
-        raise SystemExit(asyncio.run(chat(args.config_dir, args.session, args.agent)))
+        return lambda: chat(config_dir, args.session, args.agent)
+    raise AssertionError(f"unhandled command {args.command!r}")
 
 
 if __name__ == "__main__":

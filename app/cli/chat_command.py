@@ -1,14 +1,16 @@
 """`zeroclaw chat`: a terminal chat that streams a turn, shows tool calls, and asks approvals and questions.
 
-Ctrl-C during a turn cancels it (`session/cancel`); Ctrl-C or Ctrl-D at the prompt leaves.
+Keys (docs/cli.md): Ctrl-C during a turn cancels it (`session/cancel`), a second one leaves; Ctrl-C at a prompt
+(`you>`, an approval, a question) leaves at once, cancelling a running turn; Ctrl-D at `you>` leaves. Leaving by
+Ctrl-C exits 130 with one line on stderr. The session stays: `zeroclaw chat --session ID` resumes it and shows
+the earlier transcript first.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
-import sys
+import threading
 from typing import Any
 
 import orjson
@@ -16,129 +18,315 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
-from app.cli.rpc_command import connect
+from app.cli import terminal
+from app.cli.elicit import Question
+from app.cli.hints import config_dir_flag, error_line
+from app.cli.rpc_command import CLIENT_CAPABILITIES, connect
+from app.cli.terminal import Asker, Background, CliError
 from rpc.client import Client, RemoteError
 
-__all__ = ["chat"]
+__all__ = ["HISTORY_ROWS", "chat"]
 
 console = Console(highlight=False)
 
+HISTORY_ROWS = 50  # transcript rows shown when a session is resumed
+_CLIP_LINES = 8  # a tool result in the resumed transcript shows this many lines
 
-async def _ask(prompt: str) -> str | None:
-    loop = asyncio.get_running_loop()
+
+def chat(config_dir: str | None, session_id: str | None, agent: str) -> int:
+    bg = Background()
+    client: Client | None = None
+    sid: str | None = None
+    lost = threading.Event()
+
+    def on_close() -> None:  # loop thread: the daemon went away; a turn fails by itself, a prompt is interrupted
+        lost.set()
+        bg.interrupt_reading()
+
     try:
-        return await loop.run_in_executor(None, input, prompt)
-    except (EOFError, KeyboardInterrupt):
+        client = bg.run(connect(config_dir))
+        client.on_close = on_close
+        opened = bg.run(_open(client, config_dir, session_id, agent))
+        sid = str(opened["sessionId"])
+        state = "resumed" if opened["resumed"] else "new"
+        header = f" ({state}, agent {opened['agentAlias']}); Ctrl-C cancels a turn, Ctrl-D leaves"
+        console.print(Text(f"session {sid}", style="bold") + Text(header))
+        if opened.get("messageCount"):
+            _show_history(bg.run(_history(client, sid)))
+        turns = _Chat(bg, client, sid, config_dir, lost)
+        while (text := terminal.read_line("you> ")) is not None:
+            if text.strip():
+                turns.turn(text)
+        console.print()
+        return 0
+    except KeyboardInterrupt:
+        terminal.ignore_interrupts()
+        console.print()
+        if lost.is_set():
+            raise CliError(_lost_message(config_dir, sid)) from None
+        kept = f" (session {sid} is kept: `zeroclaw chat{config_dir_flag(config_dir)} --session {sid}`)" if sid else ""
+        terminal.say(f"zeroclaw: interrupted; left the chat{kept}")
+        return terminal.EXIT_INTERRUPTED
+    finally:
+        terminal.ignore_interrupts()
+        if client is not None:
+            with contextlib.suppress(Exception):
+                bg.run(client.close(), timeout=2)
+        bg.close()
+
+
+async def _open(client: Client, config_dir: str | None, session_id: str | None, agent: str) -> dict[str, Any]:
+    params: dict[str, Any] = {"agentAlias": agent}
+    if session_id:
+        params["sessionId"] = session_id
+    try:
+        init = {"protocolVersion": 1, "clientInfo": {"name": "zeroclaw-chat"}}
+        await client.call("initialize", {**init, "clientCapabilities": CLIENT_CAPABILITIES})
+        opened: dict[str, Any] = await client.call("session/new", params)
+        return opened
+    except RemoteError as exc:
+        if _is_unknown_agent(exc.error):
+            known = await _known_agents(client)
+            listing = f"known agents: {', '.join(known)}" if known else "the agent list is not readable (config:read)"
+            raise CliError(
+                f"zeroclaw: unknown agent {agent!r}; {listing}. Choose one with --agent NAME, "
+                "or add [agents.NAME] to config.toml (docs/agents.md)",
+                2,
+            ) from None
+        raise CliError(error_line(exc.error, config_dir)) from None
+    except ConnectionError as exc:
+        raise CliError(f"zeroclaw: {exc}; is the daemon still running? (`zeroclaw status`)") from None
+
+
+def _lost_message(config_dir: str | None, sid: str | None) -> str:
+    flag = config_dir_flag(config_dir)
+    resume = f" and resume with `zeroclaw chat{flag} --session {sid}`" if sid else ""
+    return f"zeroclaw: the daemon closed the connection; start it again (`zeroclaw daemon{flag}`){resume}"
+
+
+def _is_unknown_agent(error: dict[str, Any]) -> bool:
+    data = error.get("data") or {}
+    return any(isinstance(e, dict) and e.get("type") == "unknown_agent" for e in data.get("errors", []))
+
+
+async def _known_agents(client: Client) -> list[str]:
+    """The configured agent aliases (`config/get agents`), plus `default`, which always exists (R-AGENT-1)."""
+    try:
+        answer = await client.call("config/get", {"prop": "agents"})
+    except RemoteError:
+        return []
+    value = answer.get("value") if isinstance(answer, dict) else None
+    return sorted({"default", *value}) if isinstance(value, dict) else ["default"]
+
+
+async def _history(client: Client, sid: str) -> dict[str, Any] | None:
+    try:
+        page: dict[str, Any] = await client.call("session/messages", {"sessionId": sid, "limit": HISTORY_ROWS})
+        return page
+    except RemoteError:
         return None
 
 
-async def chat(config_dir: str | None, session_id: str | None, agent: str) -> int:
-    client = await connect(config_dir)
-    inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-    client.on_message = lambda message: inbox.put_nowait(message) if isinstance(message, dict) else None
-    try:
-        await client.call("initialize", {"protocolVersion": 1, "clientCapabilities": {"elicitation": {}}})
-        params: dict[str, Any] = {"agentAlias": agent}
-        if session_id:
-            params["sessionId"] = session_id
-        opened = await client.call("session/new", params)
-    except RemoteError as exc:
-        console.print(f"[red]{exc.error.get('message')}[/red]")
-        await client.close()
-        return 1
-    sid = opened["sessionId"]
-    state = "resumed" if opened["resumed"] else "new"
-    console.print(f"[bold]session {sid}[/bold] ({state}, agent {opened['agentAlias']}); Ctrl-C cancels a turn")
-    try:
-        while (text := await _ask("you> ")) is not None:
-            if text.strip():
-                await _turn(client, inbox, sid, text)
-        return 0
-    finally:
-        await client.close()
+def _show_history(page: dict[str, Any] | None) -> None:
+    if page is None:
+        console.print("[dim](the earlier transcript is not readable with this principal's grants)[/dim]")
+        return
+    rows: list[dict[str, Any]] = page.get("messages") or []
+    total = int(page.get("total") or len(rows))
+    shown = f"the last {len(rows)} of {total} messages" if total > len(rows) else f"{total} messages"
+    console.print(Text(f"── earlier in this session ({shown}) ──", style="dim"))
+    for row in rows:
+        role, content, name = row.get("role"), str(row.get("content", "")), row.get("name")
+        if role == "user":
+            console.print(Text("you> ", style="bold") + Text(content))
+        elif role == "assistant":
+            console.print(Text(content))
+        elif role == "thought":
+            console.print(Text(f"thinking: {content}", style="dim italic"))
+        elif role == "tool_call":
+            console.print(Text(f"[tool call: {name}] {content}", style="cyan"))
+        elif role == "tool_result":
+            lines = content.splitlines()
+            clipped = "\n".join(lines[:_CLIP_LINES]) + (" …" if len(lines) > _CLIP_LINES else "")
+            console.print(Text(f"[result: {name}] {clipped}", style="dim"))
+        elif role == "marker":
+            console.print(Text(f"({row.get('marker') or content})", style="yellow"))
+        else:
+            console.print(Text(f"{role}: {content}"))
+    console.print(Text("── end of the earlier transcript ──", style="dim"))
 
 
-async def _turn(client: Client, inbox: asyncio.Queue[dict[str, Any]], sid: str, text: str) -> None:
-    loop = asyncio.get_running_loop()
-    prompt = loop.create_task(client.call("session/prompt", {"sessionId": sid, "prompt": text}))
+class _Chat:
+    """One chat's turns. `turn()` runs on the main thread; `_run_turn()` and what it calls run on the loop."""
 
-    cancels: set[asyncio.Task[Any]] = set()
+    def __init__(self, bg: Background, client: Client, sid: str, config_dir: str | None, lost: threading.Event) -> None:
+        self.bg = bg
+        self.lost = lost
+        self.client = client
+        self.sid = sid
+        self.config_dir = config_dir
+        self.view = _View()
+        self.inbox: asyncio.Queue[dict[str, Any]] = bg.run(_make_queue())
+        client.on_message = self._deliver
 
-    def cancel() -> None:
-        task = loop.create_task(client.call("session/cancel", {"sessionId": sid}))
-        cancels.add(task)
-        task.add_done_callback(cancels.discard)
+    def _deliver(self, message: Any) -> None:
+        if isinstance(message, dict):
+            self.inbox.put_nowait(message)
 
-    with contextlib.suppress(NotImplementedError):  # no signal handlers on Windows' loop
-        loop.add_signal_handler(signal.SIGINT, cancel)
-    try:
-        while not prompt.done() or not inbox.empty():
-            getter = loop.create_task(inbox.get())
-            done, _ = await asyncio.wait({getter, prompt}, return_when=asyncio.FIRST_COMPLETED)
-            if getter in done:
-                await _show(client, sid, getter.result())
-            else:
-                getter.cancel()
+    # -- main thread -----------------------------------------------------------------------------------
+
+    def turn(self, text: str) -> None:
+        asker = Asker()
+        with asker.interrupts():
+            future = self.bg.submit(self._run_turn(text, asker))
+            future.add_done_callback(lambda _f: asker.done())
+            self._wait(asker)
         try:
-            result = prompt.result()
+            result = future.result()
         except RemoteError as exc:
-            console.print(f"\n[red]{exc.error.get('message')}[/red]")
+            self.view.end()
+            console.print(Text(error_line(exc.error, self.config_dir), style="red"))
             return
+        except ConnectionError:
+            raise CliError(_lost_message(self.config_dir, self.sid)) from None
+        self.view.end()
         if result["stopReason"] != "end_turn":
             console.print(f"[yellow]({result['stopReason']})[/yellow]")
-    finally:
-        with contextlib.suppress(NotImplementedError):
-            loop.remove_signal_handler(signal.SIGINT)
+
+    def _wait(self, asker: Asker) -> None:
+        """Serve the turn's questions until it ends. Ctrl-C while it streams cancels it (a second one leaves);
+        Ctrl-C at one of its prompts cancels it and leaves."""
+        cancelling = False
+        at_prompt: terminal.Ask | None = None
+        while True:
+            try:
+                item = asker.items.get()
+                if isinstance(item, terminal.Interrupt):
+                    if self.lost.is_set():
+                        continue  # the connection is gone: the turn fails at once, and says so
+                    raise KeyboardInterrupt
+                if item is None:
+                    return
+                at_prompt = item
+                answer = terminal.read_line(item.prompt)
+                at_prompt = None
+                item.answer(answer)
+            except KeyboardInterrupt:
+                if at_prompt is None and not cancelling:
+                    cancelling = True
+                    self.bg.submit(self._cancel())
+                    console.print("\n[yellow](cancelling the turn; Ctrl-C again leaves the chat)[/yellow]")
+                    continue
+                if at_prompt is not None:
+                    at_prompt.answer(None)
+                with contextlib.suppress(Exception):
+                    self.bg.run(self._cancel(), timeout=3)
+                raise
+
+    # -- loop thread -----------------------------------------------------------------------------------
+
+    async def _cancel(self) -> None:
+        with contextlib.suppress(RemoteError, ConnectionError):
+            await self.client.call("session/cancel", {"sessionId": self.sid})
+
+    async def _run_turn(self, text: str, asker: Asker) -> dict[str, Any]:
+        while not self.inbox.empty():  # updates that came between turns (another client's) are not this turn's
+            self.inbox.get_nowait()
+        prompt = asyncio.create_task(self.client.call("session/prompt", {"sessionId": self.sid, "prompt": text}))
+        while not prompt.done() or not self.inbox.empty():
+            getter = asyncio.create_task(self.inbox.get())
+            done, _ = await asyncio.wait({getter, prompt}, return_when=asyncio.FIRST_COMPLETED)
+            if getter in done:
+                await self._show(getter.result(), asker)
+            else:
+                getter.cancel()
+        result: dict[str, Any] = prompt.result()
+        return result
+
+    async def _show(self, message: dict[str, Any], asker: Asker) -> None:
+        if message.get("method") == "elicitation/create" and "id" in message:
+            result = await self._elicit(message.get("params") or {}, asker)
+            with contextlib.suppress(ConnectionError, OSError):
+                await self.client.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+            return
+        update = message.get("params") if message.get("method") == "session/update" else None
+        if not isinstance(update, dict) or update.get("sessionId") != self.sid:
+            return
+        kind = update.get("type")
+        view = self.view
+        if kind == "agent_message_chunk":
+            view.text(str(update.get("text", "")))
+        elif kind == "agent_thought_chunk":
+            view.thought(str(update.get("text", "")))
+        elif kind == "tool_call":
+            args = orjson.dumps(update.get("rawInput"), option=orjson.OPT_INDENT_2).decode()
+            view.block(Panel(Text(args), title=Text(f"tool call: {update.get('name')}"), expand=False))
+        elif kind == "tool_result":
+            output = Text(str(update.get("rawOutput", "")))
+            view.block(Panel(output, title=Text(f"result: {update.get('name')}"), expand=False))
+        elif kind == "approval_request":
+            view.end()
+            await self._approve(update, asker)
+        elif kind == "history_trimmed":
+            view.block(Text(f"(older context trimmed: {update.get('droppedMessages')} messages)", style="dim"))
+        elif kind == "turn_complete":
+            view.end()
+
+    async def _approve(self, update: dict[str, Any], asker: Asker) -> None:
+        args = orjson.dumps(update.get("arguments")).decode()
+        prompt = f"allow {update.get('toolName')} {args}? [y]es once / [a]lways / [N]o: "
+        choices = {"y": "allow_once", "yes": "allow_once", "a": "allow_always", "always": "allow_always"}
+        choices |= {"": "reject", "n": "reject", "no": "reject"}
+        while True:
+            answer = await asker.ask(prompt)
+            decision = "reject" if answer is None else choices.get(answer.strip().lower())
+            if decision is not None:
+                break
+            console.print("[yellow]answer y, a or n (Enter = no)[/yellow]")
+        with contextlib.suppress(RemoteError, ConnectionError):  # the request may have timed out meanwhile
+            await self.client.call(
+                "session/approve", {"sessionId": self.sid, "requestId": update.get("requestId"), "decision": decision}
+            )
+
+    async def _elicit(self, params: dict[str, Any], asker: Asker) -> dict[str, Any]:
+        self.view.end()
+        question = Question.from_params(params)
+        console.print(Text(f"(the agent asks; {Question.KEYS})", style="dim"))
+        while True:
+            result = question.answer(await asker.ask(f"? {question.text()} > "))
+            if result is not None:
+                return result
+            console.print(Text(question.retry_text(), style="yellow"))
 
 
-async def _show(client: Client, sid: str, message: dict[str, Any]) -> None:
-    if message.get("method") == "elicitation/create" and "id" in message:
-        await client.send({"jsonrpc": "2.0", "id": message["id"], "result": await _elicit(message["params"])})
-        return
-    update = message.get("params") if message.get("method") == "session/update" else None
-    if not isinstance(update, dict) or update.get("sessionId") != sid:
-        return
-    kind = update.get("type")
-    if kind == "agent_message_chunk":
-        console.print(update["text"], end="", markup=False)
-    elif kind == "agent_thought_chunk":
-        console.print(Text(update["text"], style="dim italic"), end="")
-    elif kind == "tool_call":
-        args = orjson.dumps(update.get("rawInput"), option=orjson.OPT_INDENT_2).decode()
-        console.print(Panel(Text(args), title=Text(f"tool call: {update['name']}"), expand=False))
-    elif kind == "tool_result":
-        output = Text(str(update.get("rawOutput", "")))
-        console.print(Panel(output, title=Text(f"result: {update['name']}"), expand=False))
-    elif kind == "approval_request":
-        await _approve(client, sid, update)
-    elif kind == "history_trimmed":
-        console.print(f"[dim](older context trimmed: {update['droppedMessages']} messages)[/dim]")
-    elif kind == "turn_complete":
-        console.print()
+async def _make_queue() -> asyncio.Queue[dict[str, Any]]:
+    return asyncio.Queue()  # made on the loop thread, where it is used
 
 
-async def _approve(client: Client, sid: str, update: dict[str, Any]) -> None:
-    args = orjson.dumps(update.get("arguments")).decode()
-    answer = await _ask(f"allow {update['toolName']} {args}? [y]es once / [a]lways / [N]o: ")
-    decision = {"y": "allow_once", "yes": "allow_once", "a": "allow_always", "always": "allow_always"}.get(
-        (answer or "").strip().lower(), "reject"
-    )
-    with contextlib.suppress(RemoteError):  # the request may have timed out meanwhile
-        await client.call("session/approve", {"sessionId": sid, "requestId": update["requestId"], "decision": decision})
+class _View:
+    """Streamed output: thoughts on their own `thinking:` line, the reply text on its own line after them."""
 
+    def __init__(self) -> None:
+        self.mode: str | None = None  # "thought" or "text" while a line is open
 
-async def _elicit(params: dict[str, Any]) -> dict[str, Any]:
-    schema: dict[str, Any] = params.get("requestedSchema") or {}
-    properties: dict[str, Any] = schema.get("properties") or {}
-    field, spec = next(iter(properties.items()), ("answer", dict[str, Any]()))
-    options = spec.get("enum")
-    hint = f" ({' / '.join(map(str, options))})" if options else ""
-    answer = await _ask(f"{params.get('message', '?')}{hint} > ")
-    if answer is None:
-        return {"action": "cancel"}
-    if not answer.strip():
-        return {"action": "decline"}
-    if options and answer.strip() not in options:
-        print("not one of the options; declining", file=sys.stderr)
-        return {"action": "decline"}
-    return {"action": "accept", "content": {field: answer.strip()}}
+    def thought(self, text: str) -> None:
+        if self.mode != "thought":
+            self.end()
+            console.print(Text("thinking: ", style="dim"), end="", soft_wrap=True)
+            self.mode = "thought"
+        console.print(Text(text, style="dim italic"), end="", soft_wrap=True)
+
+    def text(self, text: str) -> None:
+        if self.mode != "text":
+            self.end()
+            self.mode = "text"
+        console.print(Text(text), end="", soft_wrap=True)
+
+    def block(self, renderable: Any) -> None:
+        self.end()
+        console.print(renderable)
+
+    def end(self) -> None:
+        if self.mode is not None:
+            console.print()
+            self.mode = None

@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
-import asyncio
+import collections
 import contextlib
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from app.cli import terminal
+from app.cli.elicit import Question
+from app.cli.hints import config_dir_flag, error_line, no_daemon
+from app.cli.terminal import CliError
 from app.paths import resolve
 from rpc.client import Client, RemoteError
 
-__all__ = ["connect", "interactive", "one_shot"]
+__all__ = ["CLIENT_CAPABILITIES", "connect", "interactive", "one_shot"]
+
+CANCEL: dict[str, Any] = {"action": "cancel"}
+
+# What the interactive commands announce: they answer `elicitation/create` by asking the person (R-BIDI-5).
+CLIENT_CAPABILITIES: dict[str, Any] = {"elicitation": {}}
 
 
 def _print_json(value: Any) -> None:
@@ -26,16 +36,22 @@ async def connect(config_dir: str | None) -> Client:
     endpoint = resolve(config_dir).endpoint
     try:
         return await Client.connect(endpoint)
+    except (FileNotFoundError, ConnectionRefusedError) as exc:
+        raise CliError(no_daemon(config_dir, endpoint, exc.strerror or str(exc))) from None
+    except PermissionError:
+        raise CliError(
+            f"zeroclaw: permission denied on {endpoint}: the daemon runs as another user; run as that user, "
+            "or start your own with `zeroclaw daemon --config-dir DIR`"
+        ) from None
     except OSError as exc:
-        reason = exc.strerror or exc
-        raise SystemExit(f"zeroclaw: cannot connect to {endpoint}: {reason} (is the daemon running?)") from None
+        raise CliError(f"zeroclaw: cannot connect to {endpoint}: {exc.strerror or exc}") from None
 
 
 async def one_shot(config_dir: str | None, method: str, params_json: str | None) -> int:
     try:
         params = orjson.loads(params_json) if params_json else None
     except orjson.JSONDecodeError:
-        print("zeroclaw: PARAMS must be JSON", file=sys.stderr)
+        print(f'zeroclaw: PARAMS must be JSON, e.g. zeroclaw rpc {method} \'{{"sessionId": "s1"}}\'', file=sys.stderr)
         return 2
     client = await connect(config_dir)
     try:
@@ -43,24 +59,197 @@ async def one_shot(config_dir: str | None, method: str, params_json: str | None)
         _print_json(await client.call(method, params))
         return 0
     except RemoteError as exc:
-        _print_json({"error": exc.error})
+        _print_json({"error": exc.error})  # stdout stays machine-readable; the hint goes to stderr
+        terminal.say(error_line(exc.error, config_dir))
         return 1
     except ConnectionError as exc:
-        print(f"zeroclaw: {exc}", file=sys.stderr)
+        print(f"zeroclaw: {exc}; is the daemon still running?", file=sys.stderr)
         return 1
     finally:
         await client.close()
+
+
+def _hashable(value: Any) -> bool:
+    """A request id this client can wait for (JSON-RPC ids are strings or numbers)."""
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
 
 
 def _history_file(config_dir: str | None) -> Path:
     return resolve(config_dir).config_dir / "rpc_history"
 
 
-async def interactive(config_dir: str | None) -> int:
-    """Like `socat READLINE UNIX-CONNECT:…`: lines go out verbatim, everything received is printed.
+class _Interactive:
+    """Lines typed go out as frames; everything received is printed; the daemon's questions are asked here.
 
-    A line that does not start with `{` is shorthand for a request: `METHOD [PARAMS_JSON]`.
+    The main thread reads lines. A question (`elicitation/create`) arrives on the loop thread, is printed and
+    queued; the next line typed answers the oldest open question instead of going out as a frame. At the end of
+    the input the client waits for the answers to the requests it sent (`printf 'status\n' | zeroclaw rpc`
+    prints the answer), cancelling questions nobody is left to answer.
     """
+
+    def __init__(self, config_dir: str | None) -> None:
+        self.config_dir = config_dir
+        self.bg = terminal.Background()
+        self.questions: collections.deque[tuple[Any, Question]] = collections.deque()
+        self.lock = threading.Lock()
+        self.lost = False
+        self.next_id = 1
+        self.client: Client | None = None
+        self.outstanding: set[Any] = set()  # ids of the requests sent from typed lines, until answered
+        self.settled = threading.Event()
+        self.ending = False
+
+    # -- loop thread ---------------------------------------------------------------------------------------
+
+    def on_message(self, message: Any) -> None:
+        _print_json(message)
+        for answer in message if isinstance(message, list) else [message]:
+            if isinstance(answer, dict) and "method" not in answer and _hashable(answer.get("id")):
+                with self.lock:
+                    self.outstanding.discard(answer.get("id"))
+                    if not self.outstanding:
+                        self.settled.set()
+        if isinstance(message, dict) and message.get("method") == "elicitation/create" and "id" in message:
+            if self.ending:  # the input has ended: nobody is left to answer
+                assert self.client is not None
+                self.bg.loop.create_task(self.client.send({"jsonrpc": "2.0", "id": message["id"], "result": CANCEL}))
+                return
+            question = Question.from_params(message.get("params") or {})
+            with self.lock:
+                self.questions.append((message["id"], question))
+            print(f"? {question.text()}  [answer on the next line; {Question.KEYS}]", flush=True)
+
+    def lost_message(self) -> str:
+        flag = config_dir_flag(self.config_dir)
+        return f"zeroclaw: the daemon closed the connection; start it again (`zeroclaw daemon{flag}`)"
+
+    def on_close(self) -> None:
+        self.lost = True
+        self.bg.interrupt_reading()
+
+    # -- main thread ---------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.client = client = self.bg.run(connect(self.config_dir))
+        client.on_message = self.on_message
+        client.on_close = self.on_close
+        try:
+            init = self.bg.run(client.call("initialize", self.init_params({})))
+        except ConnectionError:
+            raise CliError(self.lost_message()) from None
+        except RemoteError as exc:
+            _print_json({"error": exc.error})
+            terminal.say(error_line(exc.error, self.config_dir))
+            terminal.say('zeroclaw: not initialized; type `initialize {"authToken": "zc_…"}` to authenticate')
+        else:
+            principal = init.get("principal") or {}
+            terminal.say(
+                f"connected to zeroclaw {init.get('serverVersion')} (pid {init.get('serverPid')}) as "
+                f"{principal.get('id')}; type JSON-RPC frames or `METHOD {{params}}`; Ctrl-D to quit"
+            )
+
+    @staticmethod
+    def init_params(given: dict[str, Any]) -> dict[str, Any]:
+        """A typed `initialize` keeps what the person wrote and adds what this client is (version, elicitation)."""
+        params = {"protocolVersion": 1, "clientInfo": {"name": "zeroclaw-cli"}, **given}
+        params.setdefault("clientCapabilities", CLIENT_CAPABILITIES)
+        return params
+
+    def send(self, frame: Any) -> None:
+        self.send_line(orjson.dumps(frame))
+
+    def expect_answers(self, line: bytes) -> None:
+        """Note the ids of the requests in `line`, to wait for their answers at the end of the input."""
+        try:
+            sent = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return
+        with self.lock:
+            for frame in sent if isinstance(sent, list) else [sent]:
+                if isinstance(frame, dict) and "method" in frame and _hashable(frame.get("id")):
+                    self.outstanding.add(frame.get("id"))
+                    self.settled.clear()
+
+    def send_line(self, line: bytes) -> None:
+        assert self.client is not None
+        self.expect_answers(line)
+        try:
+            self.bg.run(self.client.send_raw(line))
+        except OSError:  # ConnectionError included: the daemon is gone
+            raise CliError(self.lost_message()) from None
+
+    def answer(self, line: str | None) -> None:
+        """The line typed while a question is open answers it (None: Ctrl-D cancels it)."""
+        with self.lock:
+            rid, question = self.questions[0]
+        result = question.answer(line)
+        if result is None:
+            print(f"? {question.retry_text()}", flush=True)
+            return
+        with self.lock:
+            self.questions.popleft()
+        self.send({"jsonrpc": "2.0", "id": rid, "result": result})
+
+    def handle(self, line: str) -> None:
+        line = line.strip()
+        if not line:
+            return
+        if line.startswith("{") or line.startswith("["):
+            self.send_line(line.encode())  # verbatim, as on the wire
+            return
+        method, _, rest = line.partition(" ")
+        frame: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "id": f"cli-{self.next_id}"}
+        self.next_id += 1
+        try:
+            params = orjson.loads(rest) if rest.strip() else None
+        except orjson.JSONDecodeError:
+            terminal.say('params must be JSON, e.g. session/list {"includeKilled": true}')
+            return
+        if method == "initialize":
+            params = self.init_params(params if isinstance(params, dict) else {})
+        if params is not None:
+            frame["params"] = params
+        self.send(frame)
+
+    def run(self) -> int:
+        self.start()
+        while True:
+            line = terminal.read_line("")
+            with self.lock:
+                asking = bool(self.questions)
+            if asking and (line is not None or sys.stdin.isatty()):
+                self.answer(line)  # Ctrl-D at a terminal cancels the question
+            elif line is None:
+                return self.finish()
+            else:
+                self.handle(line)
+
+    def finish(self) -> int:
+        """End of input: cancel the open questions, then wait for the answers to what was sent."""
+        self.ending = True
+        with self.lock:
+            open_questions = [rid for rid, _question in self.questions]
+            self.questions.clear()
+        for rid in open_questions:
+            self.send({"jsonrpc": "2.0", "id": rid, "result": CANCEL})
+        while not self.lost and not self.settled.wait(0.1):
+            with self.lock:
+                if not self.outstanding:
+                    break
+        if self.lost:
+            terminal.say(self.lost_message())
+            return 1
+        return 0
+
+    def close(self) -> None:
+        if self.client is not None:
+            with contextlib.suppress(Exception):
+                self.bg.run(self.client.close(), timeout=2)
+        self.bg.close()
+
+
+def interactive(config_dir: str | None) -> int:
+    """Like `socat - UNIX-CONNECT:…` with line editing and history, initialized and answering questions."""
     try:
         import readline
     except ImportError:  # Windows: plain input() still works
@@ -69,36 +258,21 @@ async def interactive(config_dir: str | None) -> int:
     if readline is not None:
         with contextlib.suppress(OSError):
             readline.read_history_file(history)
-    client = await connect(config_dir)
-    client.on_message = lambda message: _print_json(message)
-    loop = asyncio.get_running_loop()
-    next_id = 1
-    print("connected; type JSON-RPC frames or `METHOD {params}`; Ctrl-D to quit", file=sys.stderr)
+    session = _Interactive(config_dir)
     try:
-        while True:
-            try:
-                line = await loop.run_in_executor(None, input, "")
-            except EOFError:
-                return 0
-            line = line.strip()
-            if not line:
-                continue
-            if line.startswith("{"):
-                await client.send_raw(line.encode())
-                continue
-            method, _, rest = line.partition(" ")
-            frame: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "id": f"cli-{next_id}"}
-            next_id += 1
-            try:
-                if rest.strip():
-                    frame["params"] = orjson.loads(rest)
-            except orjson.JSONDecodeError:
-                print("params must be JSON", file=sys.stderr)
-                continue
-            await client.send(frame)
+        return session.run()
+    except KeyboardInterrupt:
+        terminal.ignore_interrupts()
+        if session.lost:
+            terminal.say(session.lost_message())
+            return 1
+        print(file=sys.stderr)
+        terminal.say("zeroclaw: interrupted; left the interactive client")
+        return terminal.EXIT_INTERRUPTED
     finally:
+        terminal.ignore_interrupts()
         if readline is not None:
             with contextlib.suppress(OSError):
                 readline.write_history_file(history)
                 os.chmod(history, 0o600)
-        await client.close()
+        session.close()

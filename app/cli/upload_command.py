@@ -14,6 +14,7 @@ import asyncio
 import base64
 import hashlib
 import os
+import stat
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -108,15 +109,23 @@ def _resync_offset(error: dict[str, Any]) -> int | None:
 
 
 def _file_problem(path: Path) -> str | None:
+    """Why `path` cannot be uploaded, from one `stat` (the size limit is known before a byte is read), or None."""
     try:
-        if not path.is_file():
-            return "not a regular file"
-        if path.stat().st_size > MAX_BYTES:
-            return f"larger than {MAX_BYTES} bytes"
-        if not os.access(path, os.R_OK):
-            return "not readable"
+        st = path.stat()
+    except FileNotFoundError:
+        return "does not exist; check the path"
+    except PermissionError:
+        return "permission denied (cannot look at the file)"
     except OSError as exc:
         return exc.strerror or "cannot be read"
+    if stat.S_ISDIR(st.st_mode):
+        return "is a directory; upload one regular file"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file; upload one regular file"
+    if st.st_size > MAX_BYTES:
+        return f"is {st.st_size} bytes; the limit is {MAX_BYTES} bytes (10 MB) per file"
+    if not os.access(path, os.R_OK):
+        return "permission denied (not readable)"
     return None
 
 
@@ -124,6 +133,7 @@ async def upload(config_dir: str | None, session_id: str, file: str, *, timeout:
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
+    from app.cli.hints import error_line
     from app.cli.rpc_command import connect
 
     path = Path(file)
@@ -157,6 +167,8 @@ async def upload(config_dir: str | None, session_id: str, file: str, *, timeout:
         return 0
     except RemoteError as exc:
         sys.stdout.write(orjson.dumps({"error": exc.error}, option=orjson.OPT_INDENT_2).decode() + "\n")
+        sys.stdout.flush()
+        print(error_line(exc.error, config_dir), file=sys.stderr)
         return 1
     except (UploadAborted, ConnectionError, OSError) as exc:
         print(f"zeroclaw: upload failed: {exc}", file=sys.stderr)

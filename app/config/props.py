@@ -28,6 +28,7 @@ __all__ = [
     "Target",
     "apply_delete",
     "apply_set",
+    "diff",
     "field_errors",
     "get",
     "masked",
@@ -251,6 +252,26 @@ def get(config: Config, prop: str | None = None) -> Any:
             raise UnknownProp(prop, "no such entry")
         node = node[seg]
     return node
+
+
+def diff(old: Config, new: Config) -> list[str]:
+    """The property paths whose values differ between `old` and `new`: the props a `config/set-many` turning
+    one into the other would name. An entry added or removed is named whole (`users.me`). Never a value."""
+    out: list[str] = []
+    _diff(old.model_dump(), new.model_dump(), (), out)
+    return out
+
+
+def _diff(old: Any, new: Any, path: tuple[str, ...], out: list[str]) -> None:
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        if old != new:  # SecretStr compares its secret, without revealing it
+            out.append(".".join(path))
+        return
+    for key in dict.fromkeys([*old, *new]):
+        if key in old and key in new:
+            _diff(old[key], new[key], (*path, key), out)
+        else:
+            out.append(".".join((*path, key)))
 
 
 def split_known(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:

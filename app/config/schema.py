@@ -32,6 +32,8 @@ class Limits(Section):
     upload_idle_secs: float = Field(300.0, gt=0)
     max_sessions: int = Field(64, ge=0)
     max_pending_client_requests: int = Field(16, ge=0)
+    # Characters of one prompt as typed (`session/prompt`, REST prompt, webhook message), before attachment markers.
+    max_prompt_chars: int = Field(1_000_000, ge=1)
 
 
 class Tools(Section):
@@ -43,6 +45,8 @@ class Tools(Section):
 
 class Daemon(Section):
     ephemeral_grace_secs: float = Field(1.0, ge=0)
+    # How often config.toml is checked for edits (R-CFG-6: noticed within 2 s); 0 = only on SIGHUP.
+    config_poll_secs: float = Field(0.5, ge=0, le=1.5)
 
 
 class Context(Section):

@@ -9,6 +9,9 @@ Anything that fails before the save leaves config.toml byte-identical and `curre
 staging happens on a private copy. Authorization runs under the lock and before staging (R-CFG-3), so the
 caller's authority is read from the policy in force at that moment: a revocation that committed while this
 batch waited for the lock rejects it.
+
+`reload()` (R-CFG-6) installs the file as it is on disk through the same last step (`_install`) and the same
+lock, without writing: the file already holds the new config.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from app.config.errors import (
 )
 from app.config.schema import Config
 
-__all__ = ["MAX_BATCH", "POLICY_SECTIONS", "Authorize", "CommitListener", "ConfigStore", "Saver"]
+__all__ = ["MAX_BATCH", "POLICY_SECTIONS", "Authorize", "CommitListener", "ConfigStore", "Reloaded", "Saver"]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +53,17 @@ Authorize = Callable[[Sequence[str]], Awaitable[None] | None]
 # commits in order. Synchronous on purpose: installing a view must not be interrupted half-way.
 CommitListener = Callable[[Config, Config], None]
 Saver = Callable[[Path, str], None]
+
+
+@dataclass(frozen=True)
+class Reloaded:
+    """What `ConfigStore.reload` found. `changed`: the props whose value changed (empty when the file holds the
+    live config, e.g. only comments were edited); `file_changed`: the bytes differ from those last loaded or
+    written; `missing`: there is no config.toml (the live config is kept)."""
+
+    changed: tuple[str, ...] = ()
+    file_changed: bool = False
+    missing: bool = False
 
 
 @dataclass(frozen=True)
@@ -130,21 +144,46 @@ class ConfigStore:
             # `current`, so a cancellation can never leave the two disagreeing.
             self._persist(text)
             # Committed: from here on nothing may fail, the file and `current` must agree.
-            old, self.current = self.current, new
             self._doc, self._raw = candidate, text.encode("utf-8")
-            self.generation += 1
-            if any(p.split(".", 1)[0] in POLICY_SECTIONS for p in requested):
-                self.policy_generation += 1
-            log.info(
-                "config committed: generation=%d props=%s",
-                self.generation,
-                ",".join(dict.fromkeys(requested)),
-            )
-            for listener in tuple(self._listeners):
-                try:
-                    listener(old, new)
-                except Exception:
-                    log.exception("config commit listener failed (the commit stands)")
+            self._install(new, requested, "committed")
+
+    async def reload(self) -> Reloaded:
+        """Install config.toml as it is on disk now (R-CFG-6), as a `config/set-many` of the difference would
+        be: same lock, same swap, generations and listeners; the file is not written. Raises `ConfigFileError`
+        (the file is invalid) or `OSError` (it can't be read); then nothing changed.
+
+        A missing file keeps the live config (an editor that deletes and re-creates must not reset everything
+        for a moment); the next write re-creates the file from it.
+        """
+        async with self.write_lock:
+            raw = toml_file.read_raw(self.path)
+            if raw == self._raw:  # our own write, or a touch
+                return Reloaded(missing=raw is None)
+            if raw is None:
+                self._raw = None
+                return Reloaded(file_changed=True, missing=True)
+            loaded = toml_file.loads(raw, self.path)  # the whole file, before anything changes
+            changed = tuple(props.diff(self.current, loaded.config))
+            if fresh := [k for k in loaded.unknown_keys if k not in self.unknown_keys]:
+                log.warning("%s: ignoring unknown keys (kept in the file): %s", self.path, ", ".join(fresh))
+            self._doc, self._raw, self.unknown_keys = loaded.document, raw, loaded.unknown_keys
+            if changed:
+                self._install(loaded.config, changed, f"reloaded from {self.path}")
+            return Reloaded(changed, file_changed=True)
+
+    def _install(self, new: Config, changed: Sequence[str], action: str) -> None:
+        """Swap `current`, bump the generations, run the listeners. The caller holds the lock and the file
+        already holds `new`."""
+        old, self.current = self.current, new
+        self.generation += 1
+        if any(p.split(".", 1)[0] in POLICY_SECTIONS for p in changed):
+            self.policy_generation += 1
+        log.info("config %s: generation=%d props=%s", action, self.generation, ",".join(dict.fromkeys(changed)))
+        for listener in tuple(self._listeners):
+            try:
+                listener(old, new)
+            except Exception:
+                log.exception("config commit listener failed (the commit stands)")
 
     def _persist(self, text: str) -> None:
         try:
@@ -153,7 +192,9 @@ class ConfigStore:
             raise ConfigWriteError(f"could not read {self.path}") from exc
         if on_disk != self._raw:
             # Someone edited the file after we loaded it; overwriting would silently drop their edits.
-            raise ConfigConflict(f"{self.path} was changed outside the daemon; restart the daemon to load it")
+            raise ConfigConflict(
+                f"{self.path} changed on disk and is not loaded yet; a valid file is picked up within 2 s, then retry"
+            )
         try:
             self._save(self.path, text)
         except OSError as exc:

@@ -31,6 +31,7 @@ __all__ = [
     "Loaded",
     "copy_document",
     "load",
+    "loads",
     "parse",
     "read_raw",
     "render",
@@ -65,14 +66,14 @@ def parse(raw: bytes | None, path: Path) -> TOMLDocument:
     try:
         text = raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
-        raise ConfigFileError(f"{path}: not valid UTF-8") from None
+        raise ConfigFileError("not valid UTF-8") from None
     try:
         return tomlkit.parse(text)
     except ParseError as exc:
         # tomlkit's own message quotes the offending character; line and column are enough.
-        raise ConfigFileError(f"{path}: invalid TOML at line {exc.line}, column {exc.col}") from None
+        raise ConfigFileError(f"invalid TOML at line {exc.line}, column {exc.col}") from None
     except TOMLKitError as exc:
-        raise ConfigFileError(f"{path}: invalid TOML ({type(exc).__name__})") from None
+        raise ConfigFileError(f"invalid TOML ({type(exc).__name__})") from None
 
 
 def validate(doc: TOMLDocument) -> tuple[Config, list[str]]:
@@ -81,19 +82,27 @@ def validate(doc: TOMLDocument) -> tuple[Config, list[str]]:
     return props.validate_data(known), unknown
 
 
-def load(path: Path) -> Loaded:
-    """Read `path` (absent = all defaults). Unknown keys are kept in the document and logged by name."""
-    raw = read_raw(path)
+def loads(raw: bytes | None, path: Path) -> Loaded:
+    """Parse and validate the whole of `raw` (None = no file = all defaults); raises `ConfigFileError`.
+
+    The messages never name `path` (whoever reports the error names it once) nor any value.
+    """
     doc = parse(raw, path)
     try:
         config, unknown = validate(doc)
     except InvalidValue as exc:
-        # Field paths and pydantic's messages only: a one-line startup error that never shows a value.
+        # Field paths and pydantic's messages only: a one-line error that never shows a value.
         detail = "; ".join(f"{e['field'] or '(root)'}: {e['message']}" for e in exc.errors)
-        raise ConfigFileError(f"invalid settings in {path}: {detail}", exc.errors) from None
-    if unknown:
-        log.warning("%s: ignoring unknown keys (kept in the file): %s", path, ", ".join(unknown))
+        raise ConfigFileError(f"invalid settings: {detail}", exc.errors) from None
     return Loaded(doc, raw, config, tuple(unknown))
+
+
+def load(path: Path) -> Loaded:
+    """Read `path` (absent = all defaults). Unknown keys are kept in the document and logged by name."""
+    loaded = loads(read_raw(path), path)
+    if loaded.unknown_keys:
+        log.warning("%s: ignoring unknown keys (kept in the file): %s", path, ", ".join(loaded.unknown_keys))
+    return loaded
 
 
 def copy_document(doc: TOMLDocument) -> TOMLDocument:

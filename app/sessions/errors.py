@@ -6,6 +6,7 @@ __all__ = [
     "AgentNotAllowed",
     "ApprovalNotFound",
     "BadWorkspace",
+    "PromptTooLong",
     "SessionBusy",
     "SessionChanged",
     "SessionError",
@@ -60,3 +61,12 @@ class BadWorkspace(SessionError):
 
 class ApprovalNotFound(SessionError):
     message = "No pending approval with that requestId"
+
+
+class PromptTooLong(SessionError):
+    """A prompt longer than `[limits] max_prompt_chars`; `field` names it as the caller's surface spells it."""
+
+    def __init__(self, limit: int, field: str = "prompt") -> None:
+        super().__init__(f"String should have at most {limit} characters ([limits] max_prompt_chars)")
+        self.limit = limit
+        self.field = field

@@ -24,6 +24,7 @@ from app.sessions.errors import (
     AgentNotAllowed,
     ApprovalNotFound,
     BadWorkspace,
+    PromptTooLong,
     SessionBusy,
     SessionLimit,
     SessionNotFound,
@@ -203,6 +204,13 @@ class SessionRegistry:
         return live
 
     # -- turns -----------------------------------------------------------------------------------------
+
+    def check_prompt(self, text: str, field: str = "prompt") -> None:
+        """R-LIM: a prompt as typed is at most `[limits] max_prompt_chars` long, on every surface. Checked before
+        attachments add their markers, so a prompt at the limit may still carry files."""
+        limit = self._config().limits.max_prompt_chars
+        if len(text) > limit:
+            raise PromptTooLong(limit, field)
 
     async def prompt(
         self,

@@ -9,12 +9,13 @@ from pydantic import Field
 
 from app.auth import policy
 from app.config import errors as config_errors
+from app.config.props import MAX_PROP_CHARS
 from rpc.dispatcher import Call, Params, Registry
 from rpc.errors import Forbidden, InternalError, InvalidParams, RpcError
 
 __all__ = ["map_config_error", "register"]
 
-Prop = Annotated[str, Field(min_length=1, max_length=512)]
+Prop = Annotated[str, Field(min_length=1, max_length=MAX_PROP_CHARS)]  # the one limit, as the store checks it
 
 
 class GetParams(Params):

@@ -15,9 +15,8 @@ from pydantic import ConfigDict, Field
 from app.auth.policy import Principal
 from app.files import errors as file_errors
 from app.files.service import MAX_ATTACHMENTS, FileService, IncomingFile
-from app.sessions.errors import AgentNotAllowed
 from rpc.dispatcher import Call, Params, Registry
-from rpc.errors import AuthRequired, Forbidden, InternalError, InvalidParams, LimitExceeded, RpcError, UploadNotFound
+from rpc.errors import InternalError, InvalidParams, LimitExceeded, RpcError, UploadNotFound
 from rpc.methods.session import SessionId
 
 if TYPE_CHECKING:
@@ -109,37 +108,23 @@ def _verifier(call: Call) -> Any:
     return verify
 
 
-def _audited(call: Call, exc: BaseException) -> None:
-    """R-SEC-3: every -32010/-32012 answer is audited, also those raised past the dispatcher's gate."""
-    if isinstance(exc, AuthRequired | Forbidden | AgentNotAllowed):
-        connection = call.connection
-        connection.server.audit.record("denied", connection.peer.label, connection.principal_id)
-
-
 async def attach(call: Call, params: AttachParams) -> dict[str, Any]:
     files = [IncomingFile(f.data_b64, f.filename, f.mime_type) for f in params.files]
-    try:
-        entries = await _files(call).attach(call.principal, params.session_id, files, _verifier(call))
-    except Exception as exc:
-        _audited(call, exc)
-        raise
+    # A refusal raised here (-32010, -32012) is audited once, where the connection answers it (R-SEC-3).
+    entries = await _files(call).attach(call.principal, params.session_id, files, _verifier(call))
     return {"files": [e.to_wire() for e in entries]}
 
 
 async def begin(call: Call, params: BeginParams) -> dict[str, Any]:
-    try:
-        result = await _files(call).begin(
-            call.connection,
-            call.principal,
-            params.session_id,
-            size_bytes=params.size_bytes,
-            filename=params.filename,
-            sha256=params.sha256,
-            mime_type=params.mime_type,
-        )
-    except Exception as exc:
-        _audited(call, exc)
-        raise
+    result = await _files(call).begin(
+        call.connection,
+        call.principal,
+        params.session_id,
+        size_bytes=params.size_bytes,
+        filename=params.filename,
+        sha256=params.sha256,
+        mime_type=params.mime_type,
+    )
     return result.to_wire()
 
 
@@ -150,9 +135,5 @@ def chunk(call: Call, params: ChunkParams) -> dict[str, Any]:
 
 
 async def commit(call: Call, params: CommitParams) -> dict[str, Any]:
-    try:
-        entry = await _files(call).commit(call.connection, params.upload_id, _verifier(call))
-    except Exception as exc:
-        _audited(call, exc)
-        raise
+    entry = await _files(call).commit(call.connection, params.upload_id, _verifier(call))
     return entry.to_wire()

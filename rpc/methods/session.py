@@ -29,7 +29,7 @@ class SessionParams(Params):
 
 
 class PromptParams(SessionParams):
-    prompt: Annotated[str, Field(max_length=1_000_000)]
+    prompt: str  # at most `[limits] max_prompt_chars`: checked by the handler against the config in force
     attachments: list[dict[str, Any]] | None = None
 
 
@@ -80,6 +80,8 @@ def map_session_error(exc: Exception) -> RpcError | None:
         return InvalidParams(exc.message, errors=[_field("agentAlias", "unknown_agent", exc.message)])
     if isinstance(exc, domain.BadWorkspace):
         return InvalidParams(exc.message, errors=[_field("cwd", "bad_workspace", exc.message)])
+    if isinstance(exc, domain.PromptTooLong):
+        return InvalidParams(errors=[_field(exc.field, "string_too_long", exc.message)], limit=exc.limit)
     if isinstance(exc, domain.ApprovalNotFound):
         return InvalidParams(exc.message, errors=[_field("requestId", "unknown_request", exc.message)])
     return None
@@ -103,6 +105,7 @@ async def new(call: Call, params: NewParams) -> AfterReply:
 
 
 async def prompt(call: Call, params: PromptParams) -> dict[str, Any]:
+    call.services.sessions.check_prompt(params.prompt)
     text = params.prompt
     if params.attachments:
         text = await call.services.files.prompt_with_attachments(

@@ -6,13 +6,19 @@ handed to the connection as they are split, and what is answered during one read
   * inbound — while the connection is saturated (in-flight cap, `initialize` running, peer not reading),
     reading is paused and already-split lines wait in `_lines`; nothing is dropped;
   * outbound — the transport's high-water mark is `max_outbound_buffer_bytes`; above it producers wait in
-    `wait_writable()`, and a peer that makes no progress for `outbound_stall_secs` is disconnected.
+    `wait_writable()`, and the shared stall rule (`flow.FlowControl`, paused by `pause_writing`) disconnects a
+    peer that makes no progress for `outbound_stall_secs`, whether or not a producer waits.
+
+End of input (R-WIRE-9): `eof_received` keeps our sending side open. Reading stops, the connection fails its own
+pending requests to the peer at once, a last line without a newline is taken as a frame, and every frame already
+read (also those still held in `_lines`) runs to its answer; once nothing runs and nothing is held, the
+connection closes after writing what is queued. `connection_lost` (the real end) is what the server counts and
+audits as a disconnect.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections import deque
 from collections.abc import Callable
 from typing import cast
@@ -23,10 +29,9 @@ from rpc.errors import InvalidRequest
 from rpc.framing import FrameTooLarge, LineSplitter
 from rpc.server import RpcServer
 from rpc.transports.base import ConnectionClosed, Peer
+from rpc.transports.flow import FlowControl
 
 __all__ = ["NdjsonProtocol"]
-
-log = logging.getLogger("zeroclaw.rpc")
 
 # Answers are coalesced into one write per read, but written as soon as this much is queued: a client that
 # pipelines can start on the first answers while the rest of its batch is handled, instead of both sides taking
@@ -38,6 +43,8 @@ class NdjsonProtocol(asyncio.Protocol):
     __slots__ = (
         "_closing",
         "_conn",
+        "_eof",
+        "_flow",
         "_flush_scheduled",
         "_frame_limit",
         "_in_batch",
@@ -49,9 +56,8 @@ class NdjsonProtocol(asyncio.Protocol):
         "_reading_paused",
         "_server",
         "_splitter",
-        "_stall_secs",
         "_transport",
-        "_writable",
+        "_written",
         "writing_paused",
     )
 
@@ -67,22 +73,26 @@ class NdjsonProtocol(asyncio.Protocol):
         self._in_batch = False
         self._flush_scheduled = False
         self._reading_paused = False
-        self._writable = asyncio.Event()
-        self._writable.set()
         self.writing_paused = False  # an attribute, not a property: read once per frame
         self._closing = False
+        self._eof = False  # the peer ended its sending side (R-WIRE-9)
+        self._written = 0  # bytes `_flush` handed to the transport: with its buffer size, the stall rule's progress
+        self._flow: FlowControl | None = None
 
     # -- asyncio.Protocol ------------------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.WriteTransport, transport)
         limits = self._server.limits
-        self._stall_secs = limits.outbound_stall_secs
         self._frame_limit = limits.max_frame_bytes
         self._splitter = LineSplitter(limits.max_frame_bytes)
         self._transport.set_write_buffer_limits(high=limits.max_outbound_buffer_bytes)
+        peer = self._peer_of(transport)
+        self._flow = FlowControl(
+            limits.outbound_stall_secs, progress=self._delivered, on_stall=self._abort, label=peer.label
+        )
         self._in_batch = True
-        self._conn = self._server.accept(self, self._peer_of(transport))
+        self._conn = self._server.accept(self, peer)
         self._end_batch()
 
     def data_received(self, data: bytes) -> None:
@@ -136,21 +146,38 @@ class NdjsonProtocol(asyncio.Protocol):
             self._flush()
 
     def eof_received(self) -> bool | None:
-        return None  # close our side too; in-flight answers to a half-closed peer would be lost anyway
+        """The peer ended its sending side: answer everything already read, then close (R-WIRE-9)."""
+        conn = self._conn
+        if conn is None or self._closing:
+            return None  # refused, or closing anyway: close both sides
+        if self._eof:
+            return True
+        self._eof = True
+        tail = self._splitter.finish()  # a last line without a newline is still a frame
+        self._partial = False
+        conn.input_ended()  # fails our pending requests to the peer: it can no longer answer them
+        self._in_batch = True
+        self._take([tail] if tail is not None else [])
+        self._end_batch()
+        self._finish_if_done()
+        return True  # keep our sending side open until every answer is written
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closing = True
-        self._writable.set()  # wake producers so they see the closed connection
+        if self._flow is not None:
+            self._flow.close()  # wake producers so they see the closed connection
         if self._conn is not None:
             self._conn.connection_lost()
 
     def pause_writing(self) -> None:
         self.writing_paused = True
-        self._writable.clear()
+        if self._flow is not None:
+            self._flow.pause()
 
     def resume_writing(self) -> None:
         self.writing_paused = False
-        self._writable.set()
+        if self._flow is not None:
+            self._flow.resume()
         self.resume()
 
     # -- FrameTransport --------------------------------------------------------------------------------
@@ -196,26 +223,24 @@ class NdjsonProtocol(asyncio.Protocol):
 
     def resume(self) -> None:
         conn = self._conn
-        if conn is None or self._closing or conn.saturated:
+        if conn is None or self._closing:
             return
-        self._in_batch = True
-        self._take([])
-        self._end_batch()
-        if self._reading_paused and not conn.saturated and self._transport is not None:
-            self._reading_paused = False
-            cast(asyncio.ReadTransport, self._transport).resume_reading()
+        if not conn.saturated:
+            self._in_batch = True
+            self._take([])
+            self._end_batch()
+            if self._reading_paused and not conn.saturated and self._transport is not None:
+                self._reading_paused = False
+                if not self._eof:  # after EOF the transport reads no more (resuming would report EOF again)
+                    cast(asyncio.ReadTransport, self._transport).resume_reading()
+        if self._eof:
+            self._finish_if_done()
 
     async def wait_writable(self) -> None:
-        transport = self._transport
-        while not self._writable.is_set() and not self._closing and transport is not None:
-            before = transport.get_write_buffer_size()
-            try:
-                await asyncio.wait_for(self._writable.wait(), self._stall_secs)
-            except TimeoutError:
-                if transport.get_write_buffer_size() < before:
-                    continue  # slow but moving
-                log.warning("closing a connection that stopped reading for %.0f s", self._stall_secs)
-                transport.abort()
+        # No timer here: the stall rule (`FlowControl`, paused by `pause_writing`) aborts a peer that stopped
+        # reading, and `connection_lost` wakes this wait.
+        while self.writing_paused and not self._closing and self._flow is not None:
+            await self._flow.wait()
         if self._closing:
             raise ConnectionClosed
 
@@ -239,7 +264,25 @@ class NdjsonProtocol(asyncio.Protocol):
         self._lines.extend(lines)
         if not self._reading_paused and self._transport is not None:
             self._reading_paused = True
-            cast(asyncio.ReadTransport, self._transport).pause_reading()
+            if not self._eof:
+                cast(asyncio.ReadTransport, self._transport).pause_reading()
+
+    def _finish_if_done(self) -> None:
+        """After EOF: once every frame read has been answered, write what is queued and close (R-WIRE-9)."""
+        conn = self._conn
+        if conn is not None and not self._closing and not self._lines and conn.idle:
+            self.close()
+
+    def _abort(self) -> None:
+        if self._transport is not None:
+            self._transport.abort()  # what is queued cannot be delivered: drop it, connection_lost follows
+
+    def _delivered(self) -> int:
+        """Bytes that left the daemon towards the peer (the stall rule's progress). Only `_flush` writes while
+        writing is paused (a direct write in `data_received` needs a connection that is not saturated), so
+        between two readings of a paused `FlowControl` this moves only when the peer reads."""
+        transport = self._transport
+        return self._written - (transport.get_write_buffer_size() if transport is not None else 0)
 
     def _too_large(self, complete: list[bytes]) -> None:
         self._in_batch = True
@@ -260,4 +303,5 @@ class NdjsonProtocol(asyncio.Protocol):
             data = b"".join(self._out)
             self._out.clear()
             self._out_bytes = 0
+            self._written += len(data)
             self._transport.write(data)

@@ -4,8 +4,12 @@ It adapts one accepted WebSocket to `FrameTransport` and mirrors `stream.NdjsonP
   * inbound — while the connection is saturated (in-flight cap, `initialize` running, peer not reading) the
     reader does not call `receive()`, so the ASGI server stops reading the socket (TCP backpressure);
   * outbound — a single writer task drains a queue (nothing else writes to the socket); above
-    `max_outbound_buffer_bytes` queued, `writing_paused` is true and producers wait in `wait_writable()`; a peer
-    that makes no progress for `outbound_stall_secs` while a producer waits is dropped.
+    `max_outbound_buffer_bytes` queued, `writing_paused` is true and producers wait in `wait_writable()`. Flow
+    control and the stall rule are the stream's (`flow.FlowControl`): paused when the queue crosses the limit,
+    resumed when the writer brings it back under, so a peer that makes no progress for `outbound_stall_secs` is
+    dropped whether or not a producer waits (answers queued at once count too). The queue counts a frame until
+    the socket has taken it, and producers wait before they add, so it holds at most the limit plus one frame
+    (or one batch of a turn's updates); the answer of a call that finishes meanwhile waits too (`Connection`).
 
 It depends only on `WebSocketLike` (ASGI `receive()` messages, `send_text`, `close`), which Starlette's
 `WebSocket` satisfies; `rpc/` never imports Starlette, the gateway passes the socket in.
@@ -29,6 +33,7 @@ from rpc.envelope import encode_error
 from rpc.errors import InvalidRequest, ParseError
 from rpc.server import RpcServer
 from rpc.transports.base import ConnectionClosed, Peer
+from rpc.transports.flow import FlowControl
 
 __all__ = [
     "CLOSE_NORMAL",
@@ -104,15 +109,15 @@ class WebSocketTransport:
         limits = server.limits
         self._frame_limit = limits.max_frame_bytes
         self._high_water = limits.max_outbound_buffer_bytes
-        self._stall_secs = limits.outbound_stall_secs
+        self._flow = FlowControl(
+            limits.outbound_stall_secs, progress=self._progress, on_stall=self._abort, label=peer.label
+        )
         self._conn: Connection | None = None
         self._out: deque[bytes] = deque()
         self._queued = 0  # bytes queued and not yet handed to the socket
         self._sent = 0  # bytes handed to the socket so far: progress, for the stall rule
         self._wake = asyncio.Event()  # the writer has something to do
         self._readable = asyncio.Event()  # the reader may take the next message
-        self._writable = asyncio.Event()
-        self._writable.set()
         self._closing = False  # close() was called or the peer is gone: nothing new is queued
         self._gone = False  # nothing more can be written
         self._close_code = CLOSE_NORMAL
@@ -143,8 +148,8 @@ class WebSocketTransport:
             return
         self._out.append(frame)
         self._queued += len(frame)
-        if self._queued > self._high_water:
-            self._writable.clear()
+        if self._queued > self._high_water and not self._flow.paused:
+            self._flow.pause()
         self._wake.set()
 
     def send_many(self, frames: list[bytes]) -> None:
@@ -165,20 +170,13 @@ class WebSocketTransport:
 
     @property
     def writing_paused(self) -> bool:
-        return not self._writable.is_set()
+        return self._flow.paused
 
     async def wait_writable(self) -> None:
-        while not self._writable.is_set() and not self._closing:
-            before = self._sent
-            try:
-                await asyncio.wait_for(self._writable.wait(), self._stall_secs)
-            except TimeoutError:
-                if self._sent > before:
-                    continue  # slow but moving
-                log.warning(
-                    "dropping WebSocket peer %s: it stopped reading for %g s", self.peer.label, self._stall_secs
-                )
-                self._abort()
+        # No timer here: the stall rule (`FlowControl`, paused by `send`) drops a peer that stopped reading, and
+        # `_mark_gone` wakes this wait.
+        while self._flow.paused and not self._closing:
+            await self._flow.wait()
         if self._closing:
             raise ConnectionClosed
 
@@ -239,8 +237,8 @@ class WebSocketTransport:
                     self._out.popleft()
                     self._queued -= len(frame)
                     self._sent += len(frame)
-                    if not self._writable.is_set() and self._queued <= self._high_water:
-                        self._writable.set()
+                    if self._flow.paused and self._queued <= self._high_water:
+                        self._flow.resume()
                         self.resume()
                 if self._gone:
                     return
@@ -252,6 +250,9 @@ class WebSocketTransport:
         except Exception as exc:  # the peer vanished under a send or the close
             log.debug("WebSocket send to %s ended: %s", self.peer.label, type(exc).__name__)
 
+    def _progress(self) -> int:
+        return self._sent
+
     def _mark_gone(self) -> None:
         self._closing = True
         self._gone = True
@@ -259,7 +260,7 @@ class WebSocketTransport:
         self._queued = 0
         self._wake.set()
         self._readable.set()
-        self._writable.set()  # wake producers so they see the closed connection
+        self._flow.close()  # wake producers so they see the closed connection
 
     def _abort(self) -> None:
         """Drop the peer without flushing: the writer stops, `run()` returns and the server closes the socket."""

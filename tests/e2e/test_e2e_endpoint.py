@@ -87,6 +87,32 @@ async def test_existing_data_dir_is_tightened_to_0700(daemon_factory: DaemonFact
 
 
 @pytest.mark.req("R-SEC-1")
+async def test_a_config_dir_the_user_made_0755_stays_0755(daemon_factory: DaemonFactory) -> None:
+    """The story: a config dir created by the user with mode 0755 was 0700 after start. Only the data dir is
+    tightened; the config dir, its parents and a `ZEROCLAW_SOCKET` directory the user made are left alone."""
+    root = daemon_factory.tmpdir()
+    os.chmod(root, 0o755)
+    cfg = root / "cfg"
+    cfg.mkdir()
+    os.chmod(cfg, 0o755)
+    (cfg / "data").mkdir()
+    os.chmod(cfg / "data", 0o755)
+    sockets = root / "sockets"
+    sockets.mkdir()
+    os.chmod(sockets, 0o755)
+    d = daemon_factory.start(config_dir=cfg, root=root, env={"ZEROCLAW_SOCKET": str(sockets / "zc.sock")})
+    assert mode(root) == 0o755
+    assert mode(cfg) == 0o755
+    assert mode(d.data_dir) == 0o700
+    assert mode(sockets) == 0o755
+    assert mode(d.socket_path) == 0o600
+    async with await d.connect() as c:
+        await c.initialize()
+    assert d.stop() == 0
+    assert mode(cfg) == 0o755
+
+
+@pytest.mark.req("R-SEC-1")
 async def test_zeroclaw_socket_in_a_sticky_shared_dir_leaves_the_dir_alone(daemon_factory: DaemonFactory) -> None:
     root = daemon_factory.tmpdir()
     shared = root / "shared"

@@ -147,7 +147,8 @@ async def test_webhook_needs_a_bearer_the_execute_grant_and_the_agent_right(senv
     # nora has no sessions:create: the webhook does not need it
     assert (await senv.post("nora", "/webhook/default", json={"message": "x"})).status_code == 200
     denied = [line for line in senv.env.services.paths.audit_log.read_text().splitlines() if '"denied"' in line]
-    assert len(denied) == 3  # rita (grant), nora twice (agent right); a missing bearer is not a principal
+    # the missing bearer (as -32010 is over RPC), rita (grant), nora twice (agent right): one line per refusal
+    assert len(denied) == 4
 
 
 @pytest.mark.req("R-GW-6")

@@ -573,3 +573,62 @@ async def test_every_32010_and_32012_answer_is_audited_as_denied_even_from_insid
     t.feed(req("status", rid=2))
     assert (await t.next_message())["error"]["code"] == -32010
     assert [e for e, _ in audit.events].count("denied") == 2
+
+
+async def next_raw(t: MemoryTransport) -> bytes:
+    """The next frame exactly as written (`next_message` decodes it, and orjson would round a big id)."""
+    for _ in range(400):
+        if t.sent:
+            return t.sent.pop(0)
+        await asyncio.sleep(0.005)
+    raise AssertionError("no frame")
+
+
+def raw_req(method: str, rid: str, params: str | None = None) -> bytes:
+    body = f'"params":{params},' if params is not None else ""
+    return f'{{"jsonrpc":"2.0","method":"{method}",{body}"id":{rid}}}'.encode()
+
+
+@pytest.mark.req("R-WIRE-3")
+@pytest.mark.parametrize("rid", ["18446744073709551621", "-100000000000000000000000", "1.5", "-0.0"])
+async def test_an_id_orjson_reads_as_a_float_is_answered_exactly_also_for_an_admitted_method(rid: str) -> None:
+    server, _ = make_server()
+    t = await initialized(server)
+    for _ in range(2):  # first call admits `status`; the second would take the hot path but for its float id
+        t.feed(raw_req("status", rid))
+        assert (await next_raw(t)).startswith(b'{"jsonrpc":"2.0","id":' + rid.encode() + b',"result":')
+    t.feed(raw_req("test/sleep", rid, '{"secs":0}'))  # an async handler: answered from its task
+    assert await next_raw(t) == b'{"jsonrpc":"2.0","id":' + rid.encode() + b',"result":"slept"}'
+
+
+@pytest.mark.req("R-WIRE-7")
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("100000000000000000000000000076", "100000000000000000000000000076"),
+        ("1.5", "1.50"),  # one value, two spellings
+        ("1.0", "1"),  # the int arrives on the hot path while the exact id is in flight
+        ("1", "1.0"),
+    ],
+)
+async def test_duplicate_detection_compares_exact_ids_by_value(first: str, second: str) -> None:
+    server, _ = make_server()
+    t = await initialized(server)
+    t.feed(raw_req("status", "0"))
+    await next_raw(t)
+    t.feed(raw_req("test/sleep", first, '{"secs":0.1}'))
+    t.feed(raw_req("status", second))
+    dup = await next_raw(t)
+    assert dup.startswith(b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,')
+    assert dup.endswith(b'"data":{"kind":"duplicate_id","id":' + second.encode() + b"}}}")
+    assert await next_raw(t) == b'{"jsonrpc":"2.0","id":' + first.encode() + b',"result":"slept"}'
+
+
+@pytest.mark.req("R-WIRE-7")
+async def test_ids_that_differ_past_double_precision_are_not_duplicates() -> None:
+    server, _ = make_server()
+    t = await initialized(server)
+    t.feed(raw_req("test/sleep", "18446744073709551621", '{"secs":0.05}'))
+    t.feed(raw_req("test/sleep", "18446744073709551622", '{"secs":0}'))  # the same float, another integer
+    assert await next_raw(t) == b'{"jsonrpc":"2.0","id":18446744073709551622,"result":"slept"}'
+    assert await next_raw(t) == b'{"jsonrpc":"2.0","id":18446744073709551621,"result":"slept"}'

@@ -14,6 +14,7 @@ import pytest
 
 from rpc.envelope import (
     NO_ID,
+    ExactId,
     Reject,
     Request,
     Response,
@@ -63,7 +64,7 @@ def assert_reject(line: bytes, code: int, rid: Any) -> Reject:
             "zc-out-0",
         ),
         (b'{"jsonrpc":"2.0","method":"x","params":{"a":null},"id":null}', "x", {"a": None}, None),
-        (b'{"jsonrpc":"2.0","method":"x","id":1.5}', "x", None, 1.5),
+        (b'{"jsonrpc":"2.0","method":"x","id":1.5}', "x", None, ExactId("1.5")),
         (b'{"jsonrpc":"2.0","method":"x","id":-7}', "x", None, -7),
         (b'{"jsonrpc":"2.0","method":"x","id":0}', "x", None, 0),
         (b'{"jsonrpc":"2.0","method":"x","id":""}', "x", None, ""),
@@ -173,7 +174,7 @@ def test_parse_error_message_does_not_echo_the_frame() -> None:
         (b'{"jsonrpc":"2.0","method":"status","params":true}', None),
         (b'{"jsonrpc":"2.0","method":"status","params":1,"id":10}', 10),
         (b'{"jsonrpc":"2.0","method":"status","params":"a","id":11}', 11),
-        (b'{"jsonrpc":"2.0","method":"status","params":1.5,"id":1.25}', 1.25),
+        (b'{"jsonrpc":"2.0","method":"status","params":1.5,"id":1.25}', ExactId("1.25")),
         # invalid id: answered with id null
         (b'{"jsonrpc":"2.0","method":"status","id":true}', None),
         (b'{"jsonrpc":"2.0","method":"status","id":false}', None),

@@ -1,0 +1,248 @@
+"""What the interactive commands (`zeroclaw chat`, `zeroclaw rpc` with no method) share.
+
+The main thread owns the terminal: it alone calls `input()`, so readline (line editing, history) works as usual
+and Ctrl-C arrives as `KeyboardInterrupt` exactly where the person is — at a prompt or while waiting for a turn.
+The connection runs on an asyncio loop in a worker thread (`Background`); the loop asks the person a question by
+handing an `Ask` to the main thread (`Asker`) and awaiting the answer. See docs/cli.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import os
+import queue
+import signal
+import sys
+import threading
+from collections.abc import Coroutine, Iterator
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any, TypeVar
+
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "INTERRUPT",
+    "Ask",
+    "Asker",
+    "Background",
+    "CliError",
+    "Interrupt",
+    "ignore_interrupts",
+    "read_line",
+    "say",
+]
+
+T = TypeVar("T")
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for a command ended by Ctrl-C
+
+
+class CliError(Exception):
+    """A failure the command reports as one line on stderr (no traceback) and exits with `code`."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+class _Interrupts:
+    """Makes every Ctrl-C reach the main thread's `input()`.
+
+    CPython's readline looks for signals only when its `select()` is interrupted; a SIGINT that lands between
+    drawing the prompt and entering `select()` would be noticed only after the next key. The loop thread watches
+    the signal wakeup fd and, while the main thread is still in that same `input()` call without the handler having
+    run, repeats the SIGINT to it (waits on locks and queues are interrupted anyway and need no repeat).
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.handled = 0
+        self.main = threading.main_thread().ident
+        self.read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self.read_fd, False)
+        os.set_blocking(self.write_fd, False)
+        self.previous_fd = signal.set_wakeup_fd(self.write_fd, warn_on_full_buffer=False)
+        signal.signal(signal.SIGINT, self._handler)
+        _reading.sink_supported = True
+        loop.call_soon_threadsafe(loop.add_reader, self.read_fd, self._woken)
+
+    def _handler(self, signum: int, frame: FrameType | None) -> None:
+        self.handled += 1
+        sink = _reading.sink
+        if sink is not None and not _reading.active:
+            sink.put(INTERRUPT)  # SimpleQueue.put is safe in a signal handler; the waiting get() returns it
+            return
+        raise KeyboardInterrupt
+
+    def _woken(self) -> None:  # loop thread
+        try:
+            data = os.read(self.read_fd, 512)
+        except BlockingIOError:
+            return
+        if not data:  # the write end was closed: the command is leaving
+            self.loop.remove_reader(self.read_fd)
+            return
+        if signal.SIGINT in data and _reading.active:
+            self.loop.call_later(0.05, self._repeat, self.handled, _reading.calls)
+
+    def _repeat(self, handled: int, calls: int) -> None:  # loop thread
+        still_waiting = self.handled == handled and _reading.active and _reading.calls == calls
+        if still_waiting and signal.getsignal(signal.SIGINT) == self._handler and self.main is not None:
+            signal.pthread_kill(self.main, signal.SIGINT)  # its wakeup byte schedules the next check
+
+    def close(self) -> None:  # main thread
+        with contextlib.suppress(ValueError):
+            signal.set_wakeup_fd(self.previous_fd)
+        os.close(self.write_fd)
+
+
+class Background:
+    """An asyncio loop on a daemon worker thread, for the interactive commands. Create it on the main thread."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="zeroclaw-io", daemon=True)
+        self._thread.start()
+        posix = hasattr(signal, "pthread_kill") and threading.current_thread() is threading.main_thread()
+        self._interrupts = _Interrupts(self.loop) if posix else None
+
+    def _run(self) -> None:
+        # Ctrl-C must reach the main thread: a SIGINT taken by this thread would not wake the main thread out of
+        # readline's wait. Threads started from here (the loop's executor) inherit the mask.
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        self.loop.run_forever()
+
+    def interrupt_reading(self) -> None:
+        """The connection is gone (called on the loop thread): interrupt the main thread's `input()`, now or as
+        soon as it is in one, so the command can say so and leave instead of waiting for a line."""
+        if self._interrupts is None:
+            return
+        last_call = -1
+
+        def check() -> None:
+            nonlocal last_call
+            if _reading.active and _reading.calls != last_call:
+                last_call = _reading.calls
+                os.kill(os.getpid(), signal.SIGINT)
+            self.loop.call_later(0.05, check)
+
+        check()
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run `coro` on the loop and wait. Ctrl-C interrupts the wait (`KeyboardInterrupt`), not the coroutine."""
+        return self.submit(coro).result(timeout)
+
+    def close(self) -> None:
+        async def cancel_all() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        with contextlib.suppress(Exception):
+            self.run(cancel_all(), timeout=2)
+        if self._interrupts is not None:
+            self._interrupts.close()
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(2)
+        if not self._thread.is_alive():
+            self.loop.close()
+            if self._interrupts is not None:
+                os.close(self._interrupts.read_fd)
+
+
+@dataclass
+class Ask:
+    """A question from the loop thread for the person at the terminal."""
+
+    prompt: str
+    future: asyncio.Future[str | None]
+    loop: asyncio.AbstractEventLoop
+
+    def answer(self, text: str | None) -> None:
+        def settle() -> None:
+            if not self.future.done():
+                self.future.set_result(text)
+
+        self.loop.call_soon_threadsafe(settle)
+
+
+class Interrupt:
+    """Ctrl-C while the main thread waits on an `Asker` (not at a prompt), delivered as a queue item."""
+
+
+INTERRUPT = Interrupt()
+
+
+@dataclass
+class Asker:
+    """The queue between the loop thread (which asks) and the main thread (which reads the terminal).
+
+    Inside `interrupts()`, a Ctrl-C that is not at a prompt arrives as the item `INTERRUPT` instead of as a
+    `KeyboardInterrupt` at whatever line the main thread happens to run.
+    """
+
+    items: queue.SimpleQueue[Ask | Interrupt | None] = field(default_factory=queue.SimpleQueue)
+
+    @contextlib.contextmanager
+    def interrupts(self) -> Iterator[None]:
+        _reading.sink = self.items if _reading.sink_supported else None
+        try:
+            yield
+        finally:
+            _reading.sink = None
+
+    async def ask(self, prompt: str) -> str | None:
+        """Ask at the terminal (called on the loop thread): the answer, or None for end of input (Ctrl-D)."""
+        loop = asyncio.get_running_loop()
+        item = Ask(prompt, loop.create_future(), loop)
+        self.items.put(item)
+        return await item.future
+
+    def done(self) -> None:
+        """Wake the main thread: the work it waits for is over."""
+        self.items.put(None)
+
+
+class _Reading:
+    """Whether the main thread is in `input()`, how many calls it has made, and where a Ctrl-C outside `input()`
+    goes (read by `_Interrupts`)."""
+
+    active = False
+    calls = 0
+    sink: queue.SimpleQueue[Ask | Interrupt | None] | None = None
+    sink_supported = False  # only with `_Interrupts`' handler installed
+
+
+_reading = _Reading()
+
+
+def read_line(prompt: str) -> str | None:
+    """`input(prompt)`; None at end of input. Ctrl-C raises `KeyboardInterrupt`."""
+    _reading.calls += 1
+    _reading.active = True
+    try:
+        return input(prompt)
+    except EOFError:
+        return None
+    finally:
+        _reading.active = False
+
+
+def ignore_interrupts() -> None:
+    """From here on the command is leaving: a second Ctrl-C must not interrupt the clean-up."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def say(message: str) -> None:
+    """One line for the person on stderr."""
+    sys.stdout.flush()
+    print(message, file=sys.stderr, flush=True)

@@ -1,0 +1,449 @@
+"""The interactive `zeroclaw` commands under a real pseudo-terminal (SPEC R-CLI): what a person at a terminal sees.
+
+`os.forkpty()` gives the command a controlling terminal, so `\\x03` written to it is a real Ctrl-C (the terminal
+sends SIGINT to the foreground process) and `\\x04` at an empty line is a real Ctrl-D. Every wait reads the output
+until the expected text appears, with a timeout of a few seconds; nothing sleeps for correctness.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import json
+import os
+import re
+import select
+import signal
+import socket
+import struct
+import termios
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e_harness import REPO_ROOT, Daemon, DaemonFactory, RpcFailure, clean_env, zeroclaw_command
+
+pytestmark = [
+    pytest.mark.skipif(not hasattr(os, "forkpty"), reason="needs a POSIX pseudo-terminal"),
+    pytest.mark.req("R-CLI"),
+]
+
+WAIT = 10.0  # seconds for any one expected output (a daemon turn is milliseconds; this bounds a broken run)
+ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]|\r")
+
+CONFIG = """\
+[permission_profiles.runner]
+grants = { sessions = ["create", "read", "execute"] }
+
+[users.alice]
+permission_profiles = ["runner"]
+"""
+
+
+class Terminal:
+    """A command on the slave side of a pty; this side reads what it shows and types into it."""
+
+    def __init__(self, argv: Sequence[str], env: Mapping[str, str]) -> None:
+        argv, env = list(argv), dict(env)
+        pid, fd = os.forkpty()
+        if pid == 0:  # the child: only exec (the parent has threads)
+            try:
+                os.chdir(REPO_ROOT)
+                os.execve(argv[0], argv, env)
+            finally:
+                os._exit(127)
+        self.pid, self.fd = pid, fd
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
+        self.raw = b""
+        self.pos = 0
+        self.returncode: int | None = None
+
+    @property
+    def output(self) -> str:
+        """Everything shown so far, without terminal control sequences or carriage returns."""
+        return ANSI_RE.sub("", self.raw.decode("utf-8", "replace"))
+
+    def _read(self, timeout: float) -> bool:
+        """Read what is there (waiting up to `timeout`); False once the terminal is closed."""
+        ready, _, _ = select.select([self.fd], [], [], timeout)
+        if not ready:
+            return True
+        try:
+            data = os.read(self.fd, 65536)
+        except OSError:  # EIO: the command exited and the slave side is closed
+            data = b""
+        self.raw += data
+        return bool(data)
+
+    def expect(self, pattern: str, timeout: float = WAIT) -> re.Match[str]:
+        """Wait for `pattern` after the previous match; the match."""
+        rx = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        open_ = True
+        while True:
+            m = rx.search(self.output, self.pos)
+            if m:
+                self.pos = m.end()
+                return m
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not open_:
+                raise AssertionError(f"{pattern!r} not shown within {timeout} s; the terminal shows:\n{self.output}")
+            open_ = self._read(min(remaining, 0.2))
+
+    def type(self, text: str) -> None:
+        os.write(self.fd, text.encode())
+
+    def line(self, text: str) -> None:
+        self.type(text + "\r")  # Enter
+
+    def ctrl_c(self) -> None:
+        self.type("\x03")
+
+    def ctrl_d(self) -> None:
+        self.type("\x04")
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float = WAIT) -> int:
+        """The exit status, reading the output meanwhile (a full pty buffer would block the command)."""
+        deadline = time.monotonic() + timeout
+        while self.poll() is None:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"still running after {timeout} s; the terminal shows:\n{self.output}")
+            self._read(0.05)
+        while self._read(0.05) and select.select([self.fd], [], [], 0)[0]:
+            pass
+        assert self.returncode is not None
+        return self.returncode
+
+    def close(self) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        os.close(self.fd)
+
+
+@pytest.fixture
+def terminals() -> Iterator[list[Terminal]]:
+    opened: list[Terminal] = []
+    try:
+        yield opened
+    finally:
+        for t in opened:
+            t.close()
+
+
+@pytest.fixture(scope="module")
+def pty_daemon() -> Iterator[Daemon]:
+    factory = DaemonFactory()
+    try:
+        yield factory.start(CONFIG)
+    finally:
+        factory.close()
+
+
+def term_env(home_env: Mapping[str, str]) -> dict[str, str]:
+    # TERM=dumb: what the person reads must be set apart by text, not only by colour or style.
+    return {**home_env, "TERM": "dumb", "COLUMNS": "200", "LINES": "50"}
+
+
+def zeroclaw(terminals: list[Terminal], d: Daemon, *args: str) -> Terminal:
+    t = Terminal([*zeroclaw_command(), *args, "--config-dir", str(d.config_dir)], term_env(d.env))
+    terminals.append(t)
+    return t
+
+
+def left_cleanly(t: Terminal, code: int, message: str) -> None:
+    assert t.wait() == code, t.output
+    assert "Traceback" not in t.output and "KeyboardInterrupt" not in t.output, t.output
+    assert message in t.output, t.output
+
+
+def json_frames(text: str) -> list[dict[str, Any]]:
+    """The JSON objects the interactive rpc client printed (pretty-printed, one after another)."""
+    decoder = json.JSONDecoder()
+    frames, i = [], 0
+    while (start := text.find("{", i)) != -1:
+        try:
+            obj, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            i = start + 1
+            continue
+        frames.append(obj)
+        i = end
+    return frames
+
+
+def tool_results(text: str) -> list[str]:
+    return [
+        f["params"]["rawOutput"]
+        for f in json_frames(text)
+        if f.get("method") == "session/update" and f["params"].get("type") == "tool_result"
+    ]
+
+
+# -- zeroclaw rpc (interactive) ----------------------------------------------------------------------------------
+
+
+def test_rpc_interactive_initializes_first(pty_daemon: Daemon, terminals: list[Terminal]) -> None:
+    t = zeroclaw(terminals, pty_daemon, "rpc")
+    t.expect(r"connected to zeroclaw \S+ \(pid \d+\) as owner")
+    t.line("status")
+    t.expect(r'"id": "cli-1"')
+    t.expect(r'"connections"')
+    frame = next(f for f in json_frames(t.output) if f.get("id") == "cli-1")
+    assert frame["result"]["pid"] == pty_daemon.pid, frame  # not -32010: the client initialized first
+    t.ctrl_c()  # (a Ctrl-D typed while the client is not yet back in readline would be lost: no visible prompt)
+    assert t.wait() == 130
+
+
+def test_rpc_interactive_asks_the_person_when_the_daemon_asks(pty_daemon: Daemon, terminals: list[Terminal]) -> None:
+    t = zeroclaw(terminals, pty_daemon, "rpc")
+    t.expect("Ctrl-D to quit")
+    t.line('session/new {"sessionId": "rpc-ask"}')
+    t.expect(r'"resumed"')
+
+    def prompt(text: str) -> None:
+        t.line(json.dumps({"jsonrpc": "2.0", "method": "session/prompt", "id": text,
+                           "params": {"sessionId": "rpc-ask", "prompt": text}}))  # fmt: skip
+
+    prompt("/ask What is your name?")
+    t.expect(r"\? What is your name\?  \[answer on the next line")
+    t.line("Ada Lovelace")
+    t.expect(r'"content": "Answer: «Ada Lovelace»"')
+
+    prompt("/ask Anything to add?")
+    t.expect(r"\? Anything to add\?")
+    t.line("")  # an empty line declines
+    t.expect(r'"content": "Answer: «The user declined to answer.»"')
+
+    prompt("/poll Pick a colour | red | blue")
+    t.expect(r"\? Pick a colour \[red / blue\]")
+    t.line("green")
+    t.expect(r"not one of the options; choose one of: red / blue")  # asked again, nothing sent yet
+    t.line("blue")
+    t.expect(r'"content": "Choice: «blue»"')
+    assert tool_results(t.output) == [
+        "Ada Lovelace",
+        "The user declined to answer.",
+        "blue",
+    ]
+    t.ctrl_c()
+    assert t.wait() == 130
+
+
+def test_rpc_interactive_typed_initialize_reauthenticates(pty_daemon: Daemon, terminals: list[Terminal]) -> None:
+    async def token() -> str:
+        async with await pty_daemon.client() as owner:
+            return str((await owner.call("pairing/create", {"user": "alice"}))["token"])
+
+    t = zeroclaw(terminals, pty_daemon, "rpc")
+    t.expect("as owner")
+    t.line(f'initialize {{"authToken": "{asyncio.run(token())}"}}')
+    t.expect(r'"id": "cli-1"')
+    t.expect(r'"principal"')
+    t.line("status")  # alice has no system:read
+    t.expect(r'"id": "cli-2"')
+    frames = {f.get("id"): f for f in json_frames(t.output)}
+    assert frames["cli-1"]["result"]["principal"]["id"] == "user:alice", frames["cli-1"]
+    assert frames["cli-2"]["error"]["code"] == -32012, frames["cli-2"]
+    t.ctrl_c()
+    assert t.wait() == 130
+
+
+def test_rpc_interactive_ctrl_c_leaves_cleanly(pty_daemon: Daemon, terminals: list[Terminal]) -> None:
+    t = zeroclaw(terminals, pty_daemon, "rpc")
+    t.expect("Ctrl-D to quit")
+    t.type("stat")  # half a line typed (and read: readline echoes it), then Ctrl-C
+    t.expect("stat")
+    t.ctrl_c()
+    left_cleanly(t, 130, "zeroclaw: interrupted; left the interactive client")
+
+
+# -- zeroclaw chat -----------------------------------------------------------------------------------------------
+
+
+def test_chat_ctrl_c_at_the_idle_prompt_leaves_at_once(pty_daemon: Daemon, terminals: list[Terminal]) -> None:
+    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-idle")
+    t.expect(r"session chat-idle \(new")
+    t.expect("you> ")
+    t.ctrl_c()  # no Enter follows
+    left_cleanly(t, 130, "zeroclaw: interrupted; left the chat (session chat-idle is kept")
+
+
+def test_chat_ctrl_c_at_the_approval_prompt_leaves_and_cancels_the_turn(
+    pty_daemon: Daemon, terminals: list[Terminal]
+) -> None:
+    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-approve")
+    t.expect("you> ")
+    t.line("/bash touch approval-marker")
+    t.expect(r"allow bash .*\[N\]o: ")
+    t.ctrl_c()
+    left_cleanly(t, 130, "zeroclaw: interrupted; left the chat")
+    assert not (pty_daemon.data_dir / "workspaces" / "default" / "approval-marker").exists()
+
+    async def prompt_again() -> dict[str, Any]:
+        # the turn was cancelled, not left waiting for an answer: the session takes a new prompt
+        async with await pty_daemon.client() as owner:
+            await owner.call("session/new", {"sessionId": "chat-approve"})
+            deadline = time.monotonic() + WAIT
+            while True:
+                try:
+                    return await owner.call("session/prompt", {"sessionId": "chat-approve", "prompt": "hi"})  # type: ignore[no-any-return]
+                except RpcFailure as exc:  # the cancelled turn may take a moment to wind down
+                    if exc.code != -32002 or time.monotonic() > deadline:
+                        raise
+                    await asyncio.sleep(0.05)
+
+    assert asyncio.run(prompt_again())["stopReason"] == "end_turn"
+
+
+def test_chat_ctrl_c_during_a_turn_cancels_it(pty_daemon: Daemon, terminals: list[Terminal]) -> None:
+    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-cancel")
+    t.expect("you> ")
+    t.line("/sleep 30")
+    t.expect("Sleeping for 30")
+    t.ctrl_c()
+    t.expect(r"\(cancelled\)")
+    t.expect("you> ")  # back at the prompt: the chat goes on
+    t.ctrl_d()
+    assert t.wait() == 0
+    assert "Traceback" not in t.output
+
+
+def test_chat_asks_the_agents_questions_and_asks_again_for_a_non_option(
+    pty_daemon: Daemon, terminals: list[Terminal]
+) -> None:
+    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-poll")
+    t.expect("you> ")
+    t.line("/poll Pick a colour | red | blue")
+    t.expect(r"\? Pick a colour \[red / blue\] > ")
+    t.line("green")
+    t.expect("not one of the options; choose one of: red / blue")
+    t.expect(r"\? Pick a colour \[red / blue\] > ")
+    t.line("blue")
+    t.expect("Choice: «blue»")
+    t.expect("you> ")
+    t.line("/ask Your name?")
+    t.expect(r"\? Your name\? > ")
+    t.line("Ada")
+    t.expect("Answer: «Ada»")
+    t.expect("you> ")
+    t.line("/ask Anything to add?")
+    t.expect(r"\? Anything to add\? > ")
+    t.line("")  # an empty line declines
+    t.expect("Answer: «The user declined to answer.»")
+    t.expect("you> ")
+    t.line("/ask Last question?")
+    t.expect(r"\? Last question\? > ")
+    t.ctrl_d()  # Ctrl-D at a question cancels it; the chat goes on
+    t.expect("Answer: «The user cancelled the question.»")
+    t.expect("you> ")
+    t.ctrl_d()
+    assert t.wait() == 0
+
+
+def test_chat_thought_is_set_apart_from_the_reply(pty_daemon: Daemon, terminals: list[Terminal]) -> None:
+    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-think")
+    t.expect("you> ")
+    t.line("/think this through")
+    t.expect(r"\nthinking: this through\nI have thought it over\.\n")
+    t.ctrl_d()
+    assert t.wait() == 0
+
+
+def test_chat_resumed_session_shows_the_earlier_transcript(pty_daemon: Daemon, terminals: list[Terminal]) -> None:
+    async def earlier() -> None:
+        async with await pty_daemon.client() as owner:
+            await owner.call("session/new", {"sessionId": "chat-resume"})
+            for text in ("first words", "second words"):
+                await owner.call("session/prompt", {"sessionId": "chat-resume", "prompt": text})
+
+    asyncio.run(earlier())
+    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-resume")
+    t.expect(r"session chat-resume \(resumed")
+    t.expect(r"earlier in this session \(4 messages\)")
+    t.expect(r"you> first words\nYou said: «first words»\nyou> second words\nYou said: «second words»\n")
+    t.expect("end of the earlier transcript")
+    t.expect("you> ")
+    t.ctrl_d()
+    assert t.wait() == 0
+
+
+# -- zeroclaw upload --------------------------------------------------------------------------------------------
+
+
+class StalledEndpoint(threading.Thread):
+    """A stand-in daemon that starts an upload and then never answers a chunk: the upload is under way."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(daemon=True)
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(str(path))
+        self.server.listen(1)
+        self.server.settimeout(WAIT)
+        self.chunk_seen = threading.Event()
+        self.closed = threading.Event()
+
+    def run(self) -> None:
+        conn, _ = self.server.accept()
+        with conn, conn.makefile("rwb") as stream:
+            for line in stream:
+                frame = json.loads(line)
+                answer: Any = None
+                if frame["method"] == "initialize":
+                    answer = {"protocolVersion": 1, "serverVersion": "0", "serverPid": 1, "principal": {"id": "owner"}}
+                elif frame["method"] == "file/upload/begin":
+                    answer = {"upload_id": "u1", "chunk_bytes": 1024}
+                else:
+                    self.chunk_seen.set()
+                    continue
+                stream.write(json.dumps({"jsonrpc": "2.0", "id": frame["id"], "result": answer}).encode() + b"\n")
+                stream.flush()
+        self.closed.set()
+
+
+def test_upload_ctrl_c_mid_upload_ends_cleanly(
+    daemon_factory: DaemonFactory, terminals: list[Terminal], tmp_path: Path
+) -> None:
+    root = daemon_factory.tmpdir()
+    (root / "cfg" / "data").mkdir(parents=True)
+    endpoint = StalledEndpoint(root / "cfg" / "data" / "daemon.sock")
+    endpoint.start()
+    source = tmp_path / "data.bin"
+    source.write_bytes(os.urandom(64 * 1024))
+    t = Terminal(
+        [*zeroclaw_command(), "upload", "--config-dir", str(root / "cfg"), "s1", str(source)],
+        term_env(clean_env(root)),
+    )
+    terminals.append(t)
+    assert endpoint.chunk_seen.wait(WAIT), t.output
+    t.ctrl_c()
+    left_cleanly(t, 130, "zeroclaw: upload interrupted; nothing was attached")
+    assert endpoint.closed.wait(WAIT)  # the connection was closed, not left hanging
+
+
+# -- the daemon goes away -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["rpc", "chat"])
+def test_daemon_going_away_is_reported_with_what_to_do(
+    daemon_factory: DaemonFactory, terminals: list[Terminal], command: str
+) -> None:
+    d = daemon_factory.start()
+    t = zeroclaw(terminals, d, command)
+    t.expect("Ctrl-D")  # the greeting of either command
+    d.stop()
+    left_cleanly(
+        t,
+        1,
+        f"zeroclaw: the daemon closed the connection; start it again (`zeroclaw daemon --config-dir {d.config_dir}`)",
+    )

@@ -1,0 +1,336 @@
+"""End of input is not the end of the conversation (R-WIRE-9, §13), against a real daemon.
+
+A client that writes its requests and then shuts down its sending side (`shutdown(SHUT_WR)`, what
+`printf … | socat - UNIX-CONNECT:…` does) gets every answer, a turn streams to its end, and only then does the
+daemon close. What the daemon would have to ask that client (an elicitation, an approval) fails at once, since no
+answer can come. A client that disconnects fully gets nothing more, and the turn behaves as on disconnect.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+from typing import Any
+
+import pytest
+from e2e_harness import Daemon, DaemonFactory, RawClient
+
+pytestmark = [pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint"), pytest.mark.req("R-WIRE-9")]
+
+LONG = 30.0  # ask/approval timeouts: a test that waits for one of them fails on the time bound instead
+
+INIT = {"jsonrpc": "2.0", "method": "initialize", "params": {"protocolVersion": 1}, "id": 1}
+INIT_ELICIT = {
+    "jsonrpc": "2.0",
+    "method": "initialize",
+    "params": {"protocolVersion": 1, "clientCapabilities": {"elicitation": {}}},
+    "id": 1,
+}
+
+
+def req(method: str, rid: Any, params: Any = None) -> dict[str, Any]:
+    frame: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "id": rid}
+    if params is not None:
+        frame["params"] = params
+    return frame
+
+
+def ndjson(*frames: dict[str, Any]) -> bytes:
+    return b"".join(json.dumps(f, separators=(",", ":")).encode() + b"\n" for f in frames)
+
+
+def sid() -> str:
+    return f"hc-{uuid.uuid4().hex[:12]}"
+
+
+def half_close(d: Daemon, data: bytes, timeout: float = 10.0) -> list[dict[str, Any]]:
+    """Connect, send `data`, shut down the sending side, and return every frame until the daemon closes."""
+    with RawClient(d.socket_path) as c:
+        c.sock.sendall(data)
+        c.sock.shutdown(socket.SHUT_WR)
+        return c.read_until_eof(timeout)
+
+
+def answers(frames: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+    out: dict[Any, dict[str, Any]] = {}
+    for f in frames:
+        if "method" not in f:
+            assert f["id"] not in out, f"two answers to id {f['id']!r}"
+            out[f["id"]] = f
+    return out
+
+
+def updates(frames: list[dict[str, Any]], session_id: str) -> list[dict[str, Any]]:
+    return [
+        f["params"] for f in frames if f.get("method") == "session/update" and f["params"]["sessionId"] == session_id
+    ]
+
+
+def chunks(ups: list[dict[str, Any]]) -> str:
+    return "".join(u["text"] for u in ups if u["type"] == "agent_message_chunk")
+
+
+def assert_daemon_serves(d: Daemon) -> None:
+    with RawClient(d.socket_path) as c:
+        c.initialize()
+        c.sock.sendall(ndjson(req("status", "s")))
+        assert "result" in c.recv_frame()
+
+
+# ----------------------------------------------------------------------------------------------- answers
+
+
+def test_answers_to_everything_sent_before_eof_then_the_daemon_closes(daemon: Daemon) -> None:
+    frames = half_close(daemon, ndjson(INIT, req("status", 2, {})))
+    got = answers(frames)
+    assert list(got) == [1, 2], frames
+    assert got[1]["result"]["protocolVersion"] == 1
+    assert got[2]["result"]["connections"] >= 1
+    assert_daemon_serves(daemon)
+
+
+def test_a_last_line_without_a_newline_is_a_frame(daemon: Daemon) -> None:
+    data = ndjson(INIT) + json.dumps(req("status", 2)).encode()  # no "\n" at the end
+    got = answers(half_close(daemon, data))
+    assert list(got) == [1, 2] and "result" in got[2]
+    # a blank or partial-whitespace tail is nothing; a broken one is answered like any malformed frame
+    assert list(answers(half_close(daemon, ndjson(INIT) + b"  \r"))) == [1]
+    broken = answers(half_close(daemon, ndjson(INIT) + b'{"jsonrpc":"2.0","method":'))
+    assert broken[None]["error"]["code"] == -32700
+
+
+def test_eof_right_after_connecting_closes_at_once(daemon: Daemon) -> None:
+    started = time.monotonic()
+    assert half_close(daemon, b"") == []
+    assert time.monotonic() - started < 3
+
+
+def test_frames_held_back_by_backpressure_are_all_answered(daemon_factory: DaemonFactory) -> None:
+    """Two in-flight slots: the frames behind the running requests wait unread in the daemon, and the end of input
+    is read while the slow turn still runs."""
+    d = daemon_factory.start({"limits": {"max_inflight_per_connection": 2}})
+    a, b = sid(), sid()
+    data = ndjson(
+        INIT,
+        req("session/new", 2, {"sessionId": a}),
+        req("session/new", 3, {"sessionId": b}),
+        req("session/prompt", 4, {"sessionId": a, "prompt": "/sleep 0.2"}),
+        req("session/prompt", 5, {"sessionId": b, "prompt": "/sleep 1"}),
+        *(req("status", 100 + i) for i in range(50)),
+    )
+    frames = half_close(d, data)
+    got = answers(frames)
+    assert sorted(got, key=str) == sorted([1, 2, 3, 4, 5, *range(100, 150)], key=str), list(got)
+    assert all("result" in f for f in got.values()), [f for f in got.values() if "error" in f]
+    assert got[4]["result"]["content"].endswith(" Done.") and got[5]["result"]["content"].endswith(" Done.")
+    for session_id in (a, b):
+        assert updates(frames, session_id)[-1]["type"] == "turn_complete"
+
+
+# ------------------------------------------------------------------------------------------------- turns
+
+
+def test_a_streaming_turn_streams_to_its_end_after_eof(daemon: Daemon) -> None:
+    s = sid()
+    data = ndjson(
+        INIT,
+        req("session/new", 2, {"sessionId": s}),
+        req("session/prompt", 3, {"sessionId": s, "prompt": "/stream 3000"}),
+    )
+    frames = half_close(daemon, data)
+    got = answers(frames)
+    assert list(got) == [1, 2, 3], list(got)
+    ups = updates(frames, s)
+    assert [u["type"] for u in ups].count("agent_message_chunk") == 3000
+    assert ups[-1]["type"] == "turn_complete"
+    result = got[3]["result"]
+    assert result["stopReason"] == "end_turn"
+    assert chunks(ups) == result["content"] == ups[-1]["content"] == "lorem " * 3000
+    assert frames[-1] == got[3], "the prompt's answer comes last, after its turn_complete"
+
+
+def test_a_slow_turn_is_waited_for_and_only_then_the_connection_ends(daemon: Daemon) -> None:
+    s = sid()
+    data = ndjson(
+        INIT,
+        req("session/new", 2, {"sessionId": s}),
+        req("session/prompt", 3, {"sessionId": s, "prompt": "/sleep 1"}),
+    )
+    with RawClient(daemon.socket_path) as c:
+        c.sock.sendall(data)
+        c.sock.shutdown(socket.SHUT_WR)
+        time.sleep(0.4)
+        peer = f"unix:pid={os.getpid()},"
+        ours = [e for e in daemon.audit_entries() if e["peer"].startswith(peer)]
+        assert [e["event"] for e in ours][-2:] == ["connect", "initialize"], ours  # still connected
+        frames = c.read_until_eof(10)
+    result = answers(frames)[3]["result"]
+    assert result["content"].startswith("Sleeping for") and result["content"].endswith(" Done.")
+    entries = [e for e in daemon.audit_entries() if e["peer"].startswith(peer)]
+    assert [e["event"] for e in entries][-1] == "disconnect"  # recorded when the connection really ended
+
+
+def test_an_ephemeral_daemon_counts_a_half_closed_client_until_it_is_answered(daemon_factory: DaemonFactory) -> None:
+    d = daemon_factory.start({"daemon": {"ephemeral_grace_secs": 0.3}}, args=["--ephemeral"])
+    s = sid()
+    data = ndjson(
+        INIT,
+        req("session/new", 2, {"sessionId": s}),
+        req("session/prompt", 3, {"sessionId": s, "prompt": "/sleep 1.5"}),
+    )
+    frames = half_close(d, data)
+    assert answers(frames)[3]["result"]["content"].endswith(" Done.")  # the daemon stayed for the whole turn
+    assert d.wait_exit(5) == 0
+
+
+# --------------------------------------------------------------------------------- what it cannot answer
+
+
+def ask_config() -> dict[str, dict[str, Any]]:
+    return {"tools": {"ask_timeout_secs": LONG, "approval_timeout_secs": LONG}}
+
+
+def test_a_question_asked_after_eof_fails_at_once(daemon_factory: DaemonFactory) -> None:
+    d = daemon_factory.start(ask_config())
+    s = sid()
+    data = ndjson(
+        INIT_ELICIT,
+        req("session/new", 2, {"sessionId": s}),
+        req("session/prompt", 3, {"sessionId": s, "prompt": "/ask Are you there?"}),
+    )
+    started = time.monotonic()
+    frames = half_close(d, data, timeout=LONG)
+    elapsed = time.monotonic() - started
+    result = answers(frames)[3]["result"]
+    assert elapsed < 5, f"the turn waited {elapsed:.1f} s for a client that cannot answer"
+    assert result["stopReason"] == "end_turn"
+    assert "did not answer within" not in result["content"] and "No answer" in result["content"], result
+
+
+def test_a_question_pending_at_eof_fails_at_once(daemon_factory: DaemonFactory) -> None:
+    d = daemon_factory.start(ask_config())
+    s = sid()
+    with RawClient(d.socket_path) as c:
+        c.sock.sendall(ndjson(INIT_ELICIT, req("session/new", 2, {"sessionId": s})))
+        assert c.recv_frame()["id"] == 1 and c.recv_frame()["id"] == 2
+        c.sock.sendall(ndjson(req("session/prompt", 3, {"sessionId": s, "prompt": "/ask Still there?"})))
+        while c.recv_frame().get("method") != "elicitation/create":
+            pass
+        started = time.monotonic()
+        c.sock.shutdown(socket.SHUT_WR)  # the question is never answered
+        frames = c.read_until_eof(LONG)
+        elapsed = time.monotonic() - started
+    result = answers(frames)[3]["result"]
+    assert elapsed < 5, f"the turn waited {elapsed:.1f} s for a client that cannot answer"
+    assert "did not answer within" not in result["content"] and "No answer" in result["content"], result
+
+
+def test_an_approval_asked_after_eof_is_declined_at_once(daemon_factory: DaemonFactory) -> None:
+    d = daemon_factory.start(ask_config())
+    s = sid()
+    marker = f"/tmp/zc-e2e-must-not-exist-{uuid.uuid4().hex}"
+    data = ndjson(
+        INIT,
+        req("session/new", 2, {"sessionId": s}),
+        req("session/prompt", 3, {"sessionId": s, "prompt": f"/bash touch {shlex.quote(marker)}"}),
+    )
+    started = time.monotonic()
+    frames = half_close(d, data, timeout=LONG)
+    elapsed = time.monotonic() - started
+    ups = updates(frames, s)
+    assert [u["type"] for u in ups][:3] == ["tool_call", "approval_request", "tool_result"], ups
+    assert "reject" in ups[2]["rawOutput"].lower(), ups[2]
+    assert answers(frames)[3]["result"]["stopReason"] == "end_turn"
+    assert elapsed < 5, f"the approval waited {elapsed:.1f} s for a client that cannot answer"
+    assert not os.path.exists(marker), "a command nobody approved was run"
+
+
+def test_an_approval_pending_at_eof_is_declined_at_once(daemon_factory: DaemonFactory) -> None:
+    d = daemon_factory.start(ask_config())
+    s = sid()
+    with RawClient(d.socket_path) as c:
+        c.sock.sendall(ndjson(INIT, req("session/new", 2, {"sessionId": s})))
+        assert c.recv_frame()["id"] == 1 and c.recv_frame()["id"] == 2
+        c.sock.sendall(ndjson(req("session/prompt", 3, {"sessionId": s, "prompt": "/bash echo hi"})))
+        while c.recv_frame().get("params", {}).get("type") != "approval_request":
+            pass
+        started = time.monotonic()
+        c.sock.shutdown(socket.SHUT_WR)
+        frames = c.read_until_eof(LONG)
+        elapsed = time.monotonic() - started
+    (tool_result,) = [u for u in updates(frames, s) if u["type"] == "tool_result"]
+    assert "reject" in tool_result["rawOutput"].lower(), tool_result
+    assert elapsed < 5, f"the approval waited {elapsed:.1f} s for a client that cannot answer"
+
+
+def test_an_approval_another_client_watches_still_waits_for_it(daemon_factory: DaemonFactory) -> None:
+    """Declined at once only when nobody else can answer: a second open client watching the session can."""
+    d = daemon_factory.start(ask_config())
+    s = sid()
+    with RawClient(d.socket_path) as watcher, RawClient(d.socket_path) as c:
+        watcher.initialize()
+        c.sock.sendall(ndjson(INIT, req("session/new", 2, {"sessionId": s})))
+        assert c.recv_frame()["id"] == 1 and c.recv_frame()["id"] == 2
+        watcher.sock.sendall(ndjson(req("session/new", "w", {"sessionId": s})))
+        assert watcher.recv_frame()["id"] == "w"
+        c.sock.sendall(ndjson(req("session/prompt", 3, {"sessionId": s, "prompt": "/bash echo approved-$((6 * 7))"})))
+        c.sock.shutdown(socket.SHUT_WR)
+        while (frame := watcher.recv_frame()).get("params", {}).get("type") != "approval_request":
+            pass
+        time.sleep(0.3)  # a decline would have happened by now
+        approve = {"sessionId": s, "requestId": frame["params"]["requestId"], "decision": "allow_once"}
+        watcher.sock.sendall(ndjson(req("session/approve", "a", approve)))
+        frames = c.read_until_eof(10)
+    (tool_result,) = [u for u in updates(frames, s) if u["type"] == "tool_result"]
+    assert "approved-42" in tool_result["rawOutput"], tool_result
+
+
+def test_a_peer_that_disconnects_fully_gets_nothing_and_its_turn_goes_on(daemon_factory: DaemonFactory) -> None:
+    d = daemon_factory.start(ask_config())
+    s = sid()
+    with RawClient(d.socket_path) as c:
+        c.sock.sendall(ndjson(INIT, req("session/new", 2, {"sessionId": s})))
+        assert c.recv_frame()["id"] == 1 and c.recv_frame()["id"] == 2
+        c.sock.sendall(ndjson(req("session/prompt", 3, {"sessionId": s, "prompt": "/bash echo hi"})))
+        while c.recv_frame().get("params", {}).get("type") != "approval_request":
+            pass
+    gone = time.monotonic()  # closed both ways: its pending approval is declined as on any disconnect
+    with RawClient(d.socket_path) as second:
+        second.initialize()
+        rows: list[dict[str, Any]] = []
+        for n in range(200):
+            second.sock.sendall(ndjson(req("session/messages", n, {"sessionId": s})))
+            rows = second.recv_frame()["result"]["messages"]
+            if rows and rows[-1]["role"] == "assistant":
+                break
+            time.sleep(0.05)
+        assert [r["role"] for r in rows] == ["user", "tool_call", "tool_result", "assistant"], rows
+        assert "reject" in rows[2]["content"].lower(), rows[2]
+        assert time.monotonic() - gone < 5
+
+
+# ---------------------------------------------------------------------------------------- the one-liners
+
+
+@pytest.mark.skipif(shutil.which("socat") is None, reason="needs socat (.ci/run installs it)")
+def test_the_printf_socat_one_liner_prints_the_answer(daemon: Daemon) -> None:
+    """The issue's one-liner, exactly: `printf '…\\n' | socat -t 3 - UNIX-CONNECT:$SOCK`."""
+    line = '{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":1}\\n'
+    command = f"printf '{line}' | socat -t 3 - UNIX-CONNECT:{shlex.quote(str(daemon.socket_path))}"
+    started = time.monotonic()
+    run = subprocess.run(["bash", "-c", command], capture_output=True, timeout=20, check=False)
+    assert run.returncode == 0, run.stderr
+    (answer,) = [json.loads(x) for x in run.stdout.decode().splitlines()]
+    assert answer["id"] == 1 and answer["result"]["protocolVersion"] == 1
+    assert time.monotonic() - started < 3, "the daemon closes once it has answered, socat does not time out"
+    # §13: the quick test's two frames piped in one go print both answers
+    two = line + '{"jsonrpc":"2.0","method":"status","params":{},"id":2}\\n'
+    command = f"printf '{two}' | socat - UNIX-CONNECT:{shlex.quote(str(daemon.socket_path))}"
+    run = subprocess.run(["bash", "-c", command], capture_output=True, timeout=20, check=False)
+    assert [json.loads(x)["id"] for x in run.stdout.decode().splitlines()] == [1, 2]

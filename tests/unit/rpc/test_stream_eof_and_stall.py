@@ -1,0 +1,212 @@
+"""End of input (R-WIRE-9) and the outbound stall rule (R-LIM) on the NDJSON byte stream, over a fake transport,
+and the shared `FlowControl` itself."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+from test_connection import make_server
+from test_ndjson_protocol import FakeSocket, frame
+
+from app.config.schema import Limits
+from rpc.connection import Connection
+from rpc.framing import LineSplitter
+from rpc.transports.base import ConnectionClosed, Peer
+from rpc.transports.flow import FlowControl
+from rpc.transports.stream import NdjsonProtocol
+
+
+class FlowSocket(FakeSocket):
+    """Also reports a write-buffer size and records an abort."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.buffered = 0
+        self.aborted = False
+        self.eof_reads = 0
+
+    def get_write_buffer_size(self) -> int:
+        return self.buffered
+
+    def abort(self) -> None:
+        self.aborted = True
+        self.closed = True
+
+    def resume_reading(self) -> None:
+        super().resume_reading()
+        self.eof_reads += 1  # a real transport would report EOF again
+
+
+def connect(limits: Limits | None = None) -> tuple[NdjsonProtocol, FlowSocket, Connection]:
+    server, _ = make_server(limits)
+    protocol = NdjsonProtocol(server, lambda transport: Peer("unix:pid=1,uid=0", uid=0))
+    sock = FlowSocket()
+    protocol.connection_made(sock)  # type: ignore[arg-type]  # a fake of the transport's used surface
+    (conn,) = server.connections
+    return protocol, sock, conn
+
+
+async def until(predicate: Any, timeout: float = 2.0) -> None:
+    async def wait() -> None:
+        while not predicate():
+            await asyncio.sleep(0.005)
+
+    await asyncio.wait_for(wait(), timeout)
+
+
+# ---------------------------------------------------------------------------------------------- EOF
+
+
+@pytest.mark.req("R-WIRE-9")
+async def test_eof_keeps_writing_until_every_frame_read_is_answered() -> None:
+    protocol, sock, conn = connect()
+    # `initialize` is a barrier: `status` and the sleep wait in the protocol when the end of input arrives.
+    protocol.data_received(
+        frame("initialize", "init", {"protocolVersion": 1})
+        + frame("test/sleep", "slow", {"secs": 0.1})
+        + frame("status", "st")
+    )
+    assert protocol.eof_received() is True  # our sending side stays open
+    assert not sock.closed and conn.input_closed and not conn.closed
+    await until(lambda: sock.closed)
+    assert [m["id"] for m in sock.messages()] == ["init", "st", "slow"]
+    assert sock.eof_reads == 0, "reading was resumed after EOF"
+    protocol.connection_lost(None)
+    assert conn.closed and not conn.server.connections  # counted and audited when it really ends
+
+
+@pytest.mark.req("R-WIRE-9")
+async def test_a_last_line_without_a_newline_is_a_frame() -> None:
+    protocol, sock, _ = connect()
+    protocol.data_received(frame("initialize", 1, {"protocolVersion": 1}) + frame("status", 2)[:-1])
+    protocol.eof_received()
+    await until(lambda: sock.closed)
+    assert [m["id"] for m in sock.messages()] == [1, 2]
+
+
+@pytest.mark.req("R-WIRE-9")
+async def test_eof_with_nothing_running_closes_at_once() -> None:
+    protocol, sock, _ = connect()
+    protocol.data_received(b"   ")
+    protocol.eof_received()
+    assert sock.closed and sock.messages() == []
+
+
+@pytest.mark.req("R-WIRE-9")
+async def test_eof_fails_requests_to_the_peer_at_once_and_refuses_new_ones() -> None:
+    protocol, sock, conn = connect()
+    protocol.data_received(frame("initialize", 1, {"protocolVersion": 1}) + frame("test/sleep", 2, {"secs": 0.2}))
+    asked = asyncio.create_task(conn.request("elicitation/create", {}, timeout=30))
+    await until(lambda: any(m.get("method") == "elicitation/create" for m in sock.messages()))
+    gone: list[str] = []
+    conn.when_gone(lambda: gone.append("now"))
+    protocol.eof_received()
+    with pytest.raises(ConnectionClosed):
+        await asyncio.wait_for(asked, 1)
+    assert gone == ["now"]
+    with pytest.raises(ConnectionClosed):
+        await conn.request("elicitation/create", {}, timeout=30)
+    late: list[str] = []
+    conn.when_gone(lambda: late.append("at once"))
+    assert late == ["at once"]
+    await until(lambda: sock.closed)  # the running request was still answered
+    assert 2 in [m.get("id") for m in sock.messages()]
+
+
+def test_splitter_finish_gives_the_partial_line() -> None:
+    splitter = LineSplitter(64)
+    assert splitter.feed(b'{"a":1}\n{"b"') == [b'{"a":1}']
+    assert splitter.feed(b":2}\r") == []
+    assert splitter.finish() == b'{"b":2}'
+    assert splitter.finish() is None and splitter.buffered == 0
+    splitter.feed(b" \t ")
+    assert splitter.finish() is None
+
+
+# -------------------------------------------------------------------------------------------- stall rule
+
+
+@pytest.mark.req("R-LIM")
+async def test_a_stream_peer_that_makes_no_progress_is_aborted_without_a_waiting_producer(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    protocol, sock, conn = connect(Limits(max_outbound_buffer_bytes=65536, outbound_stall_secs=0.1))
+    protocol.data_received(frame("initialize", 1, {"protocolVersion": 1}))
+    await until(lambda: bool(sock.messages()))
+    secret = b'{"jsonrpc":"2.0","method":"x","params":"top-secret-content"}'
+    protocol.send(secret * 2000)  # a large answer; nobody waits for room
+    sock.buffered = 100_000
+    with caplog.at_level(logging.WARNING, logger="zeroclaw.rpc"):
+        protocol.pause_writing()
+        await until(lambda: sock.aborted, timeout=1)
+    (record,) = [r for r in caplog.records if "no progress" in r.getMessage()]
+    assert "unix:pid=1,uid=0" in record.getMessage() and "top-secret" not in record.getMessage()
+    protocol.connection_lost(None)
+    assert conn.closed
+
+
+@pytest.mark.req("R-LIM")
+async def test_a_slow_stream_peer_is_kept_and_draining_disarms() -> None:
+    protocol, sock, conn = connect(Limits(max_outbound_buffer_bytes=65536, outbound_stall_secs=0.1))
+    sock.buffered = 100_000
+    protocol.pause_writing()
+    for _ in range(4):  # some progress in every period
+        await asyncio.sleep(0.06)
+        sock.buffered -= 10_000
+    assert not sock.aborted
+    protocol.resume_writing()
+    await asyncio.sleep(0.25)
+    assert not sock.aborted and not conn.closed
+
+
+@pytest.mark.req("R-LIM")
+async def test_a_producer_waits_and_is_released_by_the_drop() -> None:
+    protocol, sock, _ = connect(Limits(max_outbound_buffer_bytes=65536, outbound_stall_secs=0.1))
+    protocol.pause_writing()
+    waiter = asyncio.create_task(protocol.wait_writable())
+    await until(lambda: sock.aborted)
+    protocol.connection_lost(None)  # what the transport does after abort()
+    with pytest.raises(ConnectionClosed):
+        await asyncio.wait_for(waiter, 1)
+
+
+@pytest.mark.req("R-LIM")
+async def test_an_answer_waits_while_the_peer_is_not_reading() -> None:
+    """An async handler's answer is not queued above the limit: it waits for room like streamed output."""
+    protocol, sock, conn = connect(Limits(max_outbound_buffer_bytes=65536, outbound_stall_secs=5))
+    protocol.data_received(frame("initialize", 1, {"protocolVersion": 1}))
+    await until(lambda: bool(sock.messages()))
+    protocol.data_received(frame("test/sleep", 2, {"secs": 0.01}))
+    protocol.pause_writing()
+    await asyncio.sleep(0.1)
+    assert [m["id"] for m in sock.messages()] == [1]  # finished, not yet queued
+    protocol.resume_writing()
+    await until(lambda: len(sock.messages()) == 2)
+    assert sock.messages()[1] == {"jsonrpc": "2.0", "id": 2, "result": "slept"}
+    assert conn.idle
+
+
+@pytest.mark.req("R-LIM")
+async def test_flow_control_pauses_watches_and_calls_on_stall_once() -> None:
+    progress = [0]
+    stalls: list[int] = []
+    flow = FlowControl(0.05, progress=lambda: progress[0], on_stall=lambda: stalls.append(1), label="x")
+    flow.pause()
+    flow.pause()  # one timer, however often the mark is crossed
+    assert flow.paused and flow.watching
+    waiter = asyncio.create_task(flow.wait())
+    await asyncio.sleep(0.04)
+    progress[0] += 1  # moving: the next period is watched
+    await asyncio.sleep(0.04)
+    assert stalls == [] and flow.watching and not waiter.done()
+    await asyncio.sleep(0.1)
+    assert stalls == [1] and not flow.watching
+    flow.close()  # what the transport does once on_stall has dropped the connection
+    await asyncio.wait_for(waiter, 1)
+    flow.pause()
+    flow.resume()
+    await asyncio.sleep(0.1)
+    assert stalls == [1] and not flow.paused and not flow.watching
