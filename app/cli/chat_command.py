@@ -233,15 +233,24 @@ class _Chat:
         while not self.inbox.empty():  # updates that came between turns (another client's) are not this turn's
             self.inbox.get_nowait()
         prompt = asyncio.create_task(self.client.call("session/prompt", {"sessionId": self.sid, "prompt": text}))
-        while not prompt.done() or not self.inbox.empty():
-            getter = asyncio.create_task(self.inbox.get())
-            done, _ = await asyncio.wait({getter, prompt}, return_when=asyncio.FIRST_COMPLETED)
-            if getter in done:
-                await self._show(getter.result(), asker)
-            else:
+        # Leaving mid-turn (Ctrl-C, the daemon gone) must not leave its failure unretrieved: asyncio would print
+        # "Task exception was never retrieved" with a traceback on the way out.
+        prompt.add_done_callback(_retrieve)
+        getter: asyncio.Task[dict[str, Any]] | None = None
+        try:
+            while not prompt.done() or not self.inbox.empty():
+                getter = asyncio.create_task(self.inbox.get())
+                done, _ = await asyncio.wait({getter, prompt}, return_when=asyncio.FIRST_COMPLETED)
+                if getter in done:
+                    await self._show(getter.result(), asker)
+                else:
+                    getter.cancel()
+            result: dict[str, Any] = prompt.result()
+            return result
+        finally:
+            prompt.cancel()  # no-ops once done
+            if getter is not None:
                 getter.cancel()
-        result: dict[str, Any] = prompt.result()
-        return result
 
     async def _show(self, message: dict[str, Any], asker: Asker) -> None:
         if message.get("method") == "elicitation/create" and "id" in message:
@@ -330,3 +339,8 @@ class _View:
         if self.mode is not None:
             console.print()
             self.mode = None
+
+
+def _retrieve(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
