@@ -86,6 +86,12 @@ def assert_daemon_serves(d: Daemon) -> None:
 # ----------------------------------------------------------------------------------------------- answers
 
 
+def open_session(c: RawClient, session_id: str) -> None:
+    """initialize (id 1) and session/new (id 2) on a fresh connection, both answered."""
+    c.sock.sendall(ndjson(INIT, req("session/new", 2, {"sessionId": session_id})))
+    assert c.recv_frame()["id"] == 1 and c.recv_frame()["id"] == 2
+
+
 def test_answers_to_everything_sent_before_eof_then_the_daemon_closes(daemon: Daemon) -> None:
     frames = half_close(daemon, ndjson(INIT, req("status", 2, {})))
     got = answers(frames)
@@ -255,8 +261,7 @@ def test_an_approval_pending_at_eof_is_declined_at_once(daemon_factory: DaemonFa
     d = daemon_factory.start(ask_config())
     s = sid()
     with RawClient(d.socket_path) as c:
-        c.sock.sendall(ndjson(INIT, req("session/new", 2, {"sessionId": s})))
-        assert c.recv_frame()["id"] == 1 and c.recv_frame()["id"] == 2
+        open_session(c, s)
         c.sock.sendall(ndjson(req("session/prompt", 3, {"sessionId": s, "prompt": "/bash echo hi"})))
         while c.recv_frame().get("params", {}).get("type") != "approval_request":
             pass
@@ -275,8 +280,7 @@ def test_an_approval_another_client_watches_still_waits_for_it(daemon_factory: D
     s = sid()
     with RawClient(d.socket_path) as watcher, RawClient(d.socket_path) as c:
         watcher.initialize()
-        c.sock.sendall(ndjson(INIT, req("session/new", 2, {"sessionId": s})))
-        assert c.recv_frame()["id"] == 1 and c.recv_frame()["id"] == 2
+        open_session(c, s)
         watcher.sock.sendall(ndjson(req("session/new", "w", {"sessionId": s})))
         assert watcher.recv_frame()["id"] == "w"
         c.sock.sendall(ndjson(req("session/prompt", 3, {"sessionId": s, "prompt": "/bash echo approved-$((6 * 7))"})))
@@ -295,8 +299,7 @@ def test_a_peer_that_disconnects_fully_gets_nothing_and_its_turn_goes_on(daemon_
     d = daemon_factory.start(ask_config())
     s = sid()
     with RawClient(d.socket_path) as c:
-        c.sock.sendall(ndjson(INIT, req("session/new", 2, {"sessionId": s})))
-        assert c.recv_frame()["id"] == 1 and c.recv_frame()["id"] == 2
+        open_session(c, s)
         c.sock.sendall(ndjson(req("session/prompt", 3, {"sessionId": s, "prompt": "/bash echo hi"})))
         while c.recv_frame().get("params", {}).get("type") != "approval_request":
             pass
