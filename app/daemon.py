@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
+import importlib
 import logging
 import os
 import signal
@@ -18,7 +20,6 @@ from typing import TYPE_CHECKING
 
 from app.audit import AuditLog
 from app.auth.authenticator import Authenticator
-from app.auth.pairing import PairingStore
 from app.auth.tokens import PairedTokens
 from app.config.errors import ConfigError
 from app.config.reload import ConfigWatcher
@@ -29,10 +30,11 @@ from app.files.service import FileService, staging_dir_for
 from app.paths import InsecureDirectory, Paths, ensure_endpoint_dir, ensure_private_dir, resolve
 from app.services import Services
 from app.sessions.registry import SessionRegistry
-from app.sessions.store import SessionStore
-from app.storage import Database, default_url
-from app.storage.faults import Faults
-from app.storage.migrate import upgrade_if_needed
+from app.storage.db_lock import DatabaseInUse, DatabaseLock, acquire_sqlite_file
+from app.storage.db_lock import acquire as acquire_database_lock
+from app.storage.deferred import DeferredStorage
+from app.storage.errors import masked_url, open_failure
+from app.storage.migrate import create_new_sqlite, is_current_sqlite_file
 from rpc.methods import ERROR_MAPPERS, build_registry
 from rpc.methods.files import connection_closed as files_connection_closed
 from rpc.server import RpcServer
@@ -40,6 +42,9 @@ from rpc.transports.stream import NdjsonProtocol
 from rpc.transports.unix import EndpointError, UnixListener, peer_of, serve_unix
 
 if TYPE_CHECKING:
+    from app.auth.pairing import PairingStore
+    from app.sessions.store import SessionStore
+    from app.storage.database import Database
     from gateway.server import GatewayHandle
 
 __all__ = ["DaemonOptions", "run"]
@@ -117,9 +122,7 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
     # Every resource registers its own cleanup as it is acquired; they run in reverse order on any exit
     # (a failed start-up included): gateway, listener, files, sessions, audit log, database.
     async with contextlib.AsyncExitStack() as cleanup:
-        db = await _open_database(config_store.current.storage.url or default_url(paths.data_dir))
-        cleanup.push_async_callback(db.close)
-        services = _services(paths, config_store, db)
+        services = await _storage_and_services(paths, config_store, cleanup)
         cleanup.callback(services.audit.close)
         await cleanup.enter_async_context(watcher.running())  # after the commit listeners are registered
         cleanup.push_async_callback(services.sessions.shutdown)
@@ -147,25 +150,122 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
             cleanup.push_async_callback(gateway.close)  # first out: WebSocket peers get close 1012
         gateway_label = gateway.url if gateway is not None else "off"
         print(f"zeroclaw daemon ready: socket={paths.endpoint} gateway={gateway_label}", file=sys.stderr, flush=True)
+        _after_ready()
         await stop.wait()
     return 0
 
 
+async def _storage_and_services(
+    paths: Paths, config_store: ConfigStore, cleanup: contextlib.AsyncExitStack
+) -> Services:
+    """Lock and open the database, then build the services on it; its cleanups join `cleanup`.
+
+    Fast start: the default SQLite database, already at the newest revision (one stdlib query says so) or brand new
+    (created at that revision from `app.storage.sqlite_schema`), is opened by the first call that needs it
+    (`app.storage.deferred`), so start-up and an idle daemon never import SQLAlchemy or Alembic. Any other case (a
+    configured URL, an older file, one that cannot be read) migrates and opens it here, and a failure is the one
+    start-up line of R-STORE-3.
+    """
+    configured = config_store.current.storage.url
+    if configured is None:
+        database = paths.database
+        try:  # one daemon per database, before anything reads it
+            lock = acquire_sqlite_file(database, lambda: _default_url(paths.data_dir))
+        except DatabaseInUse as exc:
+            raise StartupError(str(exc)) from None
+        cleanup.push_async_callback(lock.release)
+        # A brand-new database gets the newest schema in one transaction (no Alembic), then starts fast as well.
+        if is_current_sqlite_file(database) or (create_new_sqlite(database) and is_current_sqlite_file(database)):
+            storage = DeferredStorage(lambda: _open_deferred(paths.data_dir))
+            cleanup.push_async_callback(storage.close)
+            pairing, store = storage.stand_in(_pairing_store), storage.stand_in(_session_store)
+            return _services(paths, config_store, None, pairing, store)
+        url = _default_url(paths.data_dir)
+    else:
+        url = configured
+        cleanup.push_async_callback((await _lock_database(url)).release)  # one daemon per database
+    db = await _open_database(url)
+    cleanup.push_async_callback(db.close)
+    return _services(paths, config_store, db, _pairing_store(db), _session_store(db))
+
+
+def _default_url(data_dir: Path) -> str:
+    from app.storage.engine import default_url
+
+    return default_url(data_dir)
+
+
+async def _open_deferred(data_dir: Path) -> Database:
+    """The fast start's opener, run by the first call that needs storage: SQLAlchemy, the models and the stores are
+    imported in a worker thread (the loop keeps answering meanwhile), then the database opens as it would at start."""
+    url = await asyncio.to_thread(_load_storage, data_dir)
+    from app.storage.database import Database
+    from app.storage.driver_faults import install_from_env as install_fault_file
+
+    install_fault_file()
+    return await Database.open(url)
+
+
+# What the first storage call needs, imported by `_load_storage` in a worker thread rather than on the event loop.
+_STORAGE_MODULES = (
+    "app.storage.database",
+    "app.storage.driver_faults",
+    "app.storage.faults",
+    "app.auth.pairing",
+    "app.sessions.store",
+)
+
+
+def _load_storage(data_dir: Path) -> str:
+    for name in _STORAGE_MODULES:
+        importlib.import_module(name)
+    return _default_url(data_dir)
+
+
+def _pairing_store(db: Database) -> PairingStore:
+    from app.auth.pairing import PairingStore
+
+    return PairingStore(db)
+
+
+def _session_store(db: Database) -> SessionStore:
+    from app.sessions.store import SessionStore
+    from app.storage.faults import Faults
+
+    return SessionStore(db, faults=Faults.from_env())
+
+
+async def _lock_database(url: str) -> DatabaseLock:
+    try:
+        return await acquire_database_lock(url)
+    except DatabaseInUse as exc:
+        raise StartupError(str(exc)) from None
+    except Exception as exc:  # unreachable, refused credentials: the same one line as _open_database gives
+        raise StartupError(f"cannot open the database {masked_url(url)}: {open_failure(exc, url)}") from None
+
+
 async def _open_database(url: str) -> Database:
+    from app.storage.database import Database
+    from app.storage.driver_faults import install_from_env as install_fault_file
+    from app.storage.migrate import upgrade_if_needed
+
+    install_fault_file()  # tests only: ZEROCLAW_STORAGE_FAULT_FILE (docs/sessions-storage.md); a no-op when unset
     try:
         await asyncio.to_thread(upgrade_if_needed, url)
         return await Database.open(url)
-    except Exception as exc:  # any driver or migration failure: one line, no traceback
-        raise StartupError(f"cannot open the database: {type(exc).__name__}") from None
+    except Exception as exc:  # any driver or migration failure: one line naming the URL (R-STORE-3), no traceback
+        raise StartupError(f"cannot open the database {masked_url(url)}: {open_failure(exc, url)}") from None
 
 
-def _services(paths: Paths, config_store: ConfigStore, db: Database) -> Services:
+def _services(
+    paths: Paths, config_store: ConfigStore, db: Database | None, pairing_store: PairingStore, store: SessionStore
+) -> Services:
     """The domain services every surface shares, wired to each other."""
-    pairing = PairedTokens(PairingStore(db))
+    pairing = PairedTokens(pairing_store)
     auth = Authenticator(lambda: config_store.current, lambda: config_store.policy_generation, os.getuid())
     auth.tokens = pairing
     config_store.on_commit(lambda _old, _new: auth.policy_changed())
-    sessions = SessionRegistry(SessionStore(db, faults=Faults.from_env()), lambda: config_store.current, paths.data_dir)
+    sessions = SessionRegistry(store, lambda: config_store.current, paths.data_dir)
     files = FileService(sessions, lambda: config_store.current.limits, staging_dir=staging_dir_for(paths.data_dir))
     return Services(
         paths=paths,
@@ -200,6 +300,13 @@ async def _start_gateway(options: DaemonOptions, services: Services, server: Rpc
         raise StartupError(str(exc)) from None
     services.gateway_url = handle.url
     return handle
+
+
+def _after_ready() -> None:
+    """Once ready: what start-up made lives as long as the process, so the cyclic GC need never scan it again
+    (`gc.freeze`); then collection goes on (the CLI turns it off for the start, app/cli/__init__.py)."""
+    gc.freeze()
+    gc.enable()
 
 
 async def _shutdown(listener: UnixListener, server: RpcServer) -> None:

@@ -6,26 +6,27 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from app.audit import AuditLog
 from app.auth.authenticator import Authenticator
 from app.auth.pairing_codes import PairingCodes
-from app.auth.tokens import PairedTokens
 from app.config.schema import Config
 from app.config.store import ConfigStore
 from app.paths import Paths
-from app.storage import Database
 
 if TYPE_CHECKING:
+    from app.auth.tokens import PairedTokens
     from app.files.service import FileService
     from app.sessions.registry import SessionRegistry
+    from app.storage.database import Database
 
 __all__ = ["Services", "package_version"]
 
 
 def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # ~10 ms to import: not at start-up
+
     try:
         return version("zeroclaw")
     except PackageNotFoundError:  # running from a source tree that was not installed
@@ -38,18 +39,25 @@ class Services:
     config_store: ConfigStore
     auth: Authenticator
     audit: AuditLog
-    db: Database
+    db: Database | None  # None on a fast start, where the first call opens it (app.storage.deferred)
     pairing: PairedTokens
     sessions: SessionRegistry
     files: FileService | None = None  # the files service (SPEC §8); None only in tests that do not need it
     pairing_codes: PairingCodes = field(default_factory=PairingCodes)  # one-time codes for `POST /pair`
-    version: str = field(default_factory=package_version)
+    _version: str | None = None  # looked up on first use (`initialize`, `status`): importlib.metadata is slow
     clock: Callable[[], int] = time.monotonic_ns  # what `uptime_ms` counts with; tests freeze it
     started_ns: int = field(default_factory=time.monotonic_ns)
     gateway_url: str | None = None  # set once the gateway listens
     # The parts of `status` that change only with the gateway URL, and the URL they show; `status` is a hot path.
     _static: dict[str, Any] | None = None
     _static_url: str | None = None
+
+    @property
+    def version(self) -> str:
+        """The installed package's version (`serverVersion`)."""
+        if self._version is None:
+            self._version = package_version()
+        return self._version
 
     @property
     def config(self) -> Config:

@@ -30,10 +30,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import random
 import signal
-import sqlite3
 import sys
 import time
 from collections.abc import Callable
@@ -42,10 +40,11 @@ from pathlib import Path
 from typing import Any, Final
 
 REPO_ROOT: Final = Path(__file__).resolve().parents[1]
-_E2E = str(REPO_ROOT / "tests" / "e2e")
-if _E2E not in sys.path:
-    sys.path.insert(0, _E2E)
+for _dir in (str(REPO_ROOT / "tests"), str(REPO_ROOT / "tests" / "e2e")):  # the harness and tests/db_backend.py
+    if _dir not in sys.path:
+        sys.path.insert(0, _dir)
 
+from db_backend import query  # noqa: E402
 from e2e_harness import Daemon, DaemonFactory  # noqa: E402
 from session_client import Peer  # noqa: E402
 
@@ -138,20 +137,12 @@ def markers(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def unfinished_turns(daemon: Daemon, session_id: str) -> int:
-    """Turns of the session with no terminal record or an incomplete row, read from the database file after a
-    kill (only while no daemon runs on it). A turn that had reached its terminal record needs no marker."""
-    db = daemon.data_dir / "zeroclaw.db"
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        open_turns = {
-            t for (t,) in conn.execute(
-                "SELECT turn_id FROM acp_turns WHERE session_id = ? AND finished_at IS NULL", (session_id,)
-            )
-        }  # fmt: skip
-        dangling = {
-            t for (t,) in conn.execute(
-                "SELECT DISTINCT turn_id FROM acp_transcript WHERE session_id = ? AND complete = 0", (session_id,)
-            )
-        }  # fmt: skip
+    """Turns of the session with no terminal record or an incomplete row, read from the database after a kill
+    (only while no daemon runs on it), whichever backend it is. A turn that had reached its terminal record needs
+    no marker."""
+    url, sid = daemon.database_url, {"sid": session_id}
+    open_turns = set(query(url, "SELECT turn_id FROM acp_turns WHERE session_id = :sid AND finished_at IS NULL", **sid))
+    dangling = set(query(url, "SELECT turn_id FROM acp_transcript WHERE session_id = :sid AND NOT complete", **sid))
     return len(open_turns | dangling)
 
 

@@ -80,7 +80,7 @@ def daemon_protocols(data_dir: str) -> list[Any]:
         config_store=store,
         auth=auth,
         audit=AuditLog(None),
-        db=None,  # type: ignore[arg-type]  # `status` needs neither a database nor pairing
+        db=None,  # `status` needs neither a database nor pairing
         pairing=None,  # type: ignore[arg-type]
         sessions=NoSessions(),  # type: ignore[arg-type]
     )

@@ -73,6 +73,7 @@ static size_t opt_size = 7 * 1024 * 1024;
 static long opt_count = 100000;
 static const char *opt_text = "The quick brown fox jumps over the lazy dog; streaming chunk text.";
 static const char *opt_method = "status";
+static const char *opt_params = "{}"; /* a JSON object, sent as is (no newline) */
 static int opt_cpu = -1; /* pin ourselves to this CPU, away from the server */
 static int opt_spin; /* busy-poll epoll instead of sleeping: no wake-up latency on our side */
 
@@ -233,10 +234,10 @@ static void queue_raw(conn_t *c, const char *s, size_t n) {
 
 /* Fill every free slot with a request; one write for the whole batch. */
 static void refill(conn_t *c) {
-    static const char head_fmt[] = "{\"jsonrpc\":\"2.0\",\"method\":\"%s\",\"params\":{},\"id\":";
-    static char head[128];
+    static const char head_fmt[] = "{\"jsonrpc\":\"2.0\",\"method\":\"%s\",\"params\":%s,\"id\":";
+    static char head[1200];
     static size_t head_len;
-    if (!head_len) head_len = (size_t)snprintf(head, sizeof head, head_fmt, opt_method);
+    if (!head_len) head_len = (size_t)snprintf(head, sizeof head, head_fmt, opt_method, opt_params);
     if (c->nfree == 0 || c->dead || c->wdead) return;
     wreserve(c, (size_t)c->nfree * (head_len + 24));
     uint64_t t = now_ns();
@@ -581,7 +582,7 @@ static void usage(void) {
     fprintf(stderr,
             "usage: loadgen --socket PATH [--mode rps|big|stream|hold] [--conns N] [--depth D]\n"
             "               [--duration S] [--warmup S] [--timeout S] [--size BYTES] [--count N]\n"
-            "               [--text T] [--method M] [--cpu N] [--spin]\n");
+            "               [--text T] [--method M] [--params JSON] [--cpu N] [--spin]\n");
     exit(64);
 }
 
@@ -592,7 +593,7 @@ int main(int argc, char **argv) {
         {"duration", required_argument, 0, 'D'}, {"warmup", required_argument, 0, 'w'},
         {"timeout", required_argument, 0, 't'}, {"size", required_argument, 0, 'S'},
         {"count", required_argument, 0, 'n'},  {"text", required_argument, 0, 'T'},
-        {"method", required_argument, 0, 'M'}, {"spin", no_argument, 0, 'P'},
+        {"method", required_argument, 0, 'M'}, {"params", required_argument, 0, 'J'}, {"spin", no_argument, 0, 'P'},
         {"cpu", required_argument, 0, 'C'},
         {0, 0, 0, 0},
     };
@@ -616,6 +617,7 @@ int main(int argc, char **argv) {
         case 'n': opt_count = atol(optarg); break;
         case 'T': opt_text = optarg; break;
         case 'M': opt_method = optarg; break;
+        case 'J': opt_params = optarg; break;
         case 'P': opt_spin = 1; break;
         case 'C': opt_cpu = atoi(optarg); break;
         default: usage();
@@ -623,6 +625,7 @@ int main(int argc, char **argv) {
     }
     if (!opt_socket || opt_conns < 1 || opt_depth < 1 || opt_duration <= 0 || opt_timeout <= 0) usage();
     if (strpbrk(opt_text, "\"\\") || strlen(opt_method) > 40 || strpbrk(opt_method, "\"\\")) usage();
+    if (strlen(opt_params) > 1000 || strpbrk(opt_params, "\r\n") || opt_params[0] != '{') usage();
     if (opt_mode != M_RPS && opt_mode != M_HOLD) opt_conns = 1;
     if (opt_warmup >= opt_duration) opt_warmup = 0;
 

@@ -54,7 +54,9 @@ class Metric:
 
 
 METRICS: Final = (
-    Metric("ready_ms", "exec → ready", "ms", "lower", 1),
+    Metric("ready_ms", "exec → ready, new data dir", "ms", "lower", 1),
+    Metric("ready_warm_ms", "exec → ready, existing data dir", "ms", "lower", 1),
+    Metric("ready_warm_gw_ms", "exec → ready, existing data dir, gateway on", "ms", "lower", 1),
     Metric("idle_rss_mib", "idle RSS", "MiB", "lower", 1),
     Metric("rss_per_conn_kib", "RSS per idle initialized connection", "KiB", "lower", 2),
     Metric("seq_rps", "`status`, 1 conn, depth 1", "req/s", "higher"),
@@ -71,6 +73,33 @@ METRICS: Final = (
 )
 
 
+@dataclass(frozen=True)
+class StorageRow:
+    """A daemon-only scenario on the storage path, reported as req/s and as a ratio to `status` (seq_rps)."""
+
+    key: str
+    label: str
+    method: str
+    conns: int
+    target: float | None  # issue 15: minimum ratio to `status`, 1 conn, depth 1, same run
+
+
+# Params that name a session are filled in by `storage_setup` ("{listed}", "{talker}").
+STORAGE_ROWS: Final = (
+    StorageRow("list_rps", "`session/list` (20 sessions), 1 conn", "session/list", 1, 0.25),
+    StorageRow("list16_rps", "`session/list` (20 sessions), 16 conns", "session/list", 16, None),
+    StorageRow("config_rps", "`config/get`, 1 conn", "config/get", 1, 0.5),
+    StorageRow("messages_rps", "`session/messages` (20 messages), 1 conn", "session/messages", 1, 0.2),
+    StorageRow("messages16_rps", "`session/messages` (20 messages), 16 conns", "session/messages", 16, None),
+    StorageRow("turn_rps", "scripted turn (`session/prompt`), sequential", "session/prompt", 1, 0.05),
+    StorageRow("new_rps", "`session/new`, sequential", "session/new", 1, 0.1),
+)
+STORAGE_SESSIONS: Final = 20  # sessions `session/list` returns
+STORAGE_TURNS: Final = 10  # turns on the `session/messages` session: a user and an assistant row each
+# `session/new` for a few seconds makes thousands of live sessions; the default cap (64) would refuse them.
+STORAGE_CONFIG: Final = "[limits]\nmax_sessions = 1000000\n"
+
+
 @dataclass
 class Options:
     targets: list[str]
@@ -85,6 +114,8 @@ class Options:
     pin: bool
     json_out: Path | None
     quiet_wait: float
+    storage: bool = True  # the daemon-only storage rows
+    transport: bool = True  # everything but `status` ping-pong (RSS per connection, pipelined, 1000 conns, …)
 
 
 @dataclass
@@ -97,6 +128,7 @@ class Server:
     workdir: str
     started: float
     ready_at: float | None = None
+    owns_workdir: bool = True  # removed by stop(); False for the start-up rows' restarts on one data dir
     tail: deque[str] = field(default_factory=lambda: deque(maxlen=40))
     ready_event: threading.Event = field(default_factory=threading.Event)
 
@@ -115,7 +147,8 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=5)
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.owns_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 class BenchError(RuntimeError):
@@ -186,8 +219,12 @@ def cpu_plan(pin: bool) -> tuple[set[int] | None, int | None]:
     return set(cpus[:-1]), cpus[-1]
 
 
-def start_server(name: str, opts: Options, server_cpus: set[int] | None) -> Server:
-    workdir = tempfile.mkdtemp(prefix=f"zcb-{name[:1]}-")  # short: AF_UNIX paths are limited to 107 bytes
+def start_server(
+    name: str, opts: Options, server_cpus: set[int] | None, *, workdir: str | None = None, gateway: bool = False
+) -> Server:
+    """Start a target in a fresh temp dir, or in `workdir` (kept by stop()); the daemon with its gateway if asked."""
+    owns_workdir = workdir is None
+    workdir = workdir or tempfile.mkdtemp(prefix=f"zcb-{name[:1]}-")  # short: AF_UNIX paths are limited to 107 bytes
     env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
     if name == "floor":
         sock = os.path.join(workdir, "floor.sock")
@@ -195,9 +232,13 @@ def start_server(name: str, opts: Options, server_cpus: set[int] | None) -> Serv
         marker: re.Pattern[str] = re.compile(r"^ready$")
     else:
         sock = os.path.join(workdir, "data", "daemon.sock")
+        if opts.storage:
+            Path(workdir, "config.toml").write_text(STORAGE_CONFIG)
         cmd = [part.replace("{config_dir}", workdir) for part in opts.daemon_cmd]
         if not any("{config_dir}" in part for part in opts.daemon_cmd):
             cmd += ["--config-dir", workdir, "--no-gateway"]
+        if gateway:  # any free port: the ready line names it
+            cmd = [part for part in cmd if part != "--no-gateway"] + ["--gateway-port", "0"]
         argv = cmd
         marker = re.compile(r"daemon ready")
     started = time.perf_counter()
@@ -205,7 +246,7 @@ def start_server(name: str, opts: Options, server_cpus: set[int] | None) -> Serv
     if server_cpus:
         with contextlib.suppress(OSError):
             os.sched_setaffinity(proc.pid, server_cpus)
-    server = Server(name=name, proc=proc, socket=sock, workdir=workdir, started=started)
+    server = Server(name=name, proc=proc, socket=sock, workdir=workdir, started=started, owns_workdir=owns_workdir)
 
     def drain() -> None:
         assert proc.stderr is not None
@@ -268,11 +309,30 @@ def rss_per_connection(exe: Path, cpu: int | None, server: Server, conns: int) -
     return (after - before) / conns, info
 
 
+def measure_startup(name: str, opts: Options, server_cpus: set[int] | None, out: dict[str, float | None]) -> None:
+    """exec → ready on an existing data dir (the daemon's database made by a first start), gateway off, then on.
+    The floor has no data dir or gateway: its rows are plain restarts, the yardstick for the ratios."""
+    workdir = tempfile.mkdtemp(prefix=f"zcb-{name[:1]}-")
+    try:
+        start_server(name, opts, server_cpus, workdir=workdir).stop()
+        for key, gateway in (("ready_warm_ms", False), ("ready_warm_gw_ms", True)):
+            server = start_server(name, opts, server_cpus, workdir=workdir, gateway=gateway and name == "daemon")
+            assert server.ready_at is not None
+            out[key] = (server.ready_at - server.started) * 1e3
+            server.stop()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def measure_target(name: str, opts: Options, exe: Path, raw: list[dict[str, Any]]) -> dict[str, float | None]:
     server_cpus, lg_cpu = cpu_plan(opts.pin)
     out: dict[str, float | None] = {m.key: None for m in METRICS}
+    out.update({row.key: None for row in STORAGE_ROWS})
+    out["seq_after_rps"] = None
     rec: dict[str, Any] = {"errors": []}
     raw.append(rec)
+    if opts.transport:
+        measure_startup(name, opts, server_cpus, out)
     server = start_server(name, opts, server_cpus)
     try:
         assert server.ready_at is not None
@@ -296,6 +356,17 @@ def measure_target(name: str, opts: Options, exe: Path, raw: list[dict[str, Any]
 
         # Warm the status path so one-off lazy imports are not billed to the per-connection RSS.
         run("warmup", "--mode", "rps", "--conns", "1", "--depth", "1", "--duration", "0.3", budget=0.3)
+        if not opts.transport:
+            args = ("--mode", "rps", "--conns", "1", "--depth", "1", "--duration", d, "--warmup", w)
+            res = run("seq", *args, budget=opts.duration)
+            if res is not None:
+                out["seq_rps"] = float(res["rps"])
+                out["seq_p50_us"] = float(res["lat_us"]["p50"])
+                out["seq_p99_us"] = float(res["lat_us"]["p99"])
+            if name == "daemon" and opts.storage:
+                measure_storage(server.socket, run, out, opts)
+            rec["summary"] = out
+            return out
         try:
             out["rss_per_conn_kib"], rec["hold"] = rss_per_connection(exe, lg_cpu, server, opts.conns)
         except (BenchError, OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as exc:
@@ -321,12 +392,126 @@ def measure_target(name: str, opts: Options, exe: Path, raw: list[dict[str, Any]
         except (BenchError, OSError, ValueError) as exc:
             log(f"{name}: stream failed: {exc}")
             rec["errors"].append(f"stream: {exc}")
+        if name == "daemon" and opts.storage:
+            measure_storage(server.socket, run, out, opts)
         rec["summary"] = out
         if server.proc.poll() is not None:
             raise BenchError(f"{name} exited during the run (rc={server.proc.returncode})")
     finally:
         server.stop()
     return out
+
+
+class LineClient:
+    """A blocking JSON-RPC client for set-up calls: answers by id, notifications skipped."""
+
+    def __init__(self, sock_path: str) -> None:
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.settimeout(IO_TIMEOUT_S * 3)
+        self.sock.connect(sock_path)
+        self.pending = b""
+        self.next_id = 0
+        self.call("initialize", {"protocolVersion": 1})
+
+    def call(self, method: str, params: dict[str, Any]) -> Any:
+        self.next_id += 1
+        rid = self.next_id
+        self.sock.sendall(
+            json.dumps({"jsonrpc": "2.0", "method": method, "params": params, "id": rid}).encode() + b"\n"
+        )
+        while True:
+            while b"\n" not in self.pending:
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    raise BenchError("closed")
+                self.pending += chunk
+            line, _, self.pending = self.pending.partition(b"\n")
+            reply: dict[str, Any] = json.loads(line)
+            if reply.get("id") != rid:
+                continue  # a notification
+            if "result" not in reply:
+                raise BenchError(f"{method}: {reply.get('error')}")
+            return reply["result"]
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def storage_setup(sock_path: str) -> dict[str, str]:
+    """20 sessions for `session/list`; the first gets 20 transcript rows (10 scripted turns), the second talks."""
+    client = LineClient(sock_path)
+    try:
+        sids = [client.call("session/new", {})["sessionId"] for _ in range(STORAGE_SESSIONS)]
+        for i in range(STORAGE_TURNS):
+            client.call("session/prompt", {"sessionId": sids[0], "prompt": f"hello number {i}"})
+        count = client.call("session/messages", {"sessionId": sids[0], "limit": 0})["total"]
+        if count != 2 * STORAGE_TURNS:
+            raise BenchError(f"expected {2 * STORAGE_TURNS} rows on the listed session, got {count}")
+    finally:
+        client.close()
+    return {"listed": sids[0], "talker": sids[1]}
+
+
+def storage_params(row: StorageRow, sids: dict[str, str]) -> dict[str, Any]:
+    if row.method == "session/messages":
+        return {"sessionId": sids["listed"], "limit": 2 * STORAGE_TURNS}
+    if row.method == "session/prompt":
+        return {"sessionId": sids["talker"], "prompt": "hello there"}
+    return {}
+
+
+def measure_storage(sock_path: str, run: Any, out: dict[str, float | None], opts: Options) -> None:
+    """The storage rows of issue 15, each one loadgen run of one fixed request (`--params`)."""
+    try:
+        sids = storage_setup(sock_path)
+    except (BenchError, OSError, ValueError) as exc:
+        log(f"daemon: storage set-up failed: {exc}")
+        return
+    d, w = str(opts.duration), str(opts.warmup)
+    for row in STORAGE_ROWS:
+        if row.method == "session/new":
+            # `status` once more, before `session/new` leaves thousands of live sessions behind (status answers
+            # depend on them): the VM's speed drifts within a repeat, so ratios use the mean of both measurements.
+            args = ("--mode", "rps", "--conns", "1", "--depth", "1", "--duration", d, "--warmup", w)
+            res = run("seq_after", *args, budget=opts.duration)
+            if res is not None:
+                out["seq_after_rps"] = float(res["rps"])
+        params = json.dumps(storage_params(row, sids), separators=(",", ":"))
+        args = ("--mode", "rps", "--conns", str(row.conns), "--depth", "1", "--duration", d, "--warmup", w)
+        res = run(row.key, *args, "--method", row.method, "--params", params, budget=opts.duration)
+        if res is not None:
+            if res.get("error_replies"):
+                log(f"daemon: {row.key}: error_replies={res.get('error_replies')}")
+            out[row.key] = float(res["rps"])
+
+
+def status_rate(run_: dict[str, float | None]) -> float | None:
+    """`status` ping-pong of one repeat: the mean of the measurements before and after the storage rows."""
+    got = [v for v in (run_.get("seq_rps"), run_.get("seq_after_rps")) if v]
+    return sum(got) / len(got) if got else None
+
+
+def storage_markdown(medians: dict[str, float | None], per_repeat: list[dict[str, float | None]]) -> str:
+    """Storage rows as req/s and as a ratio to the daemon's own `status` ping-pong, medians of per-repeat ratios."""
+    head = ["scenario", "req/s", "ratio to `status`", "target", "", "per repeat"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    status = median([status_rate(r) for r in per_repeat])
+    lines.append(f"| `status`, 1 conn, depth 1 (mean of before and after the rows) | {fmt(status, 0)} | 1.00x | | | |")
+    for row in STORAGE_ROWS:
+        ratios_ = [r[row.key] / s for r in per_repeat if r.get(row.key) and (s := status_rate(r))]
+        ratio = statistics.median(ratios_) if ratios_ else None
+        target = "" if row.target is None else f"≥ {row.target:g}x"
+        met = "" if row.target is None or ratio is None else ("met" if ratio >= row.target else "**not met**")
+        cells = [
+            row.label,
+            fmt(medians.get(row.key), 0),
+            "n/a" if ratio is None else f"{ratio:.3f}x",
+            target,
+            met,
+            " ".join(f"{x:.3f}" for x in ratios_),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def stream_rate(sock_path: str, name: str, count: int) -> float:
@@ -453,11 +638,17 @@ def parse_args(argv: list[str] | None) -> Options:
         help="before each target run, wait up to S seconds for the machine to be <15%% busy (shared hosts)",
     )
     p.add_argument("--json", type=Path, help="also write all raw results to this file")
+    p.add_argument("--no-storage", action="store_true", help="skip the daemon's storage-path rows")
+    p.add_argument(
+        "--storage-only",
+        action="store_true",
+        help="daemon only: `status` ping-pong and the storage-path rows, nothing else (quick A/B of storage)",
+    )
     a = p.parse_args(argv)
     if a.duration <= 0 or a.repeat < 1 or a.conns < 1 or a.depth < 1:
         p.error("--duration, --repeat, --conns and --depth must be positive")
     return Options(
-        targets=[a.only] if a.only else ["floor", "daemon"],
+        targets=["daemon"] if a.storage_only else [a.only] if a.only else ["floor", "daemon"],
         duration=a.duration,
         warmup=a.warmup if a.warmup < a.duration else 0.0,
         repeat=a.repeat,
@@ -469,6 +660,8 @@ def parse_args(argv: list[str] | None) -> Options:
         pin=a.pin,
         json_out=a.json,
         quiet_wait=a.quiet_wait,
+        storage=not a.no_storage,
+        transport=not a.storage_only,
     )
 
 
@@ -496,7 +689,8 @@ def main(argv: list[str] | None = None) -> int:
                 except BenchError as exc:
                     log(f"{name}: {exc}")
                     failures.append(f"{name}: {exc}")
-    medians = {t: {m.key: median([run[m.key] for run in runs[t]]) for m in METRICS} for t in opts.targets}
+    keys = [m.key for m in METRICS] + [row.key for row in STORAGE_ROWS] + ["seq_after_rps"]
+    medians = {t: {k: median([run.get(k) for run in runs[t]]) for k in keys} for t in opts.targets}
     elapsed = time.perf_counter() - t0
     server_cpus, lg_cpu = cpu_plan(opts.pin)
     print(
@@ -506,6 +700,9 @@ def main(argv: list[str] | None = None) -> int:
         + f", machine {busy:.0%} busy before start, {elapsed:.0f} s total\n"
     )
     print(markdown(medians, opts.targets, opts))
+    if "daemon" in opts.targets and opts.storage:
+        print("\nStorage path (daemon only; ratios are per repeat to the same process's `status`, then the median):\n")
+        print(storage_markdown(medians["daemon"], runs["daemon"]))
     if failures:
         print("\nfailures:\n" + "\n".join(f"- {f.splitlines()[0]}" for f in failures))
     if opts.json_out is not None:

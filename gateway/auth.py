@@ -10,8 +10,9 @@ from typing import Any
 from starlette.requests import HTTPConnection
 
 from app.auth.policy import Principal
-from gateway.errors import ApiError
+from gateway.errors import ApiError, from_rpc_error
 from rpc.dispatcher import Registry
+from rpc.server import storage_unavailable
 from rpc.transports.websocket import bearer_token
 
 __all__ = ["Caller", "authenticate", "grant_of", "http_peer", "require_grant"]
@@ -48,7 +49,13 @@ async def authenticate(conn: HTTPConnection, services: Any) -> Caller:
     if token is None:
         services.audit.record("denied", peer, None)  # as the RPC surface audits every -32010 (R-SEC-3)
         raise ApiError(401, "auth_required", "A bearer token is required", headers=_CHALLENGE)
-    resolved = await services.auth.token(token)
+    try:
+        resolved = await services.auth.token(token)
+    except Exception as exc:
+        unavailable = storage_unavailable(exc)  # a token this daemon never resolved cannot be checked (R-STORE-3)
+        if unavailable is None:
+            raise
+        raise from_rpc_error(unavailable) from None
     if resolved is None:
         services.audit.record("denied", peer, None)
         raise ApiError(401, "auth_required", "The bearer token is not valid", headers=_CHALLENGE)

@@ -16,6 +16,7 @@ Messages are fixed sentences: never a value, a token or exception text.
     413     limit_exceeded       body over 64 KiB (`name: "body"`, `limit`)
     429     limit_exceeded       pairing lockout (`name: "pairing_attempts"`, `retryAfter`, header Retry-After)
     500     internal_error       unexpected failure (`error_id`; the traceback is in the daemon log only)
+    503     storage_unavailable  the database refused a write or cannot be reached (`reason`, `error_id`; R-STORE-3)
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def from_rpc_error(exc: RpcError) -> ApiError:
     """The HTTP form of a protocol error: `kind` and the rest of `data` go into the error object."""
     data = dict(exc.data)
     kind = str(data.pop("kind", exc.kind))
-    status = _STATUS_OF_CODE.get(exc.code, 500)
+    status = 503 if kind == "storage_unavailable" else _STATUS_OF_CODE.get(exc.code, 500)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     return ApiError(status, kind, exc.message, headers=headers, **data)
 

@@ -170,5 +170,5 @@ async def start_gateway(
             sock.close()
             reason = type(failure).__name__ if failure is not None else "timeout"
             raise GatewayStartError(f"the gateway did not start: {reason}")
-        await asyncio.sleep(0.005)
+        await asyncio.sleep(0.001)  # uvicorn sets `started` within a few ms; every ms here delays readiness
     return GatewayHandle(host or bound_host, bound_port, config.is_ssl, server, task)

@@ -6,6 +6,7 @@
     ├── MethodNotFound             -32601  method_not_found
     ├── InvalidParams              -32602  invalid_params
     ├── InternalError              -32603  internal_error
+    │   └── StorageUnavailable     -32603  storage_unavailable (disk full, read-only, unreachable; R-STORE-3)
     ├── SessionNotFound            -32000  session_not_found (or session_changed)
     ├── SessionLimit               -32001  session_limit
     ├── SessionBusy                -32002  session_busy
@@ -37,6 +38,7 @@ __all__ = [
     "SessionLimit",
     "SessionNotFound",
     "SessionNotOwned",
+    "StorageUnavailable",
     "UploadNotFound",
     "VersionMismatch",
 ]
@@ -74,6 +76,14 @@ class InvalidParams(RpcError):
 
 class InternalError(RpcError):
     code, kind, default_message = -32603, "internal_error", "Internal error"
+
+
+class StorageUnavailable(InternalError):
+    """The database refused a write or could not be reached (`data.reason`: disk_full, read_only, locked,
+    io_error, corrupt, unreachable; `data.error_id` to quote). Nothing the call committed before is lost."""
+
+    kind = "storage_unavailable"
+    default_message = "Storage unavailable: the database cannot be written or reached right now"
 
 
 class SessionNotFound(RpcError):

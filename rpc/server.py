@@ -13,13 +13,14 @@ from typing import Any
 
 from app.audit import AuditLog
 from app.config.schema import Limits
+from app.storage.errors import unavailable_reason
 from rpc.connection import Connection
 from rpc.dispatcher import Registry
 from rpc.envelope import encode_error
-from rpc.errors import InternalError, LimitExceeded, RpcError
+from rpc.errors import InternalError, LimitExceeded, RpcError, StorageUnavailable
 from rpc.transports.base import FrameTransport, Peer
 
-__all__ = ["RpcServer"]
+__all__ = ["RpcServer", "storage_unavailable"]
 
 log = logging.getLogger("zeroclaw.rpc")
 
@@ -88,6 +89,9 @@ class RpcServer:
                 mapped = mapper(exc)
                 if mapped is not None:
                     return mapped
+        unavailable = storage_unavailable(exc)  # after the domain's own mappers: one may wrap a driver error
+        if unavailable is not None:
+            return unavailable
         error_id = uuid.uuid4().hex[:16]
         # The traceback stays in the daemon log; the peer only gets the id to quote.
         log.error("unexpected failure error_id=%s", error_id, exc_info=exc)
@@ -96,3 +100,14 @@ class RpcServer:
     def close_all(self) -> None:
         for connection in list(self.connections):
             connection.transport.close()
+
+
+def storage_unavailable(exc: BaseException) -> StorageUnavailable | None:
+    """`-32603 storage_unavailable` when `exc` says the database refused or cannot be reached (R-STORE-3)."""
+    reason = unavailable_reason(exc)
+    if reason is None:
+        return None
+    error_id = uuid.uuid4().hex[:16]
+    # An expected condition, not a bug: one line per call and no traceback (a full disk fails every write).
+    log.warning("storage unavailable (%s) error_id=%s: %s", reason, error_id, type(exc).__name__)
+    return StorageUnavailable(reason=reason, error_id=error_id)

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import CursorResult, select, update
+from sqlalchemy.orm import Session
 
 from app.storage.database import Database
 from app.storage.models import PairingToken
@@ -69,8 +70,7 @@ class PairingStore:
             token_sha256=_digest(token),
             created_at=self._clock(),
         )
-        async with self._db.write() as session:
-            session.add(row)
+        await self._db.write(Session.add, row)
         self.generation += 1  # after commit: a gate that sees the bump also sees the row
         return PairingRecord._from_row(row), token
 
@@ -80,9 +80,11 @@ class PairingStore:
         if user is not None:
             query = query.where(PairingToken.user == user)
         query = query.order_by(PairingToken.created_at, PairingToken.token_id)
-        async with self._db.read() as session:
-            rows = (await session.scalars(query)).all()
-        return [PairingRecord._from_row(row) for row in rows]
+
+        def unit(session: Session) -> list[PairingRecord]:
+            return [PairingRecord._from_row(row) for row in session.scalars(query)]
+
+        return await self._db.read(unit)
 
     async def revoke(self, token_id: str) -> bool:
         """Revoke an active token; False if it is unknown or already revoked (then nothing changes)."""
@@ -91,9 +93,11 @@ class PairingStore:
             .where(PairingToken.token_id == token_id, PairingToken.revoked_at.is_(None))
             .values(revoked_at=self._clock())
         )
-        async with self._db.write() as session:
-            result = cast("CursorResult[Any]", await session.execute(query))
-            revoked = result.rowcount == 1
+
+        def unit(session: Session) -> bool:
+            return cast("CursorResult[Any]", session.execute(query)).rowcount == 1
+
+        revoked = await self._db.write(unit)
         if revoked:
             self.generation += 1
         return revoked
@@ -104,9 +108,13 @@ class PairingStore:
             return None  # garbage never reaches the database
         digest = _digest(token)
         query = select(PairingToken).where(PairingToken.token_sha256 == digest, PairingToken.revoked_at.is_(None))
-        async with self._db.write() as session:
-            row = (await session.scalars(query)).one_or_none()
+        now = self._clock()
+
+        def unit(session: Session) -> PairingRecord | None:
+            row = session.scalars(query).one_or_none()
             if row is None or not hmac.compare_digest(row.token_sha256, digest):
                 return None
-            row.last_used_at = self._clock()
+            row.last_used_at = now
             return PairingRecord._from_row(row)
+
+        return await self._db.write(unit)

@@ -1,4 +1,4 @@
-"""`zeroclaw pair` and `zeroclaw db upgrade`."""
+"""`zeroclaw pair`, `zeroclaw db upgrade` and `zeroclaw db copy`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from app.config.store import ConfigStore
 from app.paths import ensure_private_dir, resolve
 from app.storage import default_url
 
-__all__ = ["db_upgrade", "pair"]
+__all__ = ["db_copy", "db_upgrade", "pair"]
 
 
 async def pair(config_dir: str | None, user: str, label: str | None, *, code: bool) -> int:
@@ -40,4 +40,32 @@ def db_upgrade(config_dir: str | None) -> int:
     upgrade(url)
     shown = make_url(url).render_as_string(hide_password=True)
     print(f"database {shown} is at revision {HEAD_REVISION}")
+    return 0
+
+
+def db_copy(config_dir: str | None, source: str | None, target: str) -> int:
+    """Copy every row from `source` (default: the configured database) into the empty database `target`."""
+    import asyncio
+
+    from app.storage.copy import CopyError, copy_database
+    from app.storage.errors import masked_url, open_failure
+
+    if source is None:
+        paths = resolve(config_dir)
+        try:
+            config = ConfigStore(paths.config_dir).current
+        except ConfigError as exc:
+            print(f"zeroclaw: {paths.config_file}: {exc.message}", file=sys.stderr)
+            return 1
+        source = config.storage.url or default_url(paths.data_dir)
+    try:
+        result = asyncio.run(copy_database(source, target))
+    except CopyError as exc:
+        print(f"zeroclaw: db copy: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # a driver or migration failure: one line naming the database, no traceback
+        print(f"zeroclaw: db copy: {masked_url(source)} -> {masked_url(target)}: {open_failure(exc)}", file=sys.stderr)
+        return 1
+    tables = ", ".join(f"{name} {n}" for name, n in result.rows.items())
+    print(f"copied {result.total} rows from {masked_url(source)} to {masked_url(target)} ({tables})")
     return 0

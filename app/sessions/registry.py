@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.agents.base import ClientChannel, ToolContext
 from app.agents.providers import build_provider
@@ -33,12 +33,15 @@ from app.sessions.errors import (
 )
 from app.sessions.keyed_lock import KeyedLock
 from app.sessions.live import LiveSession, Mode, UpdateSink
-from app.sessions.store import SessionRecord, SessionStore
 from app.sessions.store_types import Surface
 from app.sessions.trim import trim_context
 from app.sessions.turn import TurnOutcome, TurnSettings, run_turn
 from app.sessions.updates import TurnUpdates
 from app.storage import iso_z
+from app.storage.errors import is_storage_unavailable
+
+if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
+    from app.sessions.store import SessionRecord, SessionStore
 
 __all__ = ["Opened", "SessionRegistry"]
 
@@ -267,18 +270,33 @@ class SessionRegistry:
         )
         live.body = body
         await asyncio.wait({body})
+        storage_fault: BaseException | None = None
         if body.cancelled():
             outcome.stop_reason = "cancelled"
-        elif body.exception() is not None:
-            log.error("turn failed on session", exc_info=body.exception())
+        elif (failure := body.exception()) is not None:
             outcome.stop_reason = "failed"
-            outcome.streamed.append("The turn failed because of an internal error.")
+            if is_storage_unavailable(failure):
+                # R-STORE-3: the prompt answers -32603 storage_unavailable, not a turn that merely failed; the live
+                # session stays, and what was committed before the fault stays as it was.
+                storage_fault = failure
+                outcome.streamed.append("The turn stopped: the database cannot be written right now.")
+            else:
+                log.error("turn failed on session", exc_info=failure)
+                outcome.streamed.append("The turn failed because of an internal error.")
         outcome.content = "".join(outcome.streamed)
         try:
-            await self.store.finish_turn(live.session_id, outcome.turn_id, outcome.stop_reason, mode=live.mode)
-            await self._maybe_trim(live, updates, config)
+            try:
+                await self.store.finish_turn(live.session_id, outcome.turn_id, outcome.stop_reason, mode=live.mode)
+            except Exception as exc:
+                if storage_fault is None or not is_storage_unavailable(exc):
+                    raise
+                # The same fault again: the turn stays open in storage, recovered like an interrupted one.
+            else:
+                await self._maybe_trim(live, updates, config)
         finally:
             await updates.emit({"type": "turn_complete", "stopReason": outcome.stop_reason, "content": outcome.content})
+        if storage_fault is not None:
+            raise storage_fault
         return outcome
 
     async def _maybe_trim(self, live: LiveSession, updates: TurnUpdates, config: Config) -> None:

@@ -9,34 +9,32 @@ docs/sessions-storage.md has the schema, the checkpoint policy and the recovery 
 from __future__ import annotations
 
 import builtins
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from os import PathLike
-from typing import Any, Final
+from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
 import orjson
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
-from app.sessions import store_replay
+from app.sessions import store_replay, store_sql
+from app.sessions.store_cache import ContextCache, ReplayRow
 from app.sessions.store_recovery import close_open_turns
 from app.sessions.store_rows import (
     add_row,
     check_resumable,
     check_row,
-    fetch_rows,
-    fetch_sessions,
     find_session,
-    load_row,
     load_session,
     models,
     to_record,
-    to_transcript_row,
 )
 from app.sessions.store_types import (
     INTERRUPTED_TEXT,
     MARKER_INTERRUPTED,
     MAX_TURN_ID_LEN,
+    MODES,
     SURFACES,
     Mode,
     RecoveredContext,
@@ -80,11 +78,20 @@ __all__ = [
 SNAPSHOTS_KEPT: Final = 3
 STOP_KILLED: Final = "killed"
 
+# Writes after which a cached context is still exact (`append`, `update_text`, `save_snapshot` are applied to it).
+_KEEPS_CONTEXT: Final = frozenset({"append", "update_text", "finish_turn", "save_snapshot"})
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
 
 class SessionStore:
+    """Each public method is one unit of work on the `Database`: one transaction for a write (a checkpoint)."""
+
     def __init__(self, db: Database, *, faults: Faults | None = None) -> None:
         self._db = db
         self._faults = faults if faults is not None else Faults()
+        self._contexts = ContextCache()
 
     @property
     def faults(self) -> Faults:
@@ -109,77 +116,52 @@ class SessionStore:
         """
         for kind, value in (("session_id", session_id), ("owner", owner), ("agent_alias", agent_alias)):
             check_id(kind, value)
+        check_choice("mode", mode, MODES)
         check_choice("surface", surface, SURFACES)
-        async with self._write("create") as s:
-            row = await find_session(s, mode, session_id)
-            now = utcnow()
-            if row is not None:
-                check_resumable(row, mode)
-                if row.owner != owner:
-                    raise SessionOwnerMismatch(session_id)
-                row.closed_at = None
-                row.last_activity = now
-                return to_record(row, mode, resumed=True)
-            row = models(mode)[0](
-                session_id=session_id,
-                owner=owner,
-                agent_alias=agent_alias,
-                workspace_dir=str(workspace_dir),
-                interaction_surface=surface,
-                created_at=now,
-                last_activity=now,
-                closed_at=None,
-                killed_at=None,
-                next_index=0,
-            )
-            s.add(row)
-        return to_record(row, mode)
+        args = (mode, session_id, owner, agent_alias, str(workspace_dir), surface)
+        return await self._write("create", session_id, store_sql.create, *args)
 
     async def reopen(self, session_id: str, *, mode: Mode = "acp") -> SessionRecord:
         """Resume a stored session, whoever owns it (the caller checked access): clears closed_at (R-ACP-8)."""
-        async with self._write("reopen") as s:
-            row = await load_session(s, mode, session_id)
+
+        def unit(s: Session) -> SessionRecord:
+            row = load_session(s, mode, session_id)
             check_resumable(row, mode)
             row.closed_at = None
             row.last_activity = utcnow()
-        return to_record(row, mode, resumed=True)
+            return to_record(row, mode, resumed=True)
+
+        return await self._write("reopen", session_id, unit)
 
     async def get(self, session_id: str, mode: Mode = "acp") -> SessionRecord | None:
-        async with self._db.read() as s:
-            row = await find_session(s, mode, session_id)
-        return None if row is None else to_record(row, mode)
+        check_choice("mode", mode, MODES)
+        return await self._db.read(store_sql.get, mode, session_id)
 
     async def list(self, owner: str | None, *, include_killed: bool = False) -> builtins.list[SessionRecord]:
         """Sessions of both modes, most recently active first; `owner=None` lists everyone's.
 
         Closed chat sessions are gone (R-ACP-8) and never listed; closed ACP sessions are resumable and are.
         """
-        records: builtins.list[SessionRecord] = []
-        async with self._db.read() as s:
-            for mode in ("acp", "chat"):
-                model = models(mode)[0]
-                query = sa.select(model)
-                if owner is not None:
-                    query = query.where(model.owner == owner)
-                if not include_killed:
-                    query = query.where(model.killed_at.is_(None))
-                if mode == "chat":
-                    query = query.where(model.closed_at.is_(None))
-                records.extend(to_record(row, mode) for row in await fetch_sessions(s, query))
+        records = await self._db.read(store_sql.list_records, owner, include_killed)
         records.sort(key=lambda r: (r.last_activity, r.session_id), reverse=True)
         return records
 
     async def touch(self, session_id: str, *, mode: Mode = "acp") -> None:
-        async with self._write("touch") as s:
-            (await load_session(s, mode, session_id)).last_activity = utcnow()
+        def unit(s: Session) -> None:
+            load_session(s, mode, session_id).last_activity = utcnow()
+
+        await self._write("touch", session_id, unit)
 
     async def close(self, session_id: str, *, mode: Mode = "acp") -> None:
         """Keep the history; an ACP session stays resumable (R-ACP-8). An open turn is left to recovery."""
-        async with self._write("close") as s:
-            row = await load_session(s, mode, session_id)
+
+        def unit(s: Session) -> None:
+            row = load_session(s, mode, session_id)
             now = utcnow()
             row.closed_at = row.closed_at or now
             row.last_activity = now
+
+        await self._write("close", session_id, unit)
 
     async def kill(self, session_id: str, *, mode: Mode = "acp") -> None:
         """Tombstone (R-ACP-9): history stays readable, the session is never rehydrated.
@@ -187,22 +169,25 @@ class SessionStore:
         Open turns end as "killed" and their rows become complete, since nothing will ever recover them.
         """
         transcript = models(mode)[1]
-        async with self._write("kill") as s:
-            row = await load_session(s, mode, session_id)
+
+        def unit(s: Session) -> None:
+            row = load_session(s, mode, session_id)
             now = utcnow()
             row.killed_at = row.killed_at or now
             row.last_activity = now
-            await s.execute(
+            s.execute(
                 sa.update(transcript)
                 .where(transcript.session_id == session_id, transcript.complete.is_(False))
                 .values(complete=True)
             )
             if mode == "acp":
-                await s.execute(
+                s.execute(
                     sa.update(AcpTurn)
                     .where(AcpTurn.session_id == session_id, AcpTurn.finished_at.is_(None))
                     .values(finished_at=now, stop_reason=STOP_KILLED)
                 )
+
+        await self._write("kill", session_id, unit)
 
     async def delete(self, session_id: str, *, mode: Mode = "acp") -> bool:
         """Remove the session with its transcript, turns and snapshots, in one transaction (R-ACP-10).
@@ -211,15 +196,18 @@ class SessionStore:
         Returns whether the session existed.
         """
         session_model, transcript = models(mode)
-        async with self._write("delete") as s:
-            if await find_session(s, mode, session_id) is None:
+
+        def unit(s: Session) -> bool:
+            if find_session(s, mode, session_id) is None:
                 return False
             # Children first and explicitly: correct even on a connection without foreign-key enforcement.
             children: tuple[Any, ...] = (transcript, AcpTurn, AcpSnapshot) if mode == "acp" else (transcript,)
             for child in children:
-                await s.execute(sa.delete(child).where(child.session_id == session_id))
-            await s.execute(sa.delete(session_model).where(session_model.session_id == session_id))
-        return True
+                s.execute(sa.delete(child).where(child.session_id == session_id))
+            s.execute(sa.delete(session_model).where(session_model.session_id == session_id))
+            return True
+
+        return await self._write("delete", session_id, unit)
 
     # -- transcript ----------------------------------------------------------------------------------------
 
@@ -242,27 +230,14 @@ class SessionStore:
         The first non-marker row of a turn id opens that turn; `finish_turn` ends it. A turn left open is what
         `recover_interrupted` repairs.
         """
+        check_choice("mode", mode, MODES)
         check_row(role, tool_call_id, name, marker)
         check_id("turn_id", turn_id, MAX_TURN_ID_LEN)
         check_choice("surface", surface, SURFACES)
-        async with self._write("append") as s:
-            session = await load_session(s, mode, session_id)
-            index = add_row(
-                s, session, mode, role=role, content=content, tool_call_id=tool_call_id, name=name,
-                marker=marker, turn_id=turn_id, surface=surface, complete=complete,
-            )  # fmt: skip
-            if mode == "acp" and role != "marker" and await s.get(AcpTurn, (session_id, turn_id)) is None:
-                s.add(
-                    AcpTurn(
-                        session_id=session_id,
-                        turn_id=turn_id,
-                        interaction_surface=surface,
-                        first_index=index,
-                        started_at=session.last_activity,
-                        finished_at=None,
-                        stop_reason=None,
-                    )
-                )
+        content = clip(content)
+        args = (mode, session_id, role, content, tool_call_id, name, marker, turn_id, surface, complete)
+        index = await self._write("append", session_id, store_sql.append, *args)
+        self._contexts.appended(session_id, mode, surface, ReplayRow(index, role, content, tool_call_id, name))
         return index
 
     async def update_text(
@@ -270,52 +245,20 @@ class SessionStore:
     ) -> None:
         """Checkpoint the text streamed so far into row `index` (R-ACP-4: called every <= 0.25 s and at tool
         boundaries). The row keeps its index; only content and `complete` change."""
-        async with self._write("update_text") as s:
-            session = await load_session(s, mode, session_id)
-            row = await load_row(s, mode, session_id, index)
-            if row.role == "marker":
-                raise ValueError("marker rows are written once and never updated")
-            row.content = clip(content)
-            row.complete = complete
-            session.last_activity = utcnow()
+        check_choice("mode", mode, MODES)
+        content = clip(content)
+        await self._write("update_text", session_id, store_sql.update_text, mode, session_id, index, content, complete)
+        self._contexts.updated(session_id, mode, index, content)
 
     async def finish_turn(self, session_id: str, turn_id: str, stop_reason: str, *, mode: Mode = "acp") -> None:
         """The turn reached a terminal state: its rows are complete and recovery leaves it alone.
 
         Idempotent; the first stop reason wins (a turn already ended by recovery stays "interrupted").
         """
+        check_choice("mode", mode, MODES)
         check_id("turn_id", turn_id, MAX_TURN_ID_LEN)
         check_id("stop_reason", stop_reason, 32)
-        transcript = models(mode)[1]
-        async with self._write("finish_turn") as s:
-            session = await load_session(s, mode, session_id)
-            now = utcnow()
-            session.last_activity = now
-            await s.execute(
-                sa.update(transcript)
-                .where(
-                    transcript.session_id == session_id, transcript.turn_id == turn_id, transcript.complete.is_(False)
-                )
-                .values(complete=True)
-            )
-            if mode != "acp":
-                return
-            turn = await s.get(AcpTurn, (session_id, turn_id))
-            if turn is None:  # a turn that failed before writing any row still gets its terminal record
-                s.add(
-                    AcpTurn(
-                        session_id=session_id,
-                        turn_id=turn_id,
-                        interaction_surface=session.interaction_surface,
-                        first_index=session.next_index,
-                        started_at=now,
-                        finished_at=now,
-                        stop_reason=stop_reason,
-                    )
-                )
-            elif turn.finished_at is None:
-                turn.finished_at = now
-                turn.stop_reason = stop_reason
+        await self._write("finish_turn", session_id, store_sql.finish_turn, mode, session_id, turn_id, stop_reason)
 
     async def messages(
         self, session_id: str, *, mode: Mode = "acp", limit: int = 100, before: int | None = None
@@ -326,14 +269,8 @@ class SessionStore:
         """
         if limit < 0 or (before is not None and before < 0):
             raise ValueError("limit and before must be >= 0")
-        transcript = models(mode)[1]
-        async with self._db.read() as s:
-            session = await load_session(s, mode, session_id)
-            query = sa.select(transcript).where(transcript.session_id == session_id)
-            if before is not None:
-                query = query.where(transcript.idx < before)
-            rows = await fetch_rows(s, query.order_by(transcript.idx.desc()).limit(limit))
-        return [to_transcript_row(row) for row in reversed(rows)], session.next_index
+        check_choice("mode", mode, MODES)
+        return await self._db.read(store_sql.messages, mode, session_id, limit, before)
 
     # -- retained context ------------------------------------------------------------------------------------
 
@@ -353,34 +290,11 @@ class SessionStore:
         System prompts and hidden reasoning are dropped before storing (R-ACP-3).
         """
         payload = orjson.dumps(store_replay.sanitize_snapshot(messages)).decode()
-        async with self._write("save_snapshot") as s:
-            session = await load_session(s, "acp", session_id)
-            chosen = surface if surface is not None else session.interaction_surface
-            check_choice("surface", chosen, SURFACES)
-            if not -1 <= boundary < session.next_index:
-                raise ValueError(f"boundary {boundary} is outside the transcript (-1..{session.next_index - 1})")
-            latest = await s.scalar(
-                sa.select(sa.func.max(AcpSnapshot.snapshot_id)).where(AcpSnapshot.session_id == session_id)
-            )
-            snapshot_id = (latest or 0) + 1
-            s.add(
-                AcpSnapshot(
-                    session_id=session_id,
-                    snapshot_id=snapshot_id,
-                    messages=payload,
-                    boundary=boundary,
-                    interaction_surface=chosen,
-                    created_at=utcnow(),
-                )
-            )
-            await s.flush()
-            mine = (AcpSnapshot.session_id == session_id, AcpSnapshot.interaction_surface == chosen)
-            newest = sa.select(AcpSnapshot.snapshot_id).where(*mine).order_by(AcpSnapshot.snapshot_id.desc())
-            await s.execute(
-                sa.delete(AcpSnapshot).where(
-                    *mine, AcpSnapshot.snapshot_id.not_in(newest.limit(SNAPSHOTS_KEPT).scalar_subquery())
-                )
-            )
+        if surface is not None:
+            check_choice("surface", surface, SURFACES)
+        args = (session_id, payload, boundary, surface, SNAPSHOTS_KEPT)
+        snapshot_id, chosen = await self._write("save_snapshot", session_id, store_sql.save_snapshot, *args)
+        self._contexts.snapshot_saved(session_id, chosen, (snapshot_id, boundary, payload))
         return snapshot_id
 
     async def context(self, session_id: str, *, surface: Surface = "rpc", mode: Mode = "acp") -> RecoveredContext:
@@ -390,33 +304,22 @@ class SessionStore:
         Raises SessionKilled: a tombstone is never rehydrated (R-ACP-9).
         """
         check_choice("surface", surface, SURFACES)
-        transcript = models(mode)[1]
-        async with self._db.read() as s:
-            session = await load_session(s, mode, session_id)
-            check_resumable(session, mode)
-            snapshot = None
-            if mode == "acp":
-                snapshot = await s.scalar(
-                    sa.select(AcpSnapshot)
-                    .where(AcpSnapshot.session_id == session_id, AcpSnapshot.interaction_surface == surface)
-                    .order_by(AcpSnapshot.snapshot_id.desc())
-                    .limit(1)
-                )
-            boundary = -1 if snapshot is None else snapshot.boundary
-            query = sa.select(transcript).where(
-                transcript.session_id == session_id,
-                transcript.idx > boundary,
-                transcript.interaction_surface == surface,
-            )
-            rows = await fetch_rows(s, query.order_by(transcript.idx))
-        prefix: builtins.list[dict[str, Any]] | None = None if snapshot is None else orjson.loads(snapshot.messages)
+        check_choice("mode", mode, MODES)
+        key = (session_id, mode, surface)
+        entry = self._contexts.get(key)
+        if entry is None:
+            version = self._contexts.version(session_id)
+            snapshot, next_index, rows = await self._db.read(store_sql.context_rows, mode, session_id, surface)
+            entry = self._contexts.fill(key, version, snapshot, next_index, rows)
+        snapshot = entry.snapshot
+        prefix: builtins.list[dict[str, Any]] | None = None if snapshot is None else orjson.loads(snapshot[2])
         return RecoveredContext(
-            messages=store_replay.rebuild(prefix, (to_transcript_row(row) for row in rows)),
-            snapshot_id=None if snapshot is None else snapshot.snapshot_id,
-            boundary=boundary,
-            replayed_rows=len(rows),
-            next_index=session.next_index,
-            covers=session.next_index - 1,
+            messages=store_replay.rebuild(prefix, entry.rows),
+            snapshot_id=None if snapshot is None else snapshot[0],
+            boundary=-1 if snapshot is None else snapshot[1],
+            replayed_rows=len(entry.rows),
+            next_index=entry.next_index,
+            covers=entry.next_index - 1,
         )
 
     async def recover_interrupted(self, session_id: str, *, surface: Surface = "rpc") -> bool:
@@ -427,24 +330,52 @@ class SessionStore:
         A second call finds nothing open and adds nothing. Call it only while no live turn runs.
         """
         check_choice("surface", surface, SURFACES)
-        async with self._write("recover") as s:
-            session = await load_session(s, "acp", session_id)
+
+        def unit(s: Session) -> bool:
+            session = load_session(s, "acp", session_id)
             check_resumable(session, "acp")
-            marker_turn = await close_open_turns(s, session_id, surface)
+            marker_turn = close_open_turns(s, session_id, surface)
             if marker_turn is None:
                 return False
             add_row(
                 s, session, "acp", role="marker", content=INTERRUPTED_TEXT, tool_call_id=None, name=None,
                 marker=MARKER_INTERRUPTED, turn_id=marker_turn, surface=surface, complete=True,
             )  # fmt: skip
-        return True
+            return True
+
+        return await self._write("recover", session_id, unit)
 
     # -- plumbing --------------------------------------------------------------------------------------------
 
-    @asynccontextmanager
-    async def _write(self, point: str) -> AsyncIterator[AsyncSession]:
-        """One committed transaction; an armed fault fires after the writes are issued, before the commit."""
-        async with self._db.write() as s:
-            yield s
-            await s.flush()
-            self._faults.check(point)
+    async def _write(
+        self,
+        point: str,
+        session_id: str,
+        unit: Callable[Concatenate[Session, P], T],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """One committed transaction; an armed fault fires after the writes are issued, before the commit.
+
+        The context cache hears of it: appends, text updates and snapshots are applied by their callers,
+        finishing a turn changes no context, and anything else (or a write that failed or whose caller was
+        cancelled) drops the session's cached contexts."""
+        contexts = self._contexts
+        contexts.writing(session_id)
+        try:
+            result = await self._db.write(self._checked, point, partial(unit, **kwargs), *args)
+        except BaseException:
+            contexts.drop(session_id)
+            raise
+        finally:
+            contexts.writing(session_id)
+        if point not in _KEEPS_CONTEXT:
+            contexts.drop(session_id)
+        return result
+
+    def _checked(self, s: Session, point: str, unit: Callable[..., T], *args: Any) -> T:
+        result = unit(s, *args)
+        s.flush()
+        self._faults.check(point)
+        return result

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from app.storage.models import AcpTranscriptRow, AcpTurn
 from app.storage.types import utcnow
@@ -15,7 +15,7 @@ __all__ = ["STOP_INTERRUPTED", "close_open_turns"]
 STOP_INTERRUPTED: Final = "interrupted"
 
 
-async def close_open_turns(s: AsyncSession, session_id: str, surface: str) -> str | None:
+def close_open_turns(s: Session, session_id: str, surface: str) -> str | None:
     """Finish every unfinished turn of `surface`; return the turn id the interruption marker belongs to.
 
     Unfinished = a turn with no terminal record (`finish_turn` never ran) or one that still has an incomplete
@@ -25,7 +25,7 @@ async def close_open_turns(s: AsyncSession, session_id: str, surface: str) -> st
     """
     row = AcpTranscriptRow
     open_turns = (
-        await s.scalars(
+        s.scalars(
             sa.select(AcpTurn).where(
                 AcpTurn.session_id == session_id,
                 AcpTurn.finished_at.is_(None),
@@ -34,7 +34,7 @@ async def close_open_turns(s: AsyncSession, session_id: str, surface: str) -> st
         )
     ).all()
     dangling = (
-        await s.scalars(
+        s.scalars(
             sa.select(row.turn_id)
             .distinct()
             .where(row.session_id == session_id, row.complete.is_(False), row.interaction_surface == surface)
@@ -43,7 +43,7 @@ async def close_open_turns(s: AsyncSession, session_id: str, surface: str) -> st
     turn_ids = {turn.turn_id for turn in open_turns} | set(dangling)
     if not turn_ids:
         return None
-    await s.execute(
+    s.execute(
         sa.update(row)
         .where(
             row.session_id == session_id,
@@ -58,7 +58,7 @@ async def close_open_turns(s: AsyncSession, session_id: str, surface: str) -> st
         turn.finished_at = now
         turn.stop_reason = STOP_INTERRUPTED
     # The marker follows the latest cut-short turn; a turn that wrote no row yet is ordered by where it began.
-    last_row_turn = await s.scalar(
+    last_row_turn = s.scalar(
         sa.select(row.turn_id)
         .where(row.session_id == session_id, row.turn_id.in_(turn_ids), row.interaction_surface == surface)
         .order_by(row.idx.desc())

@@ -9,11 +9,23 @@ Messages are plain dicts in OpenAI chat shape:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
-from app.sessions.store_types import TranscriptRow
+__all__ = ["Replayable", "provider_safe", "rebuild", "rows_to_messages", "sanitize_snapshot"]
 
-__all__ = ["provider_safe", "rebuild", "rows_to_messages", "sanitize_snapshot"]
+
+class Replayable(Protocol):
+    """What replay reads of a transcript row (`TranscriptRow`, or the store's cached `ReplayRow`)."""
+
+    @property
+    def role(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def tool_call_id(self) -> str | None: ...
+    @property
+    def name(self) -> str | None: ...
+
 
 # Keys some providers use for hidden reasoning; a snapshot never keeps them (R-ACP-3).
 _REASONING_KEYS = frozenset({"reasoning", "reasoning_content", "thinking", "thought"})
@@ -27,15 +39,22 @@ def sanitize_snapshot(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, A
     """
     kept: list[dict[str, Any]] = []
     for message in messages:
-        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+        # `type(...) is` first: an ABC isinstance per message was most of this function (a 200-message context).
+        if type(message) is not dict and not isinstance(message, Mapping):
             raise ValueError("snapshot messages must be objects with a string 'role'")
-        if message["role"] in ("system", "developer"):
+        role = message.get("role")
+        if not isinstance(role, str):
+            raise ValueError("snapshot messages must be objects with a string 'role'")
+        if role in ("system", "developer"):
             continue
-        kept.append({key: value for key, value in message.items() if key not in _REASONING_KEYS})
+        if _REASONING_KEYS.isdisjoint(message):
+            kept.append(dict(message))
+        else:
+            kept.append({key: value for key, value in message.items() if key not in _REASONING_KEYS})
     return kept
 
 
-def rows_to_messages(rows: Iterable[TranscriptRow]) -> list[dict[str, Any]]:
+def rows_to_messages(rows: Iterable[Replayable]) -> list[dict[str, Any]]:
     """Transcript rows as provider messages; markers and thoughts are never sent (R-ACP-5, R-ACP-3).
 
     Consecutive tool_call rows join the assistant message just before them (parallel calls in one message), as
@@ -78,39 +97,39 @@ def provider_safe(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
     answered: set[tuple[int, int]] = set()
     answering: set[int] = set()
     for i, message in enumerate(messages):
-        if message.get("role") == "assistant":
+        role = message.get("role")
+        if role == "assistant":
             for j, call in enumerate(message.get("tool_calls") or ()):
-                if _call_id(call):
-                    pending[_call_id(call)] = (i, j)
-        elif message.get("role") == "tool":
-            call = pending.pop(message.get("tool_call_id") or "", None)
-            if call is not None:
-                answered.add(call)
+                call_id = _call_id(call)
+                if call_id:
+                    pending[call_id] = (i, j)
+        elif role == "tool":
+            answer = pending.pop(message.get("tool_call_id") or "", None)
+            if answer is not None:
+                answered.add(answer)
                 answering.add(i)
 
     out: list[dict[str, Any]] = []
     for i, message in enumerate(messages):
         role = message.get("role")
         if role == "assistant":
-            copy = dict(message)
-            calls = [call for j, call in enumerate(message.get("tool_calls") or ()) if (i, j) in answered]
+            listed = message.get("tool_calls")
+            calls = [call for j, call in enumerate(listed) if (i, j) in answered] if listed and answered else None
             if calls:
+                copy = dict(message)
                 copy["tool_calls"] = calls
-            else:
-                copy.pop("tool_calls", None)
-                if not copy.get("content"):
-                    continue
-            out.append(copy)
-        elif role == "tool":
-            if i not in answering:
+            elif not message.get("content"):
                 continue
-            out.append(dict(message))
-        else:
+            else:
+                copy = dict(message)
+                copy.pop("tool_calls", None)
+            out.append(copy)
+        elif role != "tool" or i in answering:
             out.append(dict(message))
     return out
 
 
-def rebuild(snapshot: Sequence[Mapping[str, Any]] | None, rows: Iterable[TranscriptRow]) -> list[dict[str, Any]]:
+def rebuild(snapshot: Sequence[Mapping[str, Any]] | None, rows: Iterable[Replayable]) -> list[dict[str, Any]]:
     """Snapshot (if any, even empty: R-ACP-6) plus the rows after its boundary, made provider-safe (R-ACP-5)."""
     return provider_safe([*(snapshot or ()), *rows_to_messages(rows)])
 

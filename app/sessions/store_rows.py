@@ -6,23 +6,21 @@ casts below only tell mypy that `session.get` on either model returns that model
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import Select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import KeyedColumnElement
 
 from app.sessions.store_types import (
     MODES,
     ROLES,
     Mode,
-    Role,
-    RowNotFound,
     SessionClosed,
     SessionKilled,
     SessionNotFound,
     SessionRecord,
     Surface,
-    TranscriptRow,
     check_choice,
     check_id,
     clip,
@@ -38,14 +36,13 @@ __all__ = [
     "add_row",
     "check_resumable",
     "check_row",
-    "fetch_rows",
-    "fetch_sessions",
     "find_session",
-    "load_row",
     "load_session",
     "models",
+    "record_columns",
+    "record_from_columns",
     "to_record",
-    "to_transcript_row",
+    "transcript_columns",
 ]
 
 SessionRow = AcpSession | ChatSession
@@ -59,30 +56,15 @@ def models(mode: Mode) -> tuple[SessionModel, TranscriptModel]:
     return (AcpSession, AcpTranscriptRow) if mode == "acp" else (ChatSession, ChatMessage)
 
 
-async def load_session(s: AsyncSession, mode: Mode, session_id: str) -> SessionRow:
-    row = await s.get(models(mode)[0], session_id)
+def load_session(s: Session, mode: Mode, session_id: str) -> SessionRow:
+    row = s.get(models(mode)[0], session_id)
     if row is None:
         raise SessionNotFound(session_id, mode)
     return cast(SessionRow, row)
 
 
-async def find_session(s: AsyncSession, mode: Mode, session_id: str) -> SessionRow | None:
-    return cast(SessionRow | None, await s.get(models(mode)[0], session_id))
-
-
-async def fetch_sessions(s: AsyncSession, query: Select[Any]) -> list[SessionRow]:
-    return cast(list[SessionRow], list((await s.scalars(query)).all()))
-
-
-async def fetch_rows(s: AsyncSession, query: Select[Any]) -> list[TranscriptRowModel]:
-    return cast(list[TranscriptRowModel], list((await s.scalars(query)).all()))
-
-
-async def load_row(s: AsyncSession, mode: Mode, session_id: str, index: int) -> TranscriptRowModel:
-    row = await s.get(models(mode)[1], (session_id, index))
-    if row is None:
-        raise RowNotFound(session_id, index)
-    return cast(TranscriptRowModel, row)
+def find_session(s: Session, mode: Mode, session_id: str) -> SessionRow | None:
+    return cast(SessionRow | None, s.get(models(mode)[0], session_id))
 
 
 def check_resumable(row: SessionRow, mode: Mode) -> None:
@@ -106,7 +88,7 @@ def check_row(role: str, tool_call_id: str | None, name: str | None, marker: str
 
 
 def add_row(
-    s: AsyncSession,
+    s: Session,
     session: SessionRow,
     mode: Mode,
     *,
@@ -161,16 +143,52 @@ def to_record(row: SessionRow, mode: Mode, *, resumed: bool = False) -> SessionR
     )
 
 
-def to_transcript_row(row: TranscriptRowModel) -> TranscriptRow:
-    return TranscriptRow(
-        index=row.idx,
-        role=cast(Role, row.role),
-        content=row.content,
-        tool_call_id=row.tool_call_id,
-        name=row.name,
-        marker=row.marker,
-        turn_id=row.turn_id,
-        surface=cast(Surface, row.interaction_surface),
-        complete=row.complete,
-        created_at=row.created_at,
+# Hot reads (`session/list`, `session/messages`, context) select these columns with Core and build the records
+# directly: no ORM identity map, no instances (benchmarks/run.py, the storage rows).
+
+
+def record_columns(model: SessionModel) -> tuple[KeyedColumnElement[Any], ...]:
+    return (
+        model.session_id,
+        model.owner,
+        model.agent_alias,
+        model.workspace_dir,
+        model.interaction_surface,
+        model.created_at,
+        model.last_activity,
+        model.killed_at,
+        model.closed_at,
+        model.next_index,
+    )  # type: ignore[return-value]
+
+
+def record_from_columns(row: Sequence[Any], mode: Mode) -> SessionRecord:
+    sid, owner, alias, workspace, surface, created, last, killed, closed, next_index = row
+    return SessionRecord(
+        session_id=sid,
+        owner=owner,
+        agent_alias=alias,
+        mode=mode,
+        workspace_dir=workspace,
+        surface=surface,
+        created_at=created,
+        last_activity=last,
+        killed=killed is not None,
+        closed=closed is not None,
+        message_count=next_index,
     )
+
+
+def transcript_columns(model: TranscriptModel) -> tuple[KeyedColumnElement[Any], ...]:
+    return (
+        model.idx,
+        model.role,
+        model.content,
+        model.tool_call_id,
+        model.name,
+        model.marker,
+        model.turn_id,
+        model.interaction_surface,
+        model.complete,
+        model.created_at,
+    )  # type: ignore[return-value]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
@@ -26,7 +26,9 @@ from app.agents.base import (
     ToolContext,
 )
 from app.sessions.live import LiveSession
-from app.sessions.store import SessionStore
+
+if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
+    from app.sessions.store import SessionStore
 
 __all__ = ["TEXT_CHECKPOINT_SECS", "TurnOutcome", "TurnSettings", "Updates", "run_turn", "to_messages"]
 
@@ -137,6 +139,8 @@ class _Text:
         """Final write of the step's text; also called when the step is cancelled."""
         if self._flusher is not None and not self._flusher.done():
             self._flusher.cancel()
+        elif self._flusher is not None and not self._flusher.cancelled():
+            self._flusher.exception()  # a failed flush (storage fault) is retrieved here; this write retries it
         await self._write(complete=True)
 
 

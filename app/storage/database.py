@@ -1,36 +1,191 @@
-"""The `Database` facade: one writer at a time, any number of readers."""
+"""The `Database` facade: whole units of work, one writer at a time, readers alongside.
+
+A unit of work is a plain function `unit(session, *args) -> value` over a sync SQLAlchemy `Session`; callers run it
+with `await db.write(unit, *args)` (one transaction: committed when the call returns, rolled back if the unit
+raises) or `await db.read(unit, *args)` (anything it changes is discarded). The unit, not each statement, is what
+crosses to a thread, which is what makes the storage path cheap (docs/sessions-storage.md, "The runner"):
+
+* SQLite (any `sqlite…` URL, `sqlite+aiosqlite` included): a sync engine on the stdlib `sqlite3` driver with the
+  same pragmas and 0600 file as `app.storage.engine`; writes run on ONE writer thread, in submission order, and
+  commit per unit; reads run on a small pool of reader threads, which WAL lets proceed while the writer writes.
+* Any other URL (`postgresql+asyncpg://…`): the async engine, each unit inside `AsyncSession.run_sync`, writes
+  serialized by an asyncio.Lock as before.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from typing import TYPE_CHECKING, Concatenate, Final, ParamSpec, TypeVar
 
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy import URL, Connection, Engine, event, make_url
+from sqlalchemy import create_engine as create_sync_engine
+from sqlalchemy.exc import ResourceClosedError
+from sqlalchemy.orm import Session
+from sqlalchemy.pool import StaticPool
 
-from app.storage.engine import create_engine
+from app.storage.engine import _secure_file, _sqlite_pragmas, create_engine, sqlite_path
 
-__all__ = ["Database"]
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+__all__ = ["READER_THREADS", "Database"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+# WAL readers never wait for the writer; more threads than this buy nothing on the GIL but connections.
+READER_THREADS: Final = 4
 
 
 class Database:
-    """Owns the engine. Writes go through `write()`, serialized by an asyncio.Lock.
+    """Runs units of work. Writes are serialized and each commits on its own: one unit, one transaction.
 
-    SQLite has a single writer per file anyway; queueing writers here instead of in SQLite's busy handler
-    keeps waiting cheap and fair, and never surfaces `database is locked` from inside the daemon.
+    SQLite has a single writer per file anyway; queueing writers here instead of in SQLite's busy handler keeps
+    waiting cheap and fair, and never surfaces `database is locked` from inside the daemon.
     """
 
-    def __init__(self, engine: AsyncEngine) -> None:
-        self._engine = engine
-        # Rows stay readable after commit: services hand them back once the session is gone.
-        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
-        self._write_lock = asyncio.Lock()
+    def __init__(self, runner: _ThreadRunner | _AsyncRunner) -> None:
+        self._runner = runner
 
     @classmethod
-    async def open(cls, url: str) -> Database:
+    async def open(cls, url: str | URL, *, readers: int = READER_THREADS) -> Database:
+        """Open and connect once, so a bad URL or an unreadable file fails at start, not at the first request."""
+        parsed = make_url(url)
+        runner: _ThreadRunner | _AsyncRunner
+        if parsed.get_backend_name() == "sqlite":
+            runner = await asyncio.to_thread(_ThreadRunner.open, parsed, readers)
+        else:
+            runner = await _AsyncRunner.open(parsed)
+        return cls(runner)
+
+    @property
+    def engine(self) -> Engine | AsyncEngine:
+        """The SQLite sync engine, or the async engine of any other backend."""
+        return self._runner.engine
+
+    @property
+    def dialect(self) -> str:
+        return self._runner.engine.dialect.name
+
+    async def write(self, unit: Callable[Concatenate[Session, P], T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run `unit` in a transaction of its own, after every write submitted before it; commit, or roll back if
+        it raises. Once this returns, the unit's changes are committed (R-ACP-4). A caller cancelled meanwhile
+        does not stop a unit that already started: it still commits or rolls back as a whole."""
+        return await self._runner.write(partial(unit, **kwargs), *args)
+
+    async def read(self, unit: Callable[Concatenate[Session, P], T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run `unit` for its result; whatever it changed is rolled back. Does not wait for queued writes."""
+        return await self._runner.read(partial(unit, **kwargs), *args)
+
+    async def close(self) -> None:
+        """Refuse new units, let every write already submitted commit, then release the connections."""
+        await self._runner.close()
+
+
+class _ThreadRunner:
+    """SQLite: one writer thread, a few reader threads, one sync engine."""
+
+    def __init__(self, engine: Engine, readers: int) -> None:
+        self.engine = engine
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="zeroclaw-db-write")
+        self._readers = ThreadPoolExecutor(readers, thread_name_prefix="zeroclaw-db-read") if readers else None
+        # Each thread keeps its own connection for its lifetime: a pool checkout and its reset per unit cost more
+        # than a short unit's statements (benchmarks/run.py, the storage rows).
+        self._local = threading.local()
+        self._connections: list[Connection] = []
+        self._connections_lock = threading.Lock()
+        self._closed = False
+
+    @classmethod
+    def open(cls, url: URL, readers: int) -> _ThreadRunner:
+        path = sqlite_path(url)
+        if path is not None:
+            _secure_file(path)
+        sync_url = url.set(drivername="sqlite+pysqlite")
+        if path is None:
+            # In-memory (or a URI the caller configured): every connection would be its own database, so one
+            # connection serves all, and reads queue with the writes on its thread.
+            engine = create_sync_engine(sync_url, poolclass=StaticPool, connect_args={"check_same_thread": False})
+            readers = 0
+        else:
+            # The pool holds a connection per thread; `check_same_thread` off so `dispose()` may close them here.
+            engine = create_sync_engine(
+                sync_url, pool_size=readers + 1, max_overflow=0, connect_args={"check_same_thread": False}
+            )
+        event.listen(engine, "connect", partial(_sqlite_pragmas, foreign_keys=True))
+        try:
+            with engine.connect():
+                pass
+        except BaseException:
+            engine.dispose()
+            raise
+        return cls(engine, readers)
+
+    def _connection(self) -> Connection:
+        connection: Connection | None = getattr(self._local, "connection", None)
+        if connection is None or connection.closed or connection.invalidated:
+            connection = self._local.connection = self.engine.connect()
+            with self._connections_lock:
+                self._connections.append(connection)
+        return connection
+
+    def _run_write(self, unit: Callable[..., T], *args: object) -> T:
+        # Rows stay readable after commit: units may hand them back once the session is gone.
+        with Session(self._connection(), expire_on_commit=False) as session, session.begin():
+            return unit(session, *args)
+
+    def _run_read(self, unit: Callable[..., T], *args: object) -> T:
+        with Session(self._connection(), expire_on_commit=False) as session:  # closing rolls back what is left
+            return unit(session, *args)
+
+    async def write(self, unit: Callable[..., T], *args: object) -> T:
+        if self._closed:
+            raise ResourceClosedError("the database is closed")
+        return await asyncio.get_running_loop().run_in_executor(self._writer, self._run_write, unit, *args)
+
+    async def read(self, unit: Callable[..., T], *args: object) -> T:
+        if self._closed:
+            raise ResourceClosedError("the database is closed")
+        executor = self._readers or self._writer
+        return await asyncio.get_running_loop().run_in_executor(executor, self._run_read, unit, *args)
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        # Shutdown flushes, it does not cut a transaction short: the executors finish what was submitted.
+        await asyncio.to_thread(self._shutdown)
+
+    def _shutdown(self) -> None:
+        self._writer.shutdown(wait=True)
+        if self._readers is not None:
+            self._readers.shutdown(wait=True)
+        with self._connections_lock:  # every thread is done: their connections may be closed from here
+            connections, self._connections = self._connections, []
+        for connection in connections:
+            connection.close()
+        self.engine.dispose()
+
+
+class _AsyncRunner:
+    """Any async URL: the async engine; a unit runs in `AsyncSession.run_sync`, writes one at a time."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        from sqlalchemy.ext.asyncio import async_sessionmaker
+
+        self.engine = engine
+        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+        self._write_lock = asyncio.Lock()
+        self._closed = False
+
+    @classmethod
+    async def open(cls, url: URL) -> _AsyncRunner:
         engine = create_engine(url)
         try:
-            # Connect once so a bad URL or an unreadable file fails at start, not at the first request.
             async with engine.connect():
                 pass
         except BaseException:
@@ -38,23 +193,20 @@ class Database:
             raise
         return cls(engine)
 
-    @property
-    def engine(self) -> AsyncEngine:
-        return self._engine
+    async def write(self, unit: Callable[..., T], *args: object) -> T:
+        if self._closed:
+            raise ResourceClosedError("the database is closed")
+        async with self._write_lock, self._sessions() as session, session.begin():
+            return await session.run_sync(unit, *args)
+
+    async def read(self, unit: Callable[..., T], *args: object) -> T:
+        if self._closed:
+            raise ResourceClosedError("the database is closed")
+        async with self._sessions() as session:
+            return await session.run_sync(unit, *args)
 
     async def close(self) -> None:
+        self._closed = True
         # Let an in-flight write commit first: shutdown flushes, it does not cut a transaction short.
         async with self._write_lock:
-            await self._engine.dispose()
-
-    @asynccontextmanager
-    async def write(self) -> AsyncIterator[AsyncSession]:
-        """A session in a transaction that commits on normal exit and rolls back on an exception."""
-        async with self._write_lock, self._sessions() as session, session.begin():
-            yield session
-
-    @asynccontextmanager
-    async def read(self) -> AsyncIterator[AsyncSession]:
-        """A session for queries; anything it changes is discarded (rolled back) on exit."""
-        async with self._sessions() as session:
-            yield session
+            await self.engine.dispose()

@@ -1,24 +1,22 @@
-"""Timezone-aware UTC time for rows, and its one wire rendering."""
+"""Timezone-aware UTC time for rows; `utcnow` and `iso_z` live in `app.storage.timestamps` (no SQLAlchemy)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import DateTime
+from sqlalchemy import BigInteger, DateTime, Integer
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
-__all__ = ["UTCDateTime", "iso_z", "utcnow"]
+from app.storage.timestamps import iso_z, utcnow
 
+__all__ = ["Int64", "UTCDateTime", "iso_z", "utcnow"]
 
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-def iso_z(moment: datetime) -> str:
-    """ISO-8601 in UTC with a `Z` suffix, millisecond precision (what JS `Date` round-trips)."""
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+# Counters and indexes a client can compare against (`session/messages` takes a `before` up to 2**63 - 1): 64-bit on
+# every backend. SQLite's INTEGER already is; PostgreSQL's INTEGER is 32-bit, so there it is BIGINT (migration 0003).
+# A bound parameter takes its column's type, so on PostgreSQL a large `before` binds as int8 instead of failing.
+Int64 = Integer().with_variant(BigInteger(), "postgresql")
 
 
 class UTCDateTime(TypeDecorator[datetime]):

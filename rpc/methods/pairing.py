@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
-from app.auth.pairing import PairingRecord
 from app.storage import iso_z
 from rpc.dispatcher import Call, NoParams, Params, Registry
 from rpc.errors import Forbidden, InvalidParams
+
+if TYPE_CHECKING:
+    from app.auth.pairing import PairingRecord
 
 __all__ = ["register"]
 

@@ -23,13 +23,20 @@ import sys
 import tempfile
 import threading
 import time
+import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+if str(REPO_ROOT / "tests") not in sys.path:  # benchmarks/crash_loop.py imports this module from outside pytest
+    sys.path.insert(0, str(REPO_ROOT / "tests"))
+
+import db_backend  # noqa: E402  (tests/db_backend.py: SQLite, or a fresh database on the test server)
+
 READY_RE = re.compile(r"^zeroclaw daemon ready: socket=(?P<socket>.+) gateway=(?P<gateway>\S+)$")
 READY_TIMEOUT = 20.0
+STORAGE_SECTION = re.compile(r"^\s*\[storage\]", re.M)
 STOP_TIMEOUT = 5.0
 RECV_TIMEOUT = 5.0
 DEFAULT_FRAME_LIMIT = 8 * 1024 * 1024
@@ -52,6 +59,14 @@ def clean_env(home: Path, extra: Mapping[str, str | None] | None = None) -> dict
         else:
             env[key] = value
     return env
+
+
+def with_storage_url(config: str | Mapping[str, Mapping[str, Any]] | None, url: str) -> str:
+    """The config.toml body with `[storage] url` added, unless the test chose a storage section itself."""
+    body = toml_config(config)
+    if STORAGE_SECTION.search(body):
+        return body
+    return f"{body.rstrip()}\n\n[storage]\nurl = {json.dumps(url)}\n".lstrip()
 
 
 def toml_config(config: str | Mapping[str, Mapping[str, Any]] | None) -> str:
@@ -122,6 +137,17 @@ class Daemon:
     def data_dir(self) -> Path:
         assert self.config_dir is not None
         return self.config_dir / "data"
+
+    @property
+    def database_url(self) -> str:
+        """The `[storage] url` of its config.toml, or the default SQLite file in its data dir."""
+        assert self.config_dir is not None
+        try:
+            config = tomllib.loads((self.config_dir / "config.toml").read_text())
+        except FileNotFoundError:
+            config = {}
+        url = config.get("storage", {}).get("url")
+        return url if isinstance(url, str) else db_backend.default_url(self.data_dir)
 
     @property
     def socket_path(self) -> Path:
@@ -242,6 +268,30 @@ class DaemonFactory:
     def __init__(self) -> None:
         self.daemons: list[Daemon] = []
         self.roots: list[Path] = []
+        # With `ZEROCLAW_TEST_DATABASE_URL` set (tests/db_backend.py): one fresh server database per config dir,
+        # kept across restarts on that dir and dropped at close().
+        self.databases: dict[Path, str] = {}
+
+    def database_url(self, config_dir: Path) -> str | None:
+        """The server database a config dir's daemons use, made on first use; None on the default SQLite."""
+        if db_backend.server_url() is None:
+            return None
+        key = config_dir.absolute()
+        if key not in self.databases:
+            self.databases[key] = db_backend.fresh_database(key)
+        return self.databases[key]
+
+    def _with_database(
+        self, config: str | Mapping[str, Mapping[str, Any]] | None, config_dir: Path
+    ) -> str | Mapping[str, Mapping[str, Any]] | None:
+        """On a test server, a config dir gets its database in config.toml: the first time it is written, and again
+        whenever a test writes a new one (a test's own `[storage]` section wins)."""
+        if config is None and (config_dir / "config.toml").exists():
+            return None  # a restart on the dir: the file already names its database
+        if STORAGE_SECTION.search(toml_config(config)):
+            return config
+        database = self.database_url(config_dir)
+        return config if database is None else with_storage_url(config, database)
 
     def tmpdir(self) -> Path:
         # short paths: a Unix socket path must fit in 108 bytes
@@ -264,6 +314,8 @@ class DaemonFactory:
         root = root or self.tmpdir()
         if use_config_dir and config_dir is None:
             config_dir = root / "cfg"
+        if config_dir is not None:
+            config = self._with_database(config, config_dir)
         if config is not None:
             assert config_dir is not None
             config_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -279,6 +331,9 @@ class DaemonFactory:
     def close(self) -> None:
         for d in self.daemons:
             d.kill()
+        for url in self.databases.values():
+            db_backend.drop_database(url)
+        self.databases.clear()
         for root in self.roots:
             shutil.rmtree(root, ignore_errors=True)
 

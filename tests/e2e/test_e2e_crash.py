@@ -39,7 +39,11 @@ from crash_loop import (
     unfinished_turns,
 )
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint, SIGKILL")
+# R-STORE-2: every test here runs on SQLite and, in the CI PostgreSQL pass, on PostgreSQL (docs/development.md).
+pytestmark = [
+    pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint, SIGKILL"),
+    pytest.mark.req("R-STORE-2"),
+]
 
 INTERRUPTED = "Turn interrupted: the daemon stopped before it finished."
 

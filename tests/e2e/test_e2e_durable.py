@@ -19,7 +19,8 @@ import pytest
 from e2e_harness import Daemon, DaemonFactory
 from session_client import Peer, Turn, new_sid
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint")
+# R-STORE-2: every test here runs on SQLite and, in the CI PostgreSQL pass, on PostgreSQL (docs/development.md).
+pytestmark = [pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint"), pytest.mark.req("R-STORE-2")]
 
 SYSTEM_PROMPT = "You are the durable test agent."
 

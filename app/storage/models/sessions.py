@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, CheckConstraint, ForeignKey, Integer, String, Text
+from sqlalchemy import Boolean, CheckConstraint, ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.storage.models.base import Base
-from app.storage.types import UTCDateTime
+from app.storage.types import Int64, UTCDateTime
 
 __all__ = ["AcpSession", "AcpSnapshot", "AcpTranscriptRow", "AcpTurn", "ChatMessage", "ChatSession"]
 
@@ -37,13 +37,13 @@ class _SessionColumns:
     killed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())  # tombstone (R-ACP-9)
     # The index the next transcript row gets. Rows are never deleted one by one, so it is also the row count;
     # a counter (rather than max(idx)+1) keeps `append` and `session/list` from scanning the transcript.
-    next_index: Mapped[int] = mapped_column(Integer)
+    next_index: Mapped[int] = mapped_column(Int64)
 
 
 class _RowColumns:
     """One visible transcript row (R-ACP-1); (session_id, idx) is the key, and idx never changes."""
 
-    idx: Mapped[int] = mapped_column(Integer, primary_key=True)
+    idx: Mapped[int] = mapped_column(Int64, primary_key=True)
     role: Mapped[str] = mapped_column(String(16))
     content: Mapped[str] = mapped_column(Text)  # at most 64 KiB of UTF-8 (R-ACP-5)
     tool_call_id: Mapped[str | None] = mapped_column(String(255))
@@ -83,7 +83,7 @@ class AcpTurn(Base):
     )
     turn_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     interaction_surface: Mapped[str] = mapped_column(String(16))
-    first_index: Mapped[int] = mapped_column(Integer)  # orders turns without trusting clocks
+    first_index: Mapped[int] = mapped_column(Int64)  # orders turns without trusting clocks
     started_at: Mapped[datetime] = mapped_column(UTCDateTime())
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     stop_reason: Mapped[str | None] = mapped_column(String(32))
@@ -98,9 +98,9 @@ class AcpSnapshot(Base):
     session_id: Mapped[str] = mapped_column(
         String(255), ForeignKey("acp_sessions.session_id", ondelete="CASCADE"), primary_key=True
     )
-    snapshot_id: Mapped[int] = mapped_column(Integer, primary_key=True)  # increases per session
+    snapshot_id: Mapped[int] = mapped_column(Int64, primary_key=True)  # increases per session
     messages: Mapped[str] = mapped_column(Text)  # JSON list of OpenAI-shaped messages; "[]" is authoritative
-    boundary: Mapped[int] = mapped_column(Integer)  # transcript rows with idx > boundary are replayed on top
+    boundary: Mapped[int] = mapped_column(Int64)  # transcript rows with idx > boundary are replayed on top
     interaction_surface: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 

@@ -8,12 +8,14 @@ import re
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from sqlalchemy.orm import Session
 
 from app.auth.pairing import TOKEN_ID_RE, PairingStore
-from app.storage import Database, default_url
+from app.storage import Database
 from app.storage.migrate import upgrade
 
 pytestmark = pytest.mark.req("R-AUTH-4")
@@ -32,15 +34,8 @@ class FakeClock:
 
 
 @pytest.fixture
-def data_dir(tmp_path: Path) -> Path:
-    path = tmp_path / "data"
-    path.mkdir(mode=0o700)
-    return path
-
-
-@pytest.fixture
-async def db(data_dir: Path) -> AsyncIterator[Database]:
-    url = default_url(data_dir)
+async def db(database_url: str) -> AsyncIterator[Database]:
+    url = database_url
     await asyncio.to_thread(upgrade, url)
     database = await Database.open(url)
     yield database
@@ -73,19 +68,23 @@ async def test_tokens_and_ids_are_unique(store: PairingStore) -> None:
 
 
 # R-AUTH-4: only the SHA-256 is stored; the plain token appears nowhere in the database.
-async def test_plain_token_is_not_stored(store: PairingStore, db: Database, data_dir: Path) -> None:
+async def test_plain_token_is_not_stored(store: PairingStore, db: Database, tmp_path: Path) -> None:
     _, token = await store.create("alice", "laptop")
-    async with db.read() as session:
-        stored = (await session.execute(sa.text("SELECT token_sha256 FROM pairing_tokens"))).scalar_one()
+
+    def unit(session: Session) -> tuple[Any, list[Any]]:
+        stored = session.execute(sa.text("SELECT token_sha256 FROM pairing_tokens")).scalar_one()
         rows = [
-            *(await session.execute(sa.text("SELECT * FROM pairing_tokens"))).all(),
-            *(await session.execute(sa.text("SELECT * FROM alembic_version"))).all(),
+            *session.execute(sa.text("SELECT * FROM pairing_tokens")).all(),
+            *session.execute(sa.text("SELECT * FROM alembic_version")).all(),
         ]
+        return stored, rows
+
+    stored, rows = await db.read(unit)
     dump = "\n".join(repr(row) for row in rows)
     assert stored == hashlib.sha256(token.encode()).hexdigest()
     assert token not in dump
     assert token[3:] not in dump
-    for path in data_dir.iterdir():  # the main file, and the WAL where the commit really lives
+    for path in (p for p in tmp_path.rglob("*") if p.is_file()):  # SQLite's main file and the WAL with the commit
         raw = path.read_bytes()
         assert token.encode() not in raw, path.name
         assert token[3:].encode() not in raw, path.name

@@ -24,10 +24,13 @@ from app.config.schema import Config
 from app.sessions.errors import SessionNotFound
 from app.sessions.registry import SessionRegistry
 from app.sessions.store import SessionStore, StorageFault
-from app.storage import Database, default_url
+from app.storage import Database
 from app.storage.faults import Faults
 from app.storage.migrate import upgrade
 from app.storage.models import AcpSnapshot, AcpTurn
+
+# R-STORE-2: runs on SQLite and, in the CI PostgreSQL pass, on PostgreSQL (tests/db_backend.py).
+pytestmark = pytest.mark.req("R-STORE-2")
 
 ALICE = Principal(id="alice", admin=False, agents=frozenset({"*"}))
 SYSTEM_PROMPT = "You are a unit-test agent."
@@ -68,8 +71,8 @@ class Env:
 
 
 @pytest.fixture
-async def env(tmp_path: Path) -> AsyncIterator[Env]:
-    url = default_url(tmp_path)
+async def env(tmp_path: Path, database_url: str) -> AsyncIterator[Env]:
+    url = database_url
     await asyncio.to_thread(upgrade, url)
     db = await Database.open(url)
     faults = Faults()
@@ -96,8 +99,7 @@ async def context_lines(registry: SessionRegistry, sid: str) -> list[str]:
 
 
 async def turns(env: Env, sid: str) -> dict[str, tuple[str | None, str | None]]:
-    async with env.db.read() as s:
-        rows = (await s.scalars(sa.select(AcpTurn).where(AcpTurn.session_id == sid))).all()
+    rows = await env.db.read(lambda s: s.scalars(sa.select(AcpTurn).where(AcpTurn.session_id == sid)).all())
     return {t.turn_id: (t.interaction_surface, t.stop_reason) for t in rows}
 
 
@@ -298,8 +300,8 @@ async def test_the_snapshot_excludes_the_system_prompt_and_thoughts(env: Env) ->
         await prompt(registry, sid, text)
     recovered = await env.store.context(sid)
     assert recovered.snapshot_id is not None
-    async with env.db.read() as s:
-        stored = (await s.scalars(sa.select(AcpSnapshot.messages).where(AcpSnapshot.session_id == sid))).all()
+    query = sa.select(AcpSnapshot.messages).where(AcpSnapshot.session_id == sid)
+    stored = await env.db.read(lambda s: s.scalars(query).all())
     assert stored
     for snapshot in stored:
         for message in orjson.loads(snapshot):

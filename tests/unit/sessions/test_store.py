@@ -17,13 +17,13 @@ from app.sessions.store import (
     SessionStore,
 )
 from app.sessions.store_types import MAX_ROW_BYTES
-from app.storage import Database, default_url
+from app.storage import Database
 from app.storage.migrate import upgrade
 
 
 @pytest.fixture
-async def db_url(tmp_path: Path) -> str:
-    url = default_url(tmp_path)
+async def db_url(database_url: str) -> str:
+    url = database_url
     await asyncio.to_thread(upgrade, url)
     return url
 

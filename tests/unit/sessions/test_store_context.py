@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,13 +11,13 @@ import pytest
 from app.sessions.store import SessionStore
 from app.sessions.store_replay import provider_safe, rows_to_messages
 from app.sessions.store_types import TranscriptRow
-from app.storage import Database, default_url, utcnow
+from app.storage import Database, utcnow
 from app.storage.migrate import upgrade
 
 
 @pytest.fixture
-async def db_url(tmp_path: Path) -> str:
-    url = default_url(tmp_path)
+async def db_url(database_url: str) -> str:
+    url = database_url
     await asyncio.to_thread(upgrade, url)
     return url
 

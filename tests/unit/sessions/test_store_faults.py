@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.sessions.store import SessionStore
-from app.storage import Database, default_url
+from app.storage import Database
 from app.storage.faults import ENV_VAR, Faults, StorageFault
 from app.storage.migrate import upgrade
+
+# R-STORE-2: runs on SQLite and, in the CI PostgreSQL pass, on PostgreSQL (tests/db_backend.py).
+pytestmark = pytest.mark.req("R-STORE-2")
 
 
 @pytest.fixture
@@ -21,8 +23,8 @@ async def faults() -> Faults:
 
 
 @pytest.fixture
-async def store(tmp_path: Path, faults: Faults) -> AsyncIterator[SessionStore]:
-    url = default_url(tmp_path)
+async def store(database_url: str, faults: Faults) -> AsyncIterator[SessionStore]:
+    url = database_url
     await asyncio.to_thread(upgrade, url)
     db = await Database.open(url)
     try:

@@ -17,8 +17,11 @@ from app.agents.base import Elicitation, Message, TextDelta, ThoughtDelta, ToolC
 from app.sessions.live import LiveSession
 from app.sessions.store import SessionStore, TranscriptRow
 from app.sessions.turn import TEXT_CHECKPOINT_SECS, TurnOutcome, TurnSettings, run_turn
-from app.storage import Database, default_url
+from app.storage import Database
 from app.storage.migrate import upgrade
+
+# R-STORE-2: runs on SQLite and, in the CI PostgreSQL pass, on PostgreSQL (tests/db_backend.py).
+pytestmark = pytest.mark.req("R-STORE-2")
 
 SID = "s1"
 
@@ -71,8 +74,8 @@ class SlowTool:
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SessionStore]:
-    url = default_url(tmp_path)
+async def store(tmp_path: Path, database_url: str) -> AsyncIterator[SessionStore]:
+    url = database_url
     await asyncio.to_thread(upgrade, url)
     db = await Database.open(url)
     try:

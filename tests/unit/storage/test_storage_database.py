@@ -1,9 +1,15 @@
-"""The Database facade and engine setup: SQLite pragmas, file mode, one writer, commit/rollback."""
+"""The Database facade and engine setup: SQLite pragmas, file mode, one writer, commit/rollback.
+
+The `db` fixture is on the backend under test (SQLite, or PostgreSQL in the CI pass); the SQLite-only checks
+(pragmas, file modes) open their own SQLite file.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import stat
+import threading
+import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -11,6 +17,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from sqlalchemy import make_url
+from sqlalchemy.orm import Session
 
 from app.storage import Database, default_url, iso_z
 from app.storage.engine import BUSY_TIMEOUT_MS, sqlite_path
@@ -26,12 +33,23 @@ def data_dir(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-async def db(data_dir: Path) -> AsyncIterator[Database]:
-    url = default_url(data_dir)
+async def _open_migrated(url: str) -> Database:
     # The daemon runs the (sync) upgrade in a thread; so do the tests, inside a running loop.
     await asyncio.to_thread(upgrade, url)
-    database = await Database.open(url)
+    return await Database.open(url)
+
+
+@pytest.fixture
+async def db(database_url: str) -> AsyncIterator[Database]:
+    """On the backend under test (tests/db_backend.py)."""
+    database = await _open_migrated(database_url)
+    yield database
+    await database.close()
+
+
+@pytest.fixture
+async def sqlite_db(data_dir: Path) -> AsyncIterator[Database]:
+    database = await _open_migrated(default_url(data_dir))
     yield database
     await database.close()
 
@@ -47,8 +65,7 @@ def _row(token_id: str) -> PairingToken:
 
 
 async def _pragma(db: Database, name: str) -> object:
-    async with db.read() as session:
-        return (await session.execute(sa.text(f"PRAGMA {name}"))).scalar()
+    return await db.read(lambda session: session.execute(sa.text(f"PRAGMA {name}")).scalar())
 
 
 # R-PATH-2: each data dir has its own database, at <data_dir>/zeroclaw.db.
@@ -70,13 +87,13 @@ def test_sqlite_path_ignores_other_backends_and_memory() -> None:
     assert sqlite_path("sqlite+aiosqlite:///:memory:") is None
 
 
-async def test_every_connection_gets_wal_foreign_keys_and_busy_timeout(db: Database) -> None:
+async def test_every_connection_gets_wal_foreign_keys_and_busy_timeout(sqlite_db: Database) -> None:
+    db = sqlite_db
     assert await _pragma(db, "journal_mode") == "wal"
     assert await _pragma(db, "foreign_keys") == 1
     assert await _pragma(db, "synchronous") == 1  # NORMAL
     assert await _pragma(db, "busy_timeout") == BUSY_TIMEOUT_MS
-    async with db.write() as session:
-        assert (await session.execute(sa.text("PRAGMA foreign_keys"))).scalar() == 1
+    assert await db.write(lambda session: session.execute(sa.text("PRAGMA foreign_keys")).scalar()) == 1
 
 
 # R-SEC-1 (spirit): the database file is created 0600 and never exists wider.
@@ -84,8 +101,7 @@ async def test_every_connection_gets_wal_foreign_keys_and_busy_timeout(db: Datab
 async def test_open_creates_the_file_0600(data_dir: Path) -> None:
     database = await Database.open(default_url(data_dir))
     try:
-        async with database.write() as session:
-            await session.execute(sa.text("CREATE TABLE t (x INTEGER)"))
+        await database.write(lambda session: session.execute(sa.text("CREATE TABLE t (x INTEGER)")))
         for name in ("zeroclaw.db", "zeroclaw.db-wal", "zeroclaw.db-shm"):
             path = data_dir / name
             if path.exists():
@@ -105,58 +121,65 @@ async def test_open_tightens_a_loose_existing_file(data_dir: Path) -> None:
 
 
 async def test_write_commits_and_read_sees_it(db: Database) -> None:
-    async with db.write() as session:
-        session.add(_row("tok_000000000001"))
-    async with db.read() as session:
-        assert await session.get(PairingToken, "tok_000000000001") is not None
+    await db.write(lambda session: session.add(_row("tok_000000000001")))
+    assert await db.read(lambda session: session.get(PairingToken, "tok_000000000001")) is not None
 
 
 async def test_write_rolls_back_on_error(db: Database) -> None:
+    def unit(session: Session) -> None:
+        session.add(_row("tok_000000000002"))
+        session.flush()
+        raise RuntimeError("boom")
+
     with pytest.raises(RuntimeError):
-        async with db.write() as session:
-            session.add(_row("tok_000000000002"))
-            await session.flush()
-            raise RuntimeError("boom")
-    async with db.read() as session:
-        assert await session.get(PairingToken, "tok_000000000002") is None
+        await db.write(unit)
+    assert await db.read(lambda session: session.get(PairingToken, "tok_000000000002")) is None
 
 
 async def test_writes_are_serialized(db: Database) -> None:
     inside = 0
     peak = 0
 
-    async def writer(n: int) -> None:
+    def unit(session: Session, n: int) -> None:
         nonlocal inside, peak
-        async with db.write() as session:
-            inside += 1
-            peak = max(peak, inside)
-            session.add(_row(f"tok_{n:012x}"))
-            await asyncio.sleep(0.01)  # give another writer the chance to barge in
-            inside -= 1
+        inside += 1
+        peak = max(peak, inside)
+        session.add(_row(f"tok_{n:012x}"))
+        session.flush()
+        time.sleep(0.01)  # give another writer the chance to barge in
+        inside -= 1
 
-    await asyncio.gather(*(writer(n) for n in range(5)))
+    await asyncio.gather(*(db.write(unit, n) for n in range(5)))
     assert peak == 1
-    async with db.read() as session:
-        assert (await session.execute(sa.select(sa.func.count()).select_from(PairingToken))).scalar() == 5
+    count = sa.select(sa.func.count()).select_from(PairingToken)
+    assert await db.read(lambda session: session.execute(count).scalar()) == 5
 
 
-async def test_reads_run_while_a_write_is_open(db: Database) -> None:
-    async with db.write() as session:
+async def test_reads_run_while_a_write_is_open(sqlite_db: Database) -> None:
+    # SQLite only: the async runner (PostgreSQL) runs a unit on the loop's thread, so nothing runs beside it.
+    flushed, release = threading.Event(), threading.Event()
+
+    def unit(session: Session) -> None:
         session.add(_row("tok_000000000003"))
-        await session.flush()
-        # WAL: a reader is not blocked by the open write and sees the last committed state.
-        async with db.read() as reader:
-            assert await reader.get(PairingToken, "tok_000000000003") is None
+        session.flush()
+        flushed.set()
+        assert release.wait(10)
+
+    write = asyncio.ensure_future(sqlite_db.write(unit))
+    assert await asyncio.to_thread(flushed.wait, 10)
+    # WAL: a reader is not blocked by the open write and sees the last committed state.
+    assert await sqlite_db.read(lambda session: session.get(PairingToken, "tok_000000000003")) is None
+    release.set()
+    await write
+    assert await sqlite_db.read(lambda session: session.get(PairingToken, "tok_000000000003")) is not None
 
 
 async def test_utc_column_round_trips_aware_utc(db: Database) -> None:
     moment = datetime(2024, 5, 1, 14, 0, 0, 123456, tzinfo=timezone(timedelta(hours=2)))
     row = _row("tok_000000000004")
     row.created_at = moment
-    async with db.write() as session:
-        session.add(row)
-    async with db.read() as session:
-        loaded = await session.get(PairingToken, "tok_000000000004")
+    await db.write(lambda session: session.add(row))
+    loaded = await db.read(lambda session: session.get(PairingToken, "tok_000000000004"))
     assert loaded is not None
     assert loaded.created_at == moment
     assert loaded.created_at.tzinfo is UTC

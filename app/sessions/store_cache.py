@@ -1,0 +1,124 @@
+"""What `SessionStore.context` read last, kept exact by the store's own writes (docs/sessions-storage.md).
+
+A turn reads its session's context twice (before the provider runs, and after, to decide on trimming), and
+between the two it only appended rows and updated their text, through this same store: one daemon owns its
+database (R-STORE), so nothing else writes these tables. The store tells the cache about each committed write:
+an `append`, `update_text` or `save_snapshot` is applied to what is cached; any other write of the session (or a
+failed or cancelled one, whose outcome is unknown) drops that session's entries. A read fills the cache only if no
+write of that session began or ended while it ran (`version`), so a fill can never hide a write that raced it.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final, NamedTuple
+
+from app.sessions.store_types import Mode
+
+__all__ = ["ContextCache", "ReplayRow"]
+
+MAX_ENTRIES: Final = 128  # (session, mode, surface) entries kept; least recently used goes first
+MAX_ROWS: Final = 4096  # a bigger replay (no snapshot yet on a long transcript) is read each time
+MAX_CHARS: Final = 4 * 1024 * 1024
+
+
+class ReplayRow(NamedTuple):
+    """The transcript columns replay reads (`store_replay.rows_to_messages`)."""
+
+    idx: int
+    role: str
+    content: str
+    tool_call_id: str | None
+    name: str | None
+
+
+Key = tuple[str, Mode, str]  # session id, mode, surface
+
+
+@dataclass(slots=True)
+class Entry:
+    snapshot: tuple[int, int, str] | None  # (snapshot_id, boundary, messages JSON)
+    next_index: int
+    rows: list[ReplayRow]
+    chars: int
+    positions: dict[int, int] = field(default_factory=dict)  # transcript index -> position in rows
+
+
+class ContextCache:
+    def __init__(self) -> None:
+        self._entries: OrderedDict[Key, Entry] = OrderedDict()
+        self._versions: dict[str, int] = {}
+
+    # -- reads ---------------------------------------------------------------------------------------------------
+
+    def get(self, key: Key) -> Entry | None:
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._entries.move_to_end(key)
+        return entry
+
+    def version(self, session_id: str) -> int:
+        return self._versions.get(session_id, 0)
+
+    def fill(
+        self, key: Key, version: int, snapshot: tuple[int, int, str] | None, next_index: int, rows: Iterable[Any]
+    ) -> Entry:
+        replay = [ReplayRow(*row) for row in rows]
+        entry = Entry(snapshot, next_index, replay, sum(len(row.content) for row in replay))
+        entry.positions = {row.idx: i for i, row in enumerate(replay)}
+        fits = len(replay) <= MAX_ROWS and entry.chars <= MAX_CHARS
+        if fits and self._versions.get(key[0], 0) == version:  # no write of this session began or ended meanwhile
+            self._entries[key] = entry
+            self._entries.move_to_end(key)
+            while len(self._entries) > MAX_ENTRIES:
+                self._entries.popitem(last=False)
+        return entry
+
+    # -- writes (called by the store) ------------------------------------------------------------------------------
+
+    def writing(self, session_id: str) -> None:
+        """A write of this session begins or ends: a read running meanwhile must not fill the cache."""
+        self._versions[session_id] = self._versions.get(session_id, 0) + 1
+
+    def drop(self, session_id: str) -> None:
+        for key in [key for key in self._entries if key[0] == session_id]:
+            del self._entries[key]
+
+    def appended(self, session_id: str, mode: Mode, surface: str, row: ReplayRow) -> None:
+        for key in [key for key in self._entries if key[0] == session_id and key[1] == mode]:
+            entry = self._entries[key]
+            if entry.next_index != row.idx:  # not the row this entry expected next: never guess
+                del self._entries[key]
+                continue
+            entry.next_index = row.idx + 1
+            if key[2] == surface:
+                entry.positions[row.idx] = len(entry.rows)
+                entry.rows.append(row)
+                entry.chars += len(row.content)
+                if len(entry.rows) > MAX_ROWS or entry.chars > MAX_CHARS:
+                    del self._entries[key]
+
+    def updated(self, session_id: str, mode: Mode, index: int, content: str) -> None:
+        for key in [key for key in self._entries if key[0] == session_id and key[1] == mode]:
+            entry = self._entries[key]
+            position = entry.positions.get(index)
+            if position is None:
+                continue  # a row of another surface, or one before this entry's snapshot boundary
+            old = entry.rows[position]
+            entry.rows[position] = old._replace(content=content)
+            entry.chars += len(content) - len(old.content)
+
+    def snapshot_saved(self, session_id: str, surface: str, snapshot: tuple[int, int, str]) -> None:
+        """The newest snapshot of `surface` now rules (ids grow per session): replay starts after its boundary."""
+        boundary = snapshot[1]
+        for key in [key for key in self._entries if key[0] == session_id and key[1] == "acp" and key[2] == surface]:
+            entry = self._entries[key]
+            if entry.snapshot is not None and boundary < entry.snapshot[1]:
+                del self._entries[key]  # rows before the old boundary were never cached
+                continue
+            entry.snapshot = snapshot
+            entry.rows = [row for row in entry.rows if row.idx > boundary]
+            entry.positions = {row.idx: i for i, row in enumerate(entry.rows)}
+            entry.chars = sum(len(row.content) for row in entry.rows)

@@ -1,0 +1,448 @@
+"""The session store's hot units of work in SQLAlchemy Core, over statements built once.
+
+`session/list`, `session/messages`, `session/new` and the checkpoints of a turn (`append`, `update_text`,
+`finish_turn`, `context`) run here: each is one plain function over the unit's `Session`, issuing prebuilt Core
+statements on its connection. Building a statement costs more than executing it on SQLite, and ORM loading
+costs several times a Core row; both showed up as most of a request (docs/sessions-storage.md, "The runner").
+The rarer writes (close, kill, delete, recovery, snapshots) stay ORM in `app.sessions.store`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from functools import cache
+from typing import Any, cast
+
+import sqlalchemy as sa
+from sqlalchemy import CursorResult
+from sqlalchemy.orm import Session
+
+from app.sessions.store_rows import models, record_columns, record_from_columns, transcript_columns
+from app.sessions.store_types import (
+    SURFACES,
+    Mode,
+    RowNotFound,
+    SessionClosed,
+    SessionKilled,
+    SessionNotFound,
+    SessionOwnerMismatch,
+    SessionRecord,
+    Surface,
+    TranscriptRow,
+    check_choice,
+    clip,
+)
+from app.storage.models import AcpSession, AcpSnapshot, AcpTurn
+from app.storage.types import utcnow
+
+__all__ = [
+    "ContextRows",
+    "append",
+    "context_rows",
+    "create",
+    "finish_turn",
+    "get",
+    "list_records",
+    "messages",
+    "save_snapshot",
+    "update_text",
+]
+
+# (snapshot_id, boundary, messages JSON) or None; next_index; (idx, role, content, tool_call_id, name) rows
+ContextRows = tuple[tuple[int, int, str] | None, int, list[Any]]
+
+
+# -- statements (bind parameters are named so they never collide with a column's automatic one) ---------------
+
+
+@cache
+def _get(mode: Mode) -> sa.Select[Any]:
+    model = models(mode)[0]
+    return sa.select(*record_columns(model)).where(model.session_id == sa.bindparam("sid"))
+
+
+@cache
+def _list(mode: Mode, by_owner: bool, include_killed: bool) -> sa.Select[Any]:
+    model = models(mode)[0]
+    query = sa.select(*record_columns(model))
+    if by_owner:
+        query = query.where(model.owner == sa.bindparam("owner"))
+    if not include_killed:
+        query = query.where(model.killed_at.is_(None))
+    if mode == "chat":
+        query = query.where(model.closed_at.is_(None))  # a closed chat session is gone (R-ACP-8)
+    return query
+
+
+@cache
+def _insert_session(mode: Mode) -> sa.Insert:
+    return sa.insert(models(mode)[0])
+
+
+@cache
+def _resume(mode: Mode) -> sa.Update:
+    model = models(mode)[0]
+    return (
+        sa.update(model)
+        .where(model.session_id == sa.bindparam("sid"))
+        .values(closed_at=None, last_activity=sa.bindparam("now"))
+    )
+
+
+@cache
+def _total(mode: Mode) -> sa.Select[Any]:
+    model = models(mode)[0]
+    return sa.select(model.next_index).where(model.session_id == sa.bindparam("sid"))
+
+
+@cache
+def _messages(mode: Mode, bounded: bool) -> sa.Select[Any]:
+    transcript = models(mode)[1]
+    query = sa.select(*transcript_columns(transcript)).where(transcript.session_id == sa.bindparam("sid"))
+    if bounded:
+        query = query.where(transcript.idx < sa.bindparam("before"))
+    return query.order_by(transcript.idx.desc()).limit(sa.bindparam("limit"))
+
+
+@cache
+def _take_index(mode: Mode) -> sa.Update:
+    """Bump the row counter and the activity time; RETURNING gives the new counter (index + 1)."""
+    model = models(mode)[0]
+    return (
+        sa.update(model)
+        .where(model.session_id == sa.bindparam("sid"))
+        .values(next_index=model.next_index + 1, last_activity=sa.bindparam("now"))
+        .returning(model.next_index)
+    )
+
+
+@cache
+def _touch(mode: Mode) -> sa.Update:
+    model = models(mode)[0]
+    return (
+        sa.update(model)
+        .where(model.session_id == sa.bindparam("sid"))
+        .values(last_activity=sa.bindparam("now"))
+        .returning(model.interaction_surface, model.next_index)
+    )
+
+
+@cache
+def _insert_row(mode: Mode) -> sa.Insert:
+    return sa.insert(models(mode)[1])
+
+
+@cache
+def _row_role(mode: Mode) -> sa.Select[Any]:
+    transcript = models(mode)[1]
+    return sa.select(transcript.role).where(
+        transcript.session_id == sa.bindparam("sid"), transcript.idx == sa.bindparam("index")
+    )
+
+
+@cache
+def _set_text(mode: Mode) -> sa.Update:
+    transcript = models(mode)[1]
+    return (
+        sa.update(transcript)
+        .where(
+            transcript.session_id == sa.bindparam("sid"),
+            transcript.idx == sa.bindparam("index"),
+            transcript.role != "marker",
+        )
+        .values(content=sa.bindparam("text"), complete=sa.bindparam("done"))
+    )
+
+
+@cache
+def _complete_turn_rows(mode: Mode) -> sa.Update:
+    transcript = models(mode)[1]
+    return (
+        sa.update(transcript)
+        .where(
+            transcript.session_id == sa.bindparam("sid"),
+            transcript.turn_id == sa.bindparam("turn"),
+            transcript.complete.is_(False),
+        )
+        .values(complete=True)
+    )
+
+
+@cache
+def _state(mode: Mode) -> sa.Select[bool, bool, int]:
+    model = models(mode)[0]
+    return sa.select(model.killed_at.is_not(None), model.closed_at.is_not(None), model.next_index).where(
+        model.session_id == sa.bindparam("sid")
+    )
+
+
+@cache
+def _context_rows(mode: Mode) -> sa.Select[int, str, str, str | None, str | None]:
+    # Only what replay reads (store_replay.rows_to_messages): no times to parse.
+    t = models(mode)[1]
+    return (
+        sa.select(t.idx, t.role, t.content, t.tool_call_id, t.name)
+        .where(
+            t.session_id == sa.bindparam("sid"),
+            t.idx > sa.bindparam("boundary"),
+            t.interaction_surface == sa.bindparam("surface"),
+        )
+        .order_by(t.idx)
+    )
+
+
+_TURN_STATE = sa.select(AcpTurn.finished_at.is_(None)).where(
+    AcpTurn.session_id == sa.bindparam("sid"), AcpTurn.turn_id == sa.bindparam("turn")
+)
+_INSERT_TURN = sa.insert(AcpTurn)
+_END_TURN = (
+    sa.update(AcpTurn)
+    .where(
+        AcpTurn.session_id == sa.bindparam("sid"),
+        AcpTurn.turn_id == sa.bindparam("turn"),
+        AcpTurn.finished_at.is_(None),
+    )
+    .values(finished_at=sa.bindparam("now"), stop_reason=sa.bindparam("reason"))
+)
+_SNAPSHOT_STATE = sa.select(AcpSession.interaction_surface, AcpSession.next_index).where(
+    AcpSession.session_id == sa.bindparam("sid")
+)
+_LATEST_SNAPSHOT = sa.select(sa.func.max(AcpSnapshot.snapshot_id)).where(AcpSnapshot.session_id == sa.bindparam("sid"))
+_INSERT_SNAPSHOT = sa.insert(AcpSnapshot)
+_MINE = (AcpSnapshot.session_id == sa.bindparam("sid"), AcpSnapshot.interaction_surface == sa.bindparam("surface"))
+_PRUNE_SNAPSHOTS = sa.delete(AcpSnapshot).where(
+    *_MINE,
+    AcpSnapshot.snapshot_id.not_in(
+        sa.select(AcpSnapshot.snapshot_id)
+        .where(*_MINE)
+        .order_by(AcpSnapshot.snapshot_id.desc())
+        .limit(sa.bindparam("keep"))
+        .scalar_subquery()
+    ),
+)
+_SNAPSHOT = (
+    sa.select(AcpSnapshot.snapshot_id, AcpSnapshot.boundary, AcpSnapshot.messages)
+    .where(AcpSnapshot.session_id == sa.bindparam("sid"), AcpSnapshot.interaction_surface == sa.bindparam("surface"))
+    .order_by(AcpSnapshot.snapshot_id.desc())
+    .limit(1)
+)
+
+
+# -- units -----------------------------------------------------------------------------------------------------
+
+
+def get(s: Session, mode: Mode, session_id: str) -> SessionRecord | None:
+    row = s.connection().execute(_get(mode), {"sid": session_id}).first()
+    return None if row is None else record_from_columns(row, mode)
+
+
+def list_records(s: Session, owner: str | None, include_killed: bool) -> list[SessionRecord]:
+    connection = s.connection()
+    params = {"owner": owner}
+    records: list[SessionRecord] = []
+    for mode in ("acp", "chat"):
+        query = _list(mode, owner is not None, include_killed)
+        records.extend(record_from_columns(row, mode) for row in connection.execute(query, params))
+    return records
+
+
+def create(
+    s: Session, mode: Mode, session_id: str, owner: str, agent_alias: str, workspace: str, surface: Surface
+) -> SessionRecord:
+    connection = s.connection()
+    now = utcnow()
+    row = connection.execute(_get(mode), {"sid": session_id}).first()
+    if row is not None:
+        record = record_from_columns(row, mode)
+        if record.killed:
+            raise SessionKilled(session_id)
+        if mode == "chat" and record.closed:
+            raise SessionClosed(session_id)
+        if record.owner != owner:
+            raise SessionOwnerMismatch(session_id)
+        connection.execute(_resume(mode), {"sid": session_id, "now": now})
+        return replace(record, closed=False, last_activity=now, resumed=True)
+    values = {
+        "session_id": session_id,
+        "owner": owner,
+        "agent_alias": agent_alias,
+        "workspace_dir": workspace,
+        "interaction_surface": surface,
+        "created_at": now,
+        "last_activity": now,
+        "closed_at": None,
+        "killed_at": None,
+        "next_index": 0,
+    }
+    connection.execute(_insert_session(mode), values)
+    return SessionRecord(
+        session_id=session_id,
+        owner=owner,
+        agent_alias=agent_alias,
+        mode=mode,
+        workspace_dir=workspace,
+        surface=surface,
+        created_at=now,
+        last_activity=now,
+        killed=False,
+        closed=False,
+        message_count=0,
+    )
+
+
+def messages(
+    s: Session, mode: Mode, session_id: str, limit: int, before: int | None
+) -> tuple[list[TranscriptRow], int]:
+    connection = s.connection()
+    total = connection.execute(_total(mode), {"sid": session_id}).scalar()
+    if total is None:
+        raise SessionNotFound(session_id, mode)
+    if not limit:
+        return [], total
+    query = _messages(mode, before is not None)
+    rows = [
+        TranscriptRow(*row) for row in connection.execute(query, {"sid": session_id, "before": before, "limit": limit})
+    ]
+    rows.reverse()
+    return rows, total
+
+
+def append(
+    s: Session,
+    mode: Mode,
+    session_id: str,
+    role: str,
+    content: str,
+    tool_call_id: str | None,
+    name: str | None,
+    marker: str | None,
+    turn_id: str,
+    surface: str,
+    complete: bool,
+) -> int:
+    """One transcript row at the session's next index (R-ACP-1); the first non-marker row of an ACP turn opens
+    its `acp_turns` record. The counter is bumped and the row written in the writer's one transaction."""
+    connection = s.connection()
+    now = utcnow()
+    counter = connection.execute(_take_index(mode), {"sid": session_id, "now": now}).scalar()
+    if counter is None:
+        raise SessionNotFound(session_id, mode)
+    index: int = counter - 1
+    row = {
+        "session_id": session_id,
+        "idx": index,
+        "role": role,
+        "content": clip(content),
+        "tool_call_id": tool_call_id,
+        "name": name,
+        "marker": marker,
+        "turn_id": turn_id,
+        "interaction_surface": surface,
+        "complete": complete,
+        "created_at": now,
+    }
+    connection.execute(_insert_row(mode), row)
+    opens_turn = mode == "acp" and role != "marker"
+    if opens_turn and connection.execute(_TURN_STATE, {"sid": session_id, "turn": turn_id}).first() is None:
+        turn = {
+            "session_id": session_id,
+            "turn_id": turn_id,
+            "interaction_surface": surface,
+            "first_index": index,
+            "started_at": now,
+            "finished_at": None,
+            "stop_reason": None,
+        }
+        connection.execute(_INSERT_TURN, turn)
+    return index
+
+
+def update_text(s: Session, mode: Mode, session_id: str, index: int, content: str, complete: bool) -> None:
+    connection = s.connection()
+    if connection.execute(_touch(mode), {"sid": session_id, "now": utcnow()}).first() is None:
+        raise SessionNotFound(session_id, mode)
+    params = {"sid": session_id, "index": index, "text": clip(content), "done": complete}
+    if cast("CursorResult[Any]", connection.execute(_set_text(mode), params)).rowcount == 1:
+        return
+    # Nothing updated: say why (the row does not exist, or it is a marker, which is written once).
+    if connection.execute(_row_role(mode), {"sid": session_id, "index": index}).scalar() is None:
+        raise RowNotFound(session_id, index)
+    raise ValueError("marker rows are written once and never updated")
+
+
+def finish_turn(s: Session, mode: Mode, session_id: str, turn_id: str, stop_reason: str) -> None:
+    connection = s.connection()
+    now = utcnow()
+    session = connection.execute(_touch(mode), {"sid": session_id, "now": now}).first()
+    if session is None:
+        raise SessionNotFound(session_id, mode)
+    connection.execute(_complete_turn_rows(mode), {"sid": session_id, "turn": turn_id})
+    if mode != "acp":
+        return
+    ended = {"sid": session_id, "turn": turn_id, "now": now, "reason": stop_reason}
+    if cast("CursorResult[Any]", connection.execute(_END_TURN, ended)).rowcount == 1:
+        return
+    # Already ended (the first stop reason wins), or never opened:
+    if connection.execute(_TURN_STATE, {"sid": session_id, "turn": turn_id}).first() is None:
+        # a turn that failed before writing any row still gets its terminal record
+        surface, next_index = session
+        turn = {
+            "session_id": session_id,
+            "turn_id": turn_id,
+            "interaction_surface": surface,
+            "first_index": next_index,
+            "started_at": now,
+            "finished_at": now,
+            "stop_reason": stop_reason,
+        }
+        connection.execute(_INSERT_TURN, turn)
+
+
+def context_rows(s: Session, mode: Mode, session_id: str, surface: Surface) -> ContextRows:
+    """What `SessionStore.context` rebuilds from: the latest snapshot of `surface`, and the rows after it."""
+    connection = s.connection()
+    state = connection.execute(_state(mode), {"sid": session_id}).first()
+    if state is None:
+        raise SessionNotFound(session_id, mode)
+    killed, closed, next_index = state
+    if killed:
+        raise SessionKilled(session_id)
+    if mode == "chat" and closed:
+        raise SessionClosed(session_id)
+    snapshot: tuple[int, int, str] | None = None
+    if mode == "acp":
+        found = connection.execute(_SNAPSHOT, {"sid": session_id, "surface": surface}).first()
+        snapshot = None if found is None else (found[0], found[1], found[2])
+    boundary = -1 if snapshot is None else snapshot[1]
+    params = {"sid": session_id, "boundary": boundary, "surface": surface}
+    rows: Sequence[Any] = connection.execute(_context_rows(mode), params).all()
+    return snapshot, next_index, list(rows)
+
+
+def save_snapshot(
+    s: Session, session_id: str, payload: str, boundary: int, surface: str | None, keep: int
+) -> tuple[int, str]:
+    """A snapshot and its boundary, then only the newest `keep` of its surface are kept (R-ACP-2); returns its id
+    and surface."""
+    connection = s.connection()
+    state = connection.execute(_SNAPSHOT_STATE, {"sid": session_id}).first()
+    if state is None:
+        raise SessionNotFound(session_id, "acp")
+    own_surface, next_index = state
+    chosen = surface if surface is not None else own_surface
+    check_choice("surface", chosen, SURFACES)
+    if not -1 <= boundary < next_index:
+        raise ValueError(f"boundary {boundary} is outside the transcript (-1..{next_index - 1})")
+    snapshot_id: int = (connection.execute(_LATEST_SNAPSHOT, {"sid": session_id}).scalar() or 0) + 1
+    row = {
+        "session_id": session_id,
+        "snapshot_id": snapshot_id,
+        "messages": payload,
+        "boundary": boundary,
+        "interaction_surface": chosen,
+        "created_at": utcnow(),
+    }
+    connection.execute(_INSERT_SNAPSHOT, row)
+    connection.execute(_PRUNE_SNAPSHOTS, {"sid": session_id, "surface": chosen, "keep": keep})
+    return snapshot_id, chosen

@@ -1,0 +1,67 @@
+"""A storage fault at the protocol boundary (R-STORE-3): `-32603` with `data.kind = "storage_unavailable"`, a
+`reason` and an `error_id`, never the driver's text; over HTTP the same kind as 503."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.exc import OperationalError
+
+from app.audit import AuditLog
+from app.config.schema import Limits
+from app.storage.faults import StorageFault
+from gateway.errors import from_rpc_error
+from rpc.errors import StorageUnavailable
+from rpc.methods import ERROR_MAPPERS, build_registry
+from rpc.server import RpcServer
+
+pytestmark = pytest.mark.req("R-STORE-3")
+
+
+def server() -> RpcServer:
+    rpc = RpcServer(build_registry(), None, AuditLog(None), limits=Limits)
+    for mapper in ERROR_MAPPERS:
+        rpc.add_error_mapper(mapper)
+    return rpc
+
+
+def disk_full() -> OperationalError:
+    engine = sa.create_engine("sqlite+pysqlite:///:memory:")
+    try:
+        with engine.connect() as conn:
+            conn.exec_driver_sql("CREATE TABLE t (x)")
+            pages = conn.exec_driver_sql("PRAGMA page_count").scalar()
+            conn.exec_driver_sql(f"PRAGMA max_page_count={pages}")
+            try:
+                conn.exec_driver_sql("INSERT INTO t VALUES (?)", ("x" * 100_000,))
+            except OperationalError as exc:
+                return exc
+    finally:
+        engine.dispose()
+    raise AssertionError("the insert should have failed")
+
+
+def test_a_full_disk_answers_storage_unavailable_without_the_driver_text() -> None:
+    error = server().to_rpc_error(disk_full()).to_error()
+    assert error["code"] == -32603
+    data = error["data"]
+    assert data["kind"] == "storage_unavailable" and data["reason"] == "disk_full", data
+    assert len(data["error_id"]) == 16
+    assert error["message"] == StorageUnavailable.default_message  # a fixed sentence
+    assert "INSERT" not in str(error) and "database or disk" not in str(error)
+
+
+def test_each_answer_has_its_own_error_id() -> None:
+    rpc = server()
+    assert rpc.to_rpc_error(disk_full()).data["error_id"] != rpc.to_rpc_error(disk_full()).data["error_id"]
+
+
+def test_an_injected_store_fault_stays_an_internal_error() -> None:
+    data = server().to_rpc_error(StorageFault("kill")).data  # R-ACP-11's tests rely on this
+    assert data["kind"] == "internal_error" and "error_id" in data and "reason" not in data
+
+
+def test_over_http_it_is_503_with_the_same_kind_and_data() -> None:
+    api = from_rpc_error(server().to_rpc_error(disk_full()))
+    assert api.status == 503 and api.kind == "storage_unavailable"
+    assert api.extra["reason"] == "disk_full" and api.extra["error_id"]

@@ -1,0 +1,177 @@
+"""The store's context cache (app/sessions/store_cache.py) never differs from a fresh read (R-ACP-5, R-ACP-7).
+
+Random sequences of the store's writes, with contexts read in between (which fill the cache) and injected
+faults (a failed write drops what is cached), compare every `context()` with one computed by a store that has
+never cached anything, on the same database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from typing import Any
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from app.sessions import store_sql
+from app.sessions.store import SessionStore
+from app.sessions.store_types import SessionKilled
+from app.storage import Database
+from app.storage.faults import StorageFault
+from app.storage.models import Base
+
+SID = "s1"
+
+append = st.tuples(
+    st.just("append"),
+    st.sampled_from(["user", "assistant", "tool_call", "tool_result", "marker", "thought"]),
+    st.sampled_from(["rpc", "gateway"]),
+    st.sampled_from(["t1", "t2", "t3"]),
+    st.booleans(),  # complete
+)
+update = st.tuples(st.just("update_text"), st.integers(0, 8), st.sampled_from(["x", "yy", "zzz"]), st.booleans())
+op = st.one_of(
+    append,
+    append,
+    update,
+    update,
+    st.tuples(st.just("finish_turn"), st.sampled_from(["t1", "t2", "t3"])),
+    st.tuples(st.just("snapshot"), st.sampled_from(["rpc", "gateway"]), st.integers(0, 4)),
+    st.tuples(st.just("recover"), st.sampled_from(["rpc", "gateway"])),
+    st.tuples(st.just("context"), st.sampled_from(["rpc", "gateway"])),
+    st.tuples(st.just("fault"), st.sampled_from(["append", "update_text", "save_snapshot", "recover"])),
+    st.tuples(st.just("touch")),
+)
+
+
+async def _check(store: SessionStore, db: Database, surface: Any) -> None:
+    fresh = SessionStore(db)
+    try:
+        expected = await fresh.context(SID, surface=surface)
+    except SessionKilled:
+        try:
+            await store.context(SID, surface=surface)
+        except SessionKilled:
+            return
+        raise AssertionError("the cache answered for a killed session") from None
+    assert await store.context(SID, surface=surface) == expected
+
+
+async def _run(ops: list[tuple[Any, ...]]) -> None:
+    db = await Database.open("sqlite+aiosqlite://")
+    try:
+        await db.write(lambda s: Base.metadata.create_all(s.connection()))
+        store = SessionStore(db)
+        await store.create(SID, owner="o", agent_alias="default", workspace_dir="/tmp")
+        counter = 0
+        for item in ops:
+            kind = item[0]
+            try:
+                if kind == "append":
+                    _, role, surface, turn, complete = item
+                    counter += 1
+                    extra: dict[str, Any] = {}
+                    if role in ("tool_call", "tool_result"):
+                        extra = {"tool_call_id": f"tc_{counter % 3}", "name": "bash"}
+                    if role == "marker":
+                        extra = {"marker": "interrupted"}
+                    await store.append(
+                        SID, role=role, content=f"c{counter}", turn_id=turn, surface=surface, complete=complete, **extra
+                    )
+                elif kind == "update_text":
+                    _, index, text, complete = item
+                    await store.update_text(SID, index, text, complete=complete)
+                elif kind == "finish_turn":
+                    await store.finish_turn(SID, item[1], "end_turn")
+                elif kind == "snapshot":
+                    _, surface, keep = item
+                    context = await SessionStore(db).context(SID, surface=surface)
+                    # keep == 0: an empty snapshot at boundary -1, below any earlier one (replay starts over)
+                    messages, boundary = (context.messages[-keep:], context.covers) if keep else ([], -1)
+                    await store.save_snapshot(SID, messages, boundary, surface=surface)
+                elif kind == "recover":
+                    await store.recover_interrupted(SID, surface=item[1])
+                elif kind == "context":
+                    await store.context(SID, surface=item[1])
+                elif kind == "fault":
+                    store.faults.arm(item[1])
+                elif kind == "touch":
+                    await store.touch(SID)
+                elif kind == "kill":
+                    await store.kill(SID)
+            except (ValueError, LookupError, StorageFault, SessionKilled):
+                pass  # refused or failed: nothing changed, and the cache must know it
+            for surface in ("rpc", "gateway"):
+                await _check(store, db, surface)
+    finally:
+        await db.close()
+
+
+@given(st.lists(op, max_size=40))
+@example([("append", "user", "rpc", "t1", True), ("update_text", 0, "x", True)])
+@example([("append", "assistant", "rpc", "t1", False), ("recover", "rpc"), ("append", "user", "rpc", "t2", True)])
+@example([("append", "user", "rpc", "t1", True), ("snapshot", "rpc", 1), ("append", "user", "rpc", "t2", True)])
+@example([("append", "user", "gateway", "t1", True), ("fault", "append"), ("append", "user", "gateway", "t1", True)])
+@example([("append", "user", "rpc", "t1", True), ("snapshot", "rpc", 1), ("snapshot", "rpc", 0), ("context", "rpc")])
+@settings(max_examples=200, deadline=None)
+def test_cached_context_equals_a_fresh_read(ops: list[tuple[Any, ...]]) -> None:
+    asyncio.run(_run(ops))
+
+
+def test_a_killed_session_is_never_answered_from_the_cache() -> None:
+    asyncio.run(_run([("context", "rpc"), ("append", "user", "rpc", "t1", True), ("context", "rpc"), ("kill",)]))
+
+
+def test_a_racing_read_does_not_fill_the_cache_with_what_a_write_changed() -> None:
+    async def run() -> None:
+        db = await Database.open("sqlite+aiosqlite://")
+        try:
+            await db.write(lambda s: Base.metadata.create_all(s.connection()))
+            store = SessionStore(db)
+            await store.create(SID, owner="o", agent_alias="default", workspace_dir="/tmp")
+            # The read is submitted first but may finish after the append committed; either way the next
+            # context must show the appended row.
+            read = asyncio.ensure_future(store.context(SID))
+            await store.append(SID, role="user", content="hello", turn_id="t1", surface="rpc")
+            await read
+            assert (await store.context(SID)).messages == [{"role": "user", "content": "hello"}]
+        finally:
+            await db.close()
+
+    asyncio.run(run())
+
+
+def test_an_append_whose_caller_was_cancelled_mid_write_drops_the_cached_context(monkeypatch: Any) -> None:
+    # The unit commits (a started unit always finishes) but the caller never hears of it: the cache must not
+    # keep the context from before the row.
+    started, release = threading.Event(), threading.Event()
+    real = store_sql.append
+
+    def slow_append(*args: Any) -> int:
+        index = real(*args)
+        started.set()
+        assert release.wait(10)
+        return index
+
+    async def run() -> None:
+        db = await Database.open("sqlite+aiosqlite://")
+        try:
+            await db.write(lambda s: Base.metadata.create_all(s.connection()))
+            store = SessionStore(db)
+            await store.create(SID, owner="o", agent_alias="default", workspace_dir="/tmp")
+            await store.context(SID)  # cached: empty
+            monkeypatch.setattr(store_sql, "append", slow_append)
+            task = asyncio.ensure_future(store.append(SID, role="user", content="hi", turn_id="t1", surface="rpc"))
+            assert await asyncio.to_thread(started.wait, 10)
+            task.cancel()
+            release.set()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            await db.write(lambda _s: None)  # the writer has finished the append
+            assert (await store.context(SID)).messages == [{"role": "user", "content": "hi"}]
+        finally:
+            await db.close()
+
+    asyncio.run(run())
