@@ -29,14 +29,9 @@ def db_upgrade(config_dir: str | None) -> int:
     """Bring the database to the newest schema (the daemon also does this at start)."""
     from app.storage.migrate import HEAD_REVISION, upgrade
 
-    paths = resolve(config_dir)
-    try:
-        config = ConfigStore(paths.config_dir).current
-    except ConfigError as exc:
-        print(f"zeroclaw: {paths.config_file}: {exc.message}", file=sys.stderr)
+    url = _configured_url(config_dir)
+    if url is None:
         return 1
-    ensure_private_dir(paths.data_dir)
-    url = config.storage.url or default_url(paths.data_dir)
     upgrade(url)
     shown = make_url(url).render_as_string(hide_password=True)
     print(f"database {shown} is at revision {HEAD_REVISION}")
@@ -51,13 +46,9 @@ def db_copy(config_dir: str | None, source: str | None, target: str) -> int:
     from app.storage.errors import masked_url, open_failure
 
     if source is None:
-        paths = resolve(config_dir)
-        try:
-            config = ConfigStore(paths.config_dir).current
-        except ConfigError as exc:
-            print(f"zeroclaw: {paths.config_file}: {exc.message}", file=sys.stderr)
+        source = _configured_url(config_dir)
+        if source is None:
             return 1
-        source = config.storage.url or default_url(paths.data_dir)
     try:
         result = asyncio.run(copy_database(source, target))
     except CopyError as exc:
@@ -69,3 +60,15 @@ def db_copy(config_dir: str | None, source: str | None, target: str) -> int:
     tables = ", ".join(f"{name} {n}" for name, n in result.rows.items())
     print(f"copied {result.total} rows from {masked_url(source)} to {masked_url(target)} ({tables})")
     return 0
+
+
+def _configured_url(config_dir: str | None) -> str | None:
+    """The database URL the daemon of `config_dir` uses; None (after saying why) when config.toml is invalid."""
+    paths = resolve(config_dir)
+    try:
+        config = ConfigStore(paths.config_dir).current
+    except ConfigError as exc:
+        print(f"zeroclaw: {paths.config_file}: {exc.message}", file=sys.stderr)
+        return None
+    ensure_private_dir(paths.data_dir)
+    return config.storage.url or default_url(paths.data_dir)

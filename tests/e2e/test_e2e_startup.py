@@ -11,13 +11,12 @@ import os
 import re
 import time
 
-import db_backend
 import pytest
 from e2e_harness import Daemon, DaemonFactory
 
 pytestmark = [
     pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint"),
-    pytest.mark.skipif(db_backend.server_url() is not None, reason="the fast start is the default SQLite database's"),
+    pytest.mark.sqlite_only,  # the fast start is the default SQLite database's
 ]
 
 IMPORT_LINE = re.compile(r"import time:\s+\d+ \|\s+\d+ \|\s+(\S+)$")

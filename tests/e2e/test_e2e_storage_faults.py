@@ -27,7 +27,7 @@ from session_client import Peer, new_sid
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint")
 
-sqlite_only = pytest.mark.skipif(db_backend.server_url() is not None, reason="the fault knob drives SQLite pragmas")
+sqlite_only = pytest.mark.sqlite_only  # the fault knob drives SQLite pragmas
 
 FAULT_ENV = "ZEROCLAW_STORAGE_FAULT_FILE"
 # A prompt whose transcript row needs pages of its own (overflow pages): a full database cannot take it.

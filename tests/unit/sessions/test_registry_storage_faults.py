@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from db_backend import server_url
 
 from app.agents.base import Elicitation
 from app.auth.policy import Principal
@@ -28,7 +27,7 @@ from app.storage.migrate import upgrade
 
 pytestmark = [
     pytest.mark.req("R-STORE-3"),
-    pytest.mark.skipif(server_url() is not None, reason="the fault file drives SQLite pragmas"),
+    pytest.mark.sqlite_only,  # the fault file drives SQLite pragmas
 ]
 
 ALICE = Principal(id="alice", admin=False, agents=frozenset({"*"}))
