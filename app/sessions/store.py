@@ -92,6 +92,10 @@ class SessionStore:
         self._db = db
         self._faults = faults if faults is not None else Faults()
         self._contexts = ContextCache()
+        # SQLite answers `session/list` and `session/messages` from SQL text on its driver connection (store_sql).
+        sqlite = db.dialect == "sqlite"
+        self._list_unit = store_sql.list_records_sqlite if sqlite else store_sql.list_records
+        self._messages_unit = store_sql.messages_sqlite if sqlite else store_sql.messages
 
     @property
     def faults(self) -> Faults:
@@ -142,7 +146,7 @@ class SessionStore:
 
         Closed chat sessions are gone (R-ACP-8) and never listed; closed ACP sessions are resumable and are.
         """
-        records = await self._db.read(store_sql.list_records, owner, include_killed)
+        records = await self._db.read(self._list_unit, owner, include_killed)
         records.sort(key=lambda r: (r.last_activity, r.session_id), reverse=True)
         return records
 
@@ -270,7 +274,7 @@ class SessionStore:
         if limit < 0 or (before is not None and before < 0):
             raise ValueError("limit and before must be >= 0")
         check_choice("mode", mode, MODES)
-        return await self._db.read(store_sql.messages, mode, session_id, limit, before)
+        return await self._db.read(self._messages_unit, mode, session_id, limit, before)
 
     # -- retained context ------------------------------------------------------------------------------------
 
