@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import cache
 from typing import Any, Final, cast
 
@@ -39,6 +39,7 @@ from app.sessions.store_types import (
     clip,
 )
 from app.storage.models import AcpSession, AcpSnapshot, AcpTurn
+from app.storage.timestamps import as_utc
 from app.storage.types import utcnow
 
 __all__ = [
@@ -278,8 +279,7 @@ _MESSAGES_SQL: Final[dict[tuple[Mode, bool], str]] = {
 
 
 def _utc(value: str) -> datetime:
-    parsed = datetime.fromisoformat(value)
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    return as_utc(datetime.fromisoformat(value))
 
 
 def _sqlite(s: Session) -> sqlite3.Connection:

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-__all__ = ["iso_z", "utcnow"]
+__all__ = ["as_utc", "iso_z", "utcnow"]
 
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def as_utc(moment: datetime) -> datetime:
+    """A stored time as aware UTC: naive values are UTC already (how every backend keeps them)."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def iso_z(moment: datetime) -> str:

@@ -9,7 +9,7 @@ from sqlalchemy import BigInteger, DateTime, Integer
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
-from app.storage.timestamps import iso_z, utcnow
+from app.storage.timestamps import as_utc, iso_z, utcnow
 
 __all__ = ["Int64", "UTCDateTime", "iso_z", "utcnow"]
 
@@ -40,4 +40,4 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         assert isinstance(value, datetime)
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return as_utc(value)

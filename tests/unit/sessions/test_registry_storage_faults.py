@@ -9,14 +9,13 @@ The faults are SQLite's own (SQLITE_FULL, SQLITE_READONLY), set on the store's c
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
+from test_registry_durable import NoClient, Sink
 
-from app.agents.base import Elicitation
 from app.auth.policy import Principal
 from app.config.schema import Config
 from app.sessions.registry import SessionRegistry
@@ -32,24 +31,6 @@ pytestmark = [
 
 ALICE = Principal(id="alice", admin=False, agents=frozenset({"*"}))
 BIG = "spill " * 8000  # a transcript row that needs pages of its own
-
-
-class NoClient:
-    async def elicit(self, message: str, requested_schema: dict[str, Any], *, timeout: float) -> Elicitation:
-        return Elicitation("unavailable", reason="no client in this test")
-
-
-@dataclass(eq=False)
-class Sink:
-    principal_id: str | None = "alice"
-    updates: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def closed(self) -> bool:
-        return False
-
-    async def send_updates(self, updates: Sequence[dict[str, Any]]) -> None:
-        self.updates += updates
 
 
 @dataclass
