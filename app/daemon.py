@@ -26,7 +26,6 @@ from app.config.reload import ConfigWatcher
 from app.config.store import ConfigStore
 from app.endpoint_lock import AlreadyRunning, EndpointLock
 from app.ephemeral import EphemeralWatch
-from app.files.service import FileService, staging_dir_for
 from app.paths import InsecureDirectory, Paths, ensure_endpoint_dir, ensure_private_dir, resolve
 from app.services import Services
 from app.sessions.registry import SessionRegistry
@@ -42,7 +41,10 @@ from rpc.transports.stream import NdjsonProtocol
 from rpc.transports.unix import EndpointError, UnixListener, peer_of, serve_unix
 
 if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
     from app.auth.pairing import PairingStore
+    from app.files.service import FileService
     from app.sessions.store import SessionStore
     from app.storage.database import Database
     from gateway.server import GatewayHandle
@@ -126,8 +128,7 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
         cleanup.callback(services.audit.close)
         await cleanup.enter_async_context(watcher.running())  # after the commit listeners are registered
         cleanup.push_async_callback(services.sessions.shutdown)
-        if services.files is not None:
-            cleanup.callback(services.files.close)
+        cleanup.callback(_close_files, services)
         grace = config_store.current.daemon.ephemeral_grace_secs
         watch = EphemeralWatch(grace, stop.set) if options.ephemeral else None
         server = RpcServer(
@@ -266,7 +267,6 @@ def _services(
     auth.tokens = pairing
     config_store.on_commit(lambda _old, _new: auth.policy_changed())
     sessions = SessionRegistry(store, lambda: config_store.current, paths.data_dir)
-    files = FileService(sessions, lambda: config_store.current.limits, staging_dir=staging_dir_for(paths.data_dir))
     return Services(
         paths=paths,
         config_store=config_store,
@@ -275,18 +275,34 @@ def _services(
         db=db,
         pairing=pairing,
         sessions=sessions,
-        files=files,
+        files_factory=lambda: _file_service(paths, config_store, sessions),
     )
 
 
+def _file_service(paths: Paths, config_store: ConfigStore, sessions: SessionRegistry) -> FileService:
+    """Made by the first call that needs it (`Services.file_service`): nothing is staged before that."""
+    from app.files.service import FileService, staging_dir_for
+
+    return FileService(sessions, lambda: config_store.current.limits, staging_dir=staging_dir_for(paths.data_dir))
+
+
+def _close_files(services: Services) -> None:
+    if services.files is not None:  # only if a call made it
+        services.files.close()
+
+
 async def _start_gateway(options: DaemonOptions, services: Services, server: RpcServer) -> GatewayHandle:
-    # Imported here so that `--no-gateway` never loads Starlette and uvicorn.
-    from gateway.app import create_app
-    from gateway.server import GatewayStartError, start_gateway
+    # Imported here so that `--no-gateway` never loads uvicorn; Starlette and the routes come with the first request.
+    from gateway.server import AppOnFirstRequest, GatewayStartError, start_gateway
     from rpc.transports.websocket import ws_max_size
 
+    def build() -> Starlette:
+        from gateway.app import create_app  # imported by now (`AppOnFirstRequest`, in a worker thread)
+
+        return create_app(services, server, server.registry, pairing_codes=services.pairing_codes)
+
     config = services.config
-    app = create_app(services, server, server.registry, pairing_codes=services.pairing_codes)
+    app = AppOnFirstRequest("gateway.app", build)
     try:
         handle = await start_gateway(
             app,

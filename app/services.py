@@ -42,7 +42,9 @@ class Services:
     db: Database | None  # None on a fast start, where the first call opens it (app.storage.deferred)
     pairing: PairedTokens
     sessions: SessionRegistry
-    files: FileService | None = None  # the files service (SPEC §8); None only in tests that do not need it
+    files: FileService | None = None  # the files service (SPEC §8) once made (`file_service`)
+    # Makes `files` on first use: `app.files` is ~5 ms of start-up that a daemon not asked about files never pays.
+    files_factory: Callable[[], FileService] | None = None
     pairing_codes: PairingCodes = field(default_factory=PairingCodes)  # one-time codes for `POST /pair`
     _version: str | None = None  # looked up on first use (`initialize`, `status`): importlib.metadata is slow
     clock: Callable[[], int] = time.monotonic_ns  # what `uptime_ms` counts with; tests freeze it
@@ -58,6 +60,12 @@ class Services:
         if self._version is None:
             self._version = package_version()
         return self._version
+
+    def file_service(self) -> FileService | None:
+        """The files service, made by the first call that needs it; None only in tests that do not need it."""
+        if self.files is None and self.files_factory is not None:
+            self.files = self.files_factory()
+        return self.files
 
     @property
     def config(self) -> Config:

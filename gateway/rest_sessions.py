@@ -200,7 +200,7 @@ class SessionApi:
             async with self.turns.hold(params.session_id):
                 text = params.prompt
                 if params.attachments:
-                    text = await self.services.files.prompt_with_attachments(
+                    text = await self.services.file_service().prompt_with_attachments(
                         principal, params.session_id, text, params.attachments
                     )
                 outcome = await self.turns.prompt(principal, params.session_id, text)

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
 import socket
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
+from typing import Any
 
 import uvicorn
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["GatewayHandle", "GatewayStartError", "start_gateway"]
+__all__ = ["AppOnFirstRequest", "GatewayHandle", "GatewayStartError", "start_gateway"]
 
 log = logging.getLogger("zeroclaw.gateway")
 
@@ -37,6 +39,58 @@ class _EmbeddedServer(uvicorn.Server):
 
     def install_signal_handlers(self) -> None:  # the name older uvicorn releases use
         return None
+
+
+# Listening needs neither protocol: uvicorn calls these "classes" only to make the protocol of a connection it
+# accepted or upgrades, and gets the real one, so the first connection imports it (issue 15: h11 ~6 ms and the
+# websockets package ~5 ms of a gateway start) and everything on the wire is unchanged.
+
+
+class _HttpOnFirstConnection(asyncio.Protocol):
+    """uvicorn's `http` protocol class, as `http="auto"` picks it (httptools if installed, else h11)."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> asyncio.Protocol:  # type: ignore[misc]
+        from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+        return AutoHTTPProtocol(*args, **kwargs)
+
+
+class _WebSocketsSansIOOnUpgrade(asyncio.Protocol):
+    """uvicorn's `ws` protocol class, as `ws="websockets-sansio"` names it."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> asyncio.Protocol:  # type: ignore[misc]
+        from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+        return WebSocketsSansIOProtocol(*args, **kwargs)
+
+
+class AppOnFirstRequest:
+    """The ASGI app uvicorn serves, built by the first request rather than at start-up (issue 15: Starlette and the
+    gateway's modules are ~13 ms of a gateway start), as the database is opened by the first call that needs it.
+
+    `module` is imported in a worker thread, so the event loop keeps answering meanwhile; then `build` makes the app.
+    Requests that arrive before it is ready wait for that one build; every request goes through the whole app.
+    """
+
+    def __init__(self, module: str, build: Callable[[], ASGIApp]) -> None:
+        self._module = module
+        self._build = build
+        self._app: ASGIApp | None = None
+        self._loading: asyncio.Task[ASGIApp] | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        app = self._app if self._app is not None else await self._load()
+        await app(scope, receive, send)
+
+    async def _load(self) -> ASGIApp:
+        if self._loading is None:
+            self._loading = asyncio.get_running_loop().create_task(self._import_and_build())
+        self._app = await asyncio.shield(self._loading)
+        return self._app
+
+    async def _import_and_build(self) -> ASGIApp:
+        await asyncio.to_thread(importlib.import_module, self._module)
+        return self._build()
 
 
 @dataclass
@@ -136,13 +190,14 @@ async def start_gateway(
         app,
         host=host,
         port=port,
+        http=_HttpOnFirstConnection,  # http="auto", imported by the first connection
         lifespan="off",
         log_level="warning",
         log_config=None,
         access_log=False,
         server_header=False,
         proxy_headers=False,  # the audit log names the real peer, not a forwarded one
-        ws="websockets-sansio",
+        ws=_WebSocketsSansIOOnUpgrade,  # ws="websockets-sansio", imported by the first upgrade
         ws_max_size=ws_max_size,
         ws_ping_interval=ping_interval,
         ws_ping_timeout=None,

@@ -39,10 +39,19 @@ class AfterReply:
 
 
 class Params(BaseModel):
-    """Base of every params model: camelCase and snake_case both accepted (R-WIRE-8); unknown keys ignored."""
+    """Base of every params model: camelCase and snake_case both accepted (R-WIRE-8); unknown keys ignored.
+
+    `defer_build`: a model's validator is built by its first validation, not when its module is imported, so a
+    daemon start (issue 15) does not pay for the ~40 models of families it has not been called on yet.
+    """
 
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True, hide_input_in_errors=True
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="ignore",
+        frozen=True,
+        hide_input_in_errors=True,
+        defer_build=True,
     )
 
 
@@ -51,6 +60,7 @@ class NoParams(Params):
 
 
 P = TypeVar("P", bound=Params)
+_UNKNOWN: Any = object()  # `MethodSpec.empty` before the first call without params
 
 
 class Call:
@@ -90,21 +100,30 @@ class MethodSpec(Generic[P]):
     requires_init: bool = True
     barrier: bool = False  # stop reading the connection until this call completes
     is_async: bool = field(init=False)
-    empty: Params | None = field(init=False)  # the params model's instance for "no params", when valid
+    # The params model's instance for "no params" (None when {} is invalid), made by the first call without
+    # params: validating {} at registration would build every model at start-up (`Params.defer_build`).
+    empty: Params | None = field(init=False, default=_UNKNOWN)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "is_async", inspect.iscoroutinefunction(self.handler))
+
+    def params_from(self, raw: object) -> Params:
+        """The validated params model for a request's `params` (an object, an array, or absent/None)."""
+        if not raw:
+            empty = self.empty
+            if empty is _UNKNOWN:
+                empty = self._empty()
+            if empty is not None:
+                return empty  # params models are frozen, so one shared instance is safe
+        return _validate(self.params, raw)
+
+    def _empty(self) -> Params | None:
         try:
             empty: Params | None = self.params.model_validate({})
         except ValidationError:
             empty = None
         object.__setattr__(self, "empty", empty)
-
-    def params_from(self, raw: object) -> Params:
-        """The validated params model for a request's `params` (an object, an array, or absent/None)."""
-        if not raw and self.empty is not None:
-            return self.empty  # params models are frozen, so one shared instance is safe
-        return _validate(self.params, raw)
+        return empty
 
 
 class Registry:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from app.agents.base import Provider
-from app.agents.scripted import ScriptedProvider
-from app.config.schema import Provider as ProviderConfig
-
 if TYPE_CHECKING:
     import httpx
+
+    from app.agents.base import Provider
+    from app.config.schema import Provider as ProviderConfig
 
 __all__ = ["build_provider"]
 
@@ -27,6 +26,8 @@ def build_provider(
     what to fix. `transport` is for tests (httpx.MockTransport).
     """
     if provider_config.kind == "scripted":
+        from app.agents.scripted import ScriptedProvider  # made by a session's first turn, not at start-up
+
         return ScriptedProvider()
     if provider_config.kind == "openai":
         from app.agents.openai import OpenAIProvider  # httpx costs ~70 ms at start-up; load it when used

@@ -16,9 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, get_args, get_origin
 
-import tomlkit
 from pydantic import BaseModel, SecretStr, TypeAdapter, ValidationError
-from tomlkit.items import InlineTable
 
 from app.config.errors import FieldError, InvalidValue, UnknownProp
 from app.config.schema import KEY_RE, Config
@@ -173,6 +171,9 @@ def _descend(doc: MutableMapping[str, Any], target: Target, *, create: bool) -> 
         if child is None:
             if not create:
                 return None
+            import tomlkit  # only to stage a write: a daemon start without config.toml never imports it
+            from tomlkit.items import InlineTable
+
             # Inside an inline table only inline tables are valid TOML.
             fresh = tomlkit.inline_table() if isinstance(node, InlineTable) else tomlkit.table(target.tables[i])
             node[seg] = fresh

@@ -22,9 +22,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from tomlkit import TOMLDocument
+from typing import TYPE_CHECKING, Any
 
 from app.config import props, toml_file
 from app.config.errors import (
@@ -37,6 +35,9 @@ from app.config.errors import (
     InvalidValue,
 )
 from app.config.schema import Config
+
+if TYPE_CHECKING:
+    from tomlkit import TOMLDocument
 
 __all__ = ["MAX_BATCH", "POLICY_SECTIONS", "Authorize", "CommitListener", "ConfigStore", "Reloaded", "Saver"]
 
@@ -84,7 +85,7 @@ class ConfigStore:
         self.config_dir = config_dir
         self.path = config_dir / toml_file.CONFIG_FILE_NAME
         loaded = toml_file.load(self.path)
-        self._doc: TOMLDocument = loaded.document
+        self._document: TOMLDocument | None = loaded.parsed  # made by the first write when there is no file
         self._raw = loaded.raw
         self.current: Config = loaded.config
         self.unknown_keys = loaded.unknown_keys
@@ -93,6 +94,13 @@ class ConfigStore:
         self.write_lock = asyncio.Lock()
         self._listeners: list[CommitListener] = []
         self._save = saver
+
+    @property
+    def _doc(self) -> TOMLDocument:
+        """The document writes stage into (comments and unknown keys kept); empty when there is no file."""
+        if self._document is None:
+            self._document = toml_file.empty_document()
+        return self._document
 
     # -- reads -------------------------------------------------------------------------------------------
 
@@ -144,7 +152,7 @@ class ConfigStore:
             # `current`, so a cancellation can never leave the two disagreeing.
             self._persist(text)
             # Committed: from here on nothing may fail, the file and `current` must agree.
-            self._doc, self._raw = candidate, text.encode("utf-8")
+            self._document, self._raw = candidate, text.encode("utf-8")
             self._install(new, requested, "committed")
 
     async def reload(self) -> Reloaded:
@@ -166,7 +174,7 @@ class ConfigStore:
             changed = tuple(props.diff(self.current, loaded.config))
             if fresh := [k for k in loaded.unknown_keys if k not in self.unknown_keys]:
                 log.warning("%s: ignoring unknown keys (kept in the file): %s", self.path, ", ".join(fresh))
-            self._doc, self._raw, self.unknown_keys = loaded.document, raw, loaded.unknown_keys
+            self._document, self._raw, self.unknown_keys = loaded.parsed, raw, loaded.unknown_keys
             if changed:
                 self._install(loaded.config, changed, f"reloaded from {self.path}")
             return Reloaded(changed, file_changed=True)

@@ -17,14 +17,17 @@ import tempfile
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-
-import tomlkit
-from tomlkit import TOMLDocument
-from tomlkit.exceptions import ParseError, TOMLKitError
+from typing import TYPE_CHECKING
 
 from app.config import props
 from app.config.errors import ConfigFileError, ConfigWriteError, FieldError, InvalidValue
 from app.config.schema import Config
+
+if TYPE_CHECKING:
+    from tomlkit import TOMLDocument
+
+# tomlkit (~5 ms to import) is imported by the functions that parse or write a document, so a daemon started without
+# a config.toml (all defaults, validated as ever) never loads it (issue 15).
 
 __all__ = [
     "CONFIG_FILE_NAME",
@@ -46,10 +49,21 @@ CONFIG_FILE_NAME = "config.toml"
 
 @dataclass(frozen=True)
 class Loaded:
-    document: TOMLDocument
+    parsed: TOMLDocument | None  # None when there is no file
     raw: bytes | None  # the bytes read (None: no file), to notice edits made behind the daemon's back
     config: Config
     unknown_keys: tuple[str, ...]
+
+    @property
+    def document(self) -> TOMLDocument:
+        """The parsed document; an empty one when there is no file."""
+        return self.parsed if self.parsed is not None else empty_document()
+
+
+def empty_document() -> TOMLDocument:
+    import tomlkit
+
+    return tomlkit.document()
 
 
 def read_raw(path: Path) -> bytes | None:
@@ -61,6 +75,9 @@ def read_raw(path: Path) -> bytes | None:
 
 def parse(raw: bytes | None, path: Path) -> TOMLDocument:
     """The document for `raw` (an empty one when there is no file); raises `ConfigFileError`."""
+    import tomlkit
+    from tomlkit.exceptions import ParseError, TOMLKitError
+
     if raw is None:
         return tomlkit.document()
     try:
@@ -78,7 +95,11 @@ def parse(raw: bytes | None, path: Path) -> TOMLDocument:
 
 def validate(doc: TOMLDocument) -> tuple[Config, list[str]]:
     """Validate the keys the schema knows; return the config and the dotted paths of keys it ignored."""
-    known, unknown = props.split_known(doc.unwrap())
+    return _validate_data(doc.unwrap())
+
+
+def _validate_data(data: dict[str, object]) -> tuple[Config, list[str]]:
+    known, unknown = props.split_known(data)
     return props.validate_data(known), unknown
 
 
@@ -87,9 +108,9 @@ def loads(raw: bytes | None, path: Path) -> Loaded:
 
     The messages never name `path` (whoever reports the error names it once) nor any value.
     """
-    doc = parse(raw, path)
+    doc = parse(raw, path) if raw is not None else None  # no file: the defaults, validated like any file
     try:
-        config, unknown = validate(doc)
+        config, unknown = validate(doc) if doc is not None else _validate_data({})
     except InvalidValue as exc:
         # Field paths and pydantic's messages only: a one-line error that never shows a value.
         detail = "; ".join(f"{e['field'] or '(root)'}: {e['message']}" for e in exc.errors)
@@ -107,11 +128,16 @@ def load(path: Path) -> Loaded:
 
 def copy_document(doc: TOMLDocument) -> TOMLDocument:
     """An independent copy to stage into; re-parsing our own output is exact and shares no items."""
+    import tomlkit
+
     return tomlkit.parse(doc.as_string())
 
 
 def render(doc: TOMLDocument, expected: Config) -> str:
     """The text to write, checked to read back as `expected` (guards against any TOML layout surprise)."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
     text = doc.as_string()
     try:
         reread, _ = validate(tomlkit.parse(text))

@@ -8,23 +8,25 @@ listener that discards them (R-FILE-3).
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import ConfigDict, Field
 
-from app.auth.policy import Principal
-from app.files import errors as file_errors
-from app.files.service import MAX_ATTACHMENTS, FileService, IncomingFile
 from rpc.dispatcher import Call, Params, Registry
 from rpc.errors import InternalError, InvalidParams, LimitExceeded, RpcError, UploadNotFound
 from rpc.methods.session import SessionId
 
+# `app.files` is imported by the first call that needs the files service (`Services.file_service`), not at start-up.
 if TYPE_CHECKING:
+    from app.auth.policy import Principal
+    from app.files.service import FileService
     from rpc.connection import Connection
 
-__all__ = ["GRANT", "connection_closed", "map_file_error", "register"]
+__all__ = ["GRANT", "MAX_ATTACHMENTS", "connection_closed", "map_file_error", "register"]
 
 GRANT = "files:create"
+MAX_ATTACHMENTS = 64  # `app.files.service.MAX_ATTACHMENTS` (a test keeps them equal)
 _MAX_NAME = 1024  # characters; the service enforces the 255-byte UTF-8 rule with its own error
 _UploadId = Annotated[str, Field(min_length=1, max_length=64)]
 
@@ -71,6 +73,9 @@ def register(registry: Registry) -> None:
 
 
 def map_file_error(exc: Exception) -> RpcError | None:
+    file_errors = sys.modules.get("app.files.errors")
+    if file_errors is None:  # not loaded, so nothing raised one of its errors
+        return None
     if isinstance(exc, file_errors.InvalidUpload):
         error = {"field": exc.field, "type": exc.type, "message": exc.message}
         return InvalidParams(exc.message, errors=[error], **exc.data)
@@ -91,7 +96,7 @@ def connection_closed(connection: Connection) -> None:
 
 
 def _files(call: Call) -> FileService:
-    files: FileService | None = getattr(call.services, "files", None)
+    files: FileService | None = call.services.file_service()
     if files is None:  # pragma: no cover - wiring error
         raise InternalError("The files service is not configured", reason="wiring")
     return files
@@ -109,6 +114,8 @@ def _verifier(call: Call) -> Any:
 
 
 async def attach(call: Call, params: AttachParams) -> dict[str, Any]:
+    from app.files.service import IncomingFile
+
     files = [IncomingFile(f.data_b64, f.filename, f.mime_type) for f in params.files]
     # A refusal raised here (-32010, -32012) is audited once, where the connection answers it (R-SEC-3).
     entries = await _files(call).attach(call.principal, params.session_id, files, _verifier(call))

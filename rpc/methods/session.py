@@ -108,7 +108,7 @@ async def prompt(call: Call, params: PromptParams) -> dict[str, Any]:
     call.services.sessions.check_prompt(params.prompt)
     text = params.prompt
     if params.attachments:
-        text = await call.services.files.prompt_with_attachments(
+        text = await call.services.file_service().prompt_with_attachments(
             call.principal, params.session_id, text, params.attachments
         )
     outcome = await call.services.sessions.prompt(

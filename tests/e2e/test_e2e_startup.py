@@ -7,12 +7,17 @@ test reads what the real process imported, and when (before or after the readine
 
 from __future__ import annotations
 
+import asyncio
+import importlib.util
 import os
 import re
 import time
 
+import httpx
+import orjson
 import pytest
-from e2e_harness import Daemon, DaemonFactory
+from e2e_harness import READY_RE, Daemon, DaemonFactory
+from websockets.asyncio.client import connect
 
 pytestmark = [
     pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint"),
@@ -24,22 +29,27 @@ STORAGE = {"sqlalchemy", "alembic", "aiosqlite"}
 NEVER_WITHOUT_GATEWAY = {"starlette", "uvicorn", "h11", "websockets", "rich", "httpx"}
 
 
-def imports(daemon: Daemon, *, before_ready: bool) -> set[str]:
-    """Top-level packages the daemon imported (before its readiness line, or in all)."""
+def modules(daemon: Daemon, *, before_ready: bool) -> set[str]:
+    """Modules the daemon imported (before its readiness line, or in all)."""
     found: set[str] = set()
     for line in list(daemon.stderr_lines):
         if before_ready and line.startswith("zeroclaw daemon ready:"):
             break
         match = IMPORT_LINE.match(line)
         if match:
-            found.add(match.group(1).split(".")[0])
+            found.add(match.group(1))
     return found
 
 
-def wait_for_import(daemon: Daemon, package: str, timeout: float = 5.0) -> None:
+def imports(daemon: Daemon, *, before_ready: bool) -> set[str]:
+    """Top-level packages the daemon imported (before its readiness line, or in all)."""
+    return {name.split(".")[0] for name in modules(daemon, before_ready=before_ready)}
+
+
+def wait_for_import(daemon: Daemon, module: str, timeout: float = 5.0) -> None:
     deadline = time.monotonic() + timeout
-    while package not in imports(daemon, before_ready=False):
-        assert time.monotonic() < deadline, f"{package} never imported\n{daemon.describe()}"
+    while module not in modules(daemon, before_ready=False):
+        assert time.monotonic() < deadline, f"{module} never imported\n{daemon.describe()}"
         time.sleep(0.02)
 
 
@@ -75,5 +85,31 @@ def test_the_gateway_starts_without_sqlalchemy_and_is_ready_only_when_it_listens
     daemon = daemon_factory.start(root=root, env=env, no_gateway=False, args=["--gateway-port", "0"])
     assert daemon.ready_line is not None and "gateway=http://" in daemon.ready_line, daemon.describe()
     early = imports(daemon, before_ready=True)
-    assert {"starlette", "uvicorn"} <= early, daemon.describe()
+    assert "uvicorn" in early, daemon.describe()
     assert early & STORAGE == set(), daemon.describe()
+    # The app (Starlette, the routes) and uvicorn's HTTP and WebSocket protocols come with the first request
+    assert early & {"h11", "httptools", "websockets"} == set(), daemon.describe()
+    assert "starlette.applications" not in modules(daemon, before_ready=True), daemon.describe()
+
+
+@pytest.mark.req("R-PATH-7")
+async def test_the_first_requests_load_the_app_and_the_protocols_and_are_answered(
+    daemon_factory: DaemonFactory,
+) -> None:
+    root = daemon_factory.tmpdir()
+    env = {"PYTHONPROFILEIMPORTTIME": "1"}
+    daemon = daemon_factory.start(root=root, env=env, no_gateway=False, args=["--gateway-port", "0"])
+    match = READY_RE.match(daemon.ready_line or "")
+    http_impl = "httptools" if importlib.util.find_spec("httptools") else "h11"  # as uvicorn's http="auto" picks
+    assert match is not None and http_impl not in imports(daemon, before_ready=False), daemon.describe()
+    async with httpx.AsyncClient(base_url=match["gateway"], trust_env=False) as http:
+        health = await http.get("/health")
+    assert health.status_code == 200, health.text
+    wait_for_import(daemon, "starlette.applications")
+    ws_url = "ws" + match["gateway"].removeprefix("http") + "/rpc"
+    async with connect(ws_url, proxy=None) as conn:
+        await conn.send(orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}).decode())
+        answer = orjson.loads(await asyncio.wait_for(conn.recv(), 10))
+    assert answer["id"] == 1 and answer["error"]["code"] == -32010, answer  # a WebSocket peer needs a token
+    wait_for_import(daemon, http_impl)
+    wait_for_import(daemon, "websockets")
