@@ -32,12 +32,15 @@ __all__ = [
 # -- the context a provider is given ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Message:
     """One message of provider context, in OpenAI chat shape.
 
     role: "system" | "user" | "assistant" | "tool". An assistant message may carry `tool_calls`; a tool message
     answers one with `tool_call_id` and `name`.
+
+    Not frozen: a turn builds its whole context (up to `[context] max_messages`) afresh, and a frozen dataclass's
+    `__init__` costs four times a plain one's. Nothing outlives the turn, so a provider cannot change another's.
     """
 
     role: Literal["system", "user", "assistant", "tool"]

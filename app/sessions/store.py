@@ -18,7 +18,7 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from app.sessions import store_replay, store_sql
+from app.sessions import store_replay, store_sql, store_sqlite
 from app.sessions.store_cache import ContextCache, ReplayRow
 from app.sessions.store_recovery import close_open_turns
 from app.sessions.store_rows import (
@@ -92,10 +92,13 @@ class SessionStore:
         self._db = db
         self._faults = faults if faults is not None else Faults()
         self._contexts = ContextCache()
-        # SQLite answers `session/list` and `session/messages` from SQL text on its driver connection (store_sql).
+        # On SQLite the hottest units are SQL text on the driver connection (store_sqlite), elsewhere Core.
         sqlite = db.dialect == "sqlite"
-        self._list_unit = store_sql.list_records_sqlite if sqlite else store_sql.list_records
-        self._messages_unit = store_sql.messages_sqlite if sqlite else store_sql.messages
+        self._list_unit = store_sqlite.list_records if sqlite else store_sql.list_records
+        self._messages_unit = store_sqlite.messages if sqlite else store_sql.messages
+        self._append_unit = store_sqlite.append if sqlite else store_sql.append
+        self._update_text_unit = store_sqlite.update_text if sqlite else store_sql.update_text
+        self._finish_turn_unit = store_sqlite.finish_turn if sqlite else store_sql.finish_turn
 
     @property
     def faults(self) -> Faults:
@@ -181,7 +184,7 @@ class SessionStore:
             row.last_activity = now
             s.execute(
                 sa.update(transcript)
-                .where(transcript.session_id == session_id, transcript.complete.is_(False))
+                .where(transcript.session_id == session_id, transcript.complete == sa.false())
                 .values(complete=True)
             )
             if mode == "acp":
@@ -240,7 +243,7 @@ class SessionStore:
         check_choice("surface", surface, SURFACES)
         content = clip(content)
         args = (mode, session_id, role, content, tool_call_id, name, marker, turn_id, surface, complete)
-        index = await self._write("append", session_id, store_sql.append, *args)
+        index = await self._write("append", session_id, self._append_unit, *args)
         self._contexts.appended(session_id, mode, surface, ReplayRow(index, role, content, tool_call_id, name))
         return index
 
@@ -251,7 +254,7 @@ class SessionStore:
         boundaries). The row keeps its index; only content and `complete` change."""
         check_choice("mode", mode, MODES)
         content = clip(content)
-        await self._write("update_text", session_id, store_sql.update_text, mode, session_id, index, content, complete)
+        await self._write("update_text", session_id, self._update_text_unit, mode, session_id, index, content, complete)
         self._contexts.updated(session_id, mode, index, content)
 
     async def finish_turn(self, session_id: str, turn_id: str, stop_reason: str, *, mode: Mode = "acp") -> None:
@@ -262,7 +265,7 @@ class SessionStore:
         check_choice("mode", mode, MODES)
         check_id("turn_id", turn_id, MAX_TURN_ID_LEN)
         check_id("stop_reason", stop_reason, 32)
-        await self._write("finish_turn", session_id, store_sql.finish_turn, mode, session_id, turn_id, stop_reason)
+        await self._write("finish_turn", session_id, self._finish_turn_unit, mode, session_id, turn_id, stop_reason)
 
     async def messages(
         self, session_id: str, *, mode: Mode = "acp", limit: int = 100, before: int | None = None
@@ -316,9 +319,12 @@ class SessionStore:
             snapshot, next_index, rows = await self._db.read(store_sql.context_rows, mode, session_id, surface)
             entry = self._contexts.fill(key, version, snapshot, next_index, rows)
         snapshot = entry.snapshot
-        prefix: builtins.list[dict[str, Any]] | None = None if snapshot is None else orjson.loads(snapshot[2])
+        if entry.messages is None:
+            if snapshot is not None and entry.prefix is None:
+                entry.prefix = orjson.loads(snapshot[2])
+            entry.messages = store_replay.rebuild(entry.prefix, entry.rows)
         return RecoveredContext(
-            messages=store_replay.rebuild(prefix, entry.rows),
+            messages=list(entry.messages),
             snapshot_id=None if snapshot is None else snapshot[0],
             boundary=-1 if snapshot is None else snapshot[1],
             replayed_rows=len(entry.rows),

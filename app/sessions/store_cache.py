@@ -44,6 +44,10 @@ class Entry:
     rows: list[ReplayRow]
     chars: int
     positions: dict[int, int] = field(default_factory=dict)  # transcript index -> position in rows
+    # Derived once, until a write changes what they derive from: the snapshot's messages parsed, and the context
+    # rebuilt from it and the rows (a turn reads it twice, the second time unchanged when no trim came between).
+    prefix: list[dict[str, Any]] | None = None
+    messages: list[dict[str, Any]] | None = None
 
 
 class ContextCache:
@@ -94,6 +98,7 @@ class ContextCache:
                 continue
             entry.next_index = row.idx + 1
             if key[2] == surface:
+                entry.messages = None
                 entry.positions[row.idx] = len(entry.rows)
                 entry.rows.append(row)
                 entry.chars += len(row.content)
@@ -108,6 +113,7 @@ class ContextCache:
                 continue  # a row of another surface, or one before this entry's snapshot boundary
             old = entry.rows[position]
             entry.rows[position] = old._replace(content=content)
+            entry.messages = None
             entry.chars += len(content) - len(old.content)
 
     def snapshot_saved(self, session_id: str, surface: str, snapshot: tuple[int, int, str]) -> None:
@@ -118,7 +124,7 @@ class ContextCache:
             if entry.snapshot is not None and boundary < entry.snapshot[1]:
                 del self._entries[key]  # rows before the old boundary were never cached
                 continue
-            entry.snapshot = snapshot
+            entry.snapshot, entry.prefix, entry.messages = snapshot, None, None
             entry.rows = [row for row in entry.rows if row.idx > boundary]
             entry.positions = {row.idx: i for i, row in enumerate(entry.rows)}
             entry.chars = sum(len(row.content) for row in entry.rows)

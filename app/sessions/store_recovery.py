@@ -37,7 +37,7 @@ def close_open_turns(s: Session, session_id: str, surface: str) -> str | None:
         s.scalars(
             sa.select(row.turn_id)
             .distinct()
-            .where(row.session_id == session_id, row.complete.is_(False), row.interaction_surface == surface)
+            .where(row.session_id == session_id, row.complete == sa.false(), row.interaction_surface == surface)
         )
     ).all()
     turn_ids = {turn.turn_id for turn in open_turns} | set(dangling)
@@ -49,7 +49,7 @@ def close_open_turns(s: Session, session_id: str, surface: str) -> str | None:
             row.session_id == session_id,
             row.turn_id.in_(turn_ids),
             row.interaction_surface == surface,
-            row.complete.is_(False),
+            row.complete == sa.false(),
         )
         .values(complete=True)
     )

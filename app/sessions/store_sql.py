@@ -4,20 +4,16 @@
 `finish_turn`, `context`) run here: each is one plain function over the unit's `Session`, issuing prebuilt Core
 statements on its connection. Building a statement costs more than executing it on SQLite, and ORM loading
 costs several times a Core row; both showed up as most of a request (docs/sessions-storage.md, "The runner").
-On SQLite the two read units behind `session/list` and `session/messages` go one step further (`*_sqlite`): SQL
-text on the unit's own `sqlite3` connection and rows turned into records directly, since Core's ~25 µs per
-statement was most of what is left of those requests; they return exactly what the Core units return.
-The rarer writes (close, kill, delete, recovery, snapshots) stay ORM in `app.sessions.store`.
+On SQLite the hottest of them run as SQL text instead (`app.sessions.store_sqlite`), returning exactly what these
+return. The rarer writes (close, kill, delete, recovery, snapshots) stay ORM in `app.sessions.store`.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime
 from functools import cache
-from typing import Any, Final, cast
+from typing import Any, cast
 
 import sqlalchemy as sa
 from sqlalchemy import CursorResult
@@ -39,7 +35,6 @@ from app.sessions.store_types import (
     clip,
 )
 from app.storage.models import AcpSession, AcpSnapshot, AcpTurn
-from app.storage.timestamps import as_utc
 from app.storage.types import utcnow
 
 __all__ = [
@@ -50,9 +45,7 @@ __all__ = [
     "finish_turn",
     "get",
     "list_records",
-    "list_records_sqlite",
     "messages",
-    "messages_sqlite",
     "save_snapshot",
     "update_text",
 ]
@@ -171,7 +164,7 @@ def _complete_turn_rows(mode: Mode) -> sa.Update:
         .where(
             transcript.session_id == sa.bindparam("sid"),
             transcript.turn_id == sa.bindparam("turn"),
-            transcript.complete.is_(False),
+            transcript.complete == sa.false(),  # as the partial index states it (migration 0004)
         )
         .values(complete=True)
     )
@@ -235,107 +228,6 @@ _SNAPSHOT = (
     .order_by(AcpSnapshot.snapshot_id.desc())
     .limit(1)
 )
-
-
-# -- SQLite: the two hottest reads as SQL text on the driver connection ------------------------------------
-#
-# Same statements as `_list`/`_total`/`_messages` above (tests/unit/sessions/test_store_sql_sqlite.py checks
-# that the results are equal); sqlite3 caches each prepared statement per connection by its text. SQLAlchemy's
-# SQLite DATETIME stores naive UTC as ISO text ("2026-12-01 16:33:36.123456"): `_utc` gives what DATETIME and
-# UTCDateTime make of it. A BOOLEAN is stored as 0/1.
-
-_RECORD = (
-    "SELECT session_id, owner, agent_alias, workspace_dir, interaction_surface, created_at, last_activity, "
-    "killed_at, closed_at, next_index FROM "
-)
-# (owner given, killed included) -> (ACP statement, chat statement); a closed chat session is gone (R-ACP-8).
-_LIST_SQL: Final = {
-    (False, True): (_RECORD + "acp_sessions", _RECORD + "chat_sessions WHERE closed_at IS NULL"),
-    (False, False): (
-        _RECORD + "acp_sessions WHERE killed_at IS NULL",
-        _RECORD + "chat_sessions WHERE killed_at IS NULL AND closed_at IS NULL",
-    ),
-    (True, True): (
-        _RECORD + "acp_sessions WHERE owner = :owner",
-        _RECORD + "chat_sessions WHERE owner = :owner AND closed_at IS NULL",
-    ),
-    (True, False): (
-        _RECORD + "acp_sessions WHERE owner = :owner AND killed_at IS NULL",
-        _RECORD + "chat_sessions WHERE owner = :owner AND killed_at IS NULL AND closed_at IS NULL",
-    ),
-}
-_TOTAL_SQL: Final[dict[Mode, str]] = {
-    "acp": "SELECT next_index FROM acp_sessions WHERE session_id = ?",
-    "chat": "SELECT next_index FROM chat_sessions WHERE session_id = ?",
-}
-_ROW = "SELECT idx, role, content, tool_call_id, name, marker, turn_id, interaction_surface, complete, created_at FROM "
-# (mode, `before` given) -> statement
-_MESSAGES_SQL: Final[dict[tuple[Mode, bool], str]] = {
-    ("acp", False): _ROW + "acp_transcript WHERE session_id = :sid ORDER BY idx DESC LIMIT :limit",
-    ("acp", True): _ROW + "acp_transcript WHERE session_id = :sid AND idx < :before ORDER BY idx DESC LIMIT :limit",
-    ("chat", False): _ROW + "chat_messages WHERE session_id = :sid ORDER BY idx DESC LIMIT :limit",
-    ("chat", True): _ROW + "chat_messages WHERE session_id = :sid AND idx < :before ORDER BY idx DESC LIMIT :limit",
-}
-
-
-def _utc(value: str) -> datetime:
-    return as_utc(datetime.fromisoformat(value))
-
-
-def _sqlite(s: Session) -> sqlite3.Connection:
-    # `s.connection()` still begins the unit's transaction on its SQLAlchemy connection (its "begin" hooks run);
-    # the statements then go straight to the pooled sqlite3 connection under it.
-    return cast(sqlite3.Connection, s.connection().connection.driver_connection)
-
-
-def list_records_sqlite(s: Session, owner: str | None, include_killed: bool) -> list[SessionRecord]:
-    """`list_records` on SQLite."""
-    connection = _sqlite(s)
-    params = {"owner": owner}
-    records: list[SessionRecord] = []
-    modes: tuple[Mode, Mode] = ("acp", "chat")
-    for mode, sql in zip(modes, _LIST_SQL[owner is not None, include_killed], strict=True):
-        records.extend(
-            SessionRecord(
-                sid,
-                who,
-                alias,
-                mode,
-                workspace,
-                surface,
-                _utc(created),
-                _utc(last),
-                killed is not None,
-                closed is not None,
-                count,
-            )
-            for sid, who, alias, workspace, surface, created, last, killed, closed, count in connection.execute(
-                sql, params
-            )
-        )
-    return records
-
-
-def messages_sqlite(
-    s: Session, mode: Mode, session_id: str, limit: int, before: int | None
-) -> tuple[list[TranscriptRow], int]:
-    """`messages` on SQLite."""
-    connection = _sqlite(s)
-    found = connection.execute(_TOTAL_SQL[mode], (session_id,)).fetchone()
-    if found is None:
-        raise SessionNotFound(session_id, mode)
-    total: int = found[0]
-    if not limit:
-        return [], total
-    params = {"sid": session_id, "before": before, "limit": limit}
-    rows = [
-        TranscriptRow(index, role, content, call, name, marker, turn, surface, bool(complete), _utc(created))
-        for index, role, content, call, name, marker, turn, surface, complete, created in connection.execute(
-            _MESSAGES_SQL[mode, before is not None], params
-        )
-    ]
-    rows.reverse()
-    return rows, total
 
 
 # -- units -----------------------------------------------------------------------------------------------------

@@ -124,7 +124,7 @@ class TranscriptRow:
 class RecoveredContext:
     """The model context rebuilt for a session (R-ACP-5/6): OpenAI-shaped dicts, never a marker row."""
 
-    messages: list[dict[str, Any]]
+    messages: list[dict[str, Any]]  # the list is the caller's; the dicts are shared with the store's cache: read only
     snapshot_id: int | None  # None: no snapshot, legacy provider-safe replay of the transcript
     boundary: int  # the snapshot's boundary; -1 without one (every row is replayed)
     replayed_rows: int  # transcript rows after the boundary that were considered (surface-compatible)

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
-__all__ = ["Trimmed", "trim_context"]
+__all__ = ["TRIM_TO", "Trimmed", "trim_context"]
+
+# A trim cuts to this share of each limit, not to just within it (docs/durability.md, "Trimming"): each trim
+# writes the whole retained context as a snapshot, and cutting to the limit itself would write it again on every
+# turn once a session reached it. At 3/4 the next trim is a quarter of `max_messages` messages away.
+TRIM_TO: Final = 0.75
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +30,8 @@ def _size(message: Mapping[str, Any]) -> int:
 
 
 def trim_context(messages: Sequence[Mapping[str, Any]], max_messages: int, max_chars: int) -> Trimmed | None:
-    """Drop the oldest messages until both limits hold; None when nothing needs dropping.
+    """None while both limits hold; once one is exceeded, drop the oldest messages until what is left fits in
+    `TRIM_TO` of each limit.
 
     The kept context always starts at a user message, so no tool result loses the call it answers. When even
     the newest exchange is over a limit, that exchange is kept whole: a model with no question is useless.
@@ -37,9 +43,12 @@ def trim_context(messages: Sequence[Mapping[str, Any]], max_messages: int, max_c
     starts = [i for i, m in enumerate(messages) if m.get("role") == "user"]
     if not starts:
         return None
-    start = starts[-1]
+    keep_messages, keep_chars = int(max_messages * TRIM_TO), int(max_chars * TRIM_TO)
+    start, dropped_chars, counted = starts[-1], 0, 0
     for candidate in starts:
-        if len(messages) - candidate <= max_messages and sum(sizes[candidate:]) <= max_chars:
+        dropped_chars += sum(sizes[counted:candidate])
+        counted = candidate
+        if len(messages) - candidate <= keep_messages and total - dropped_chars <= keep_chars:
             start = candidate
             break
     if start == 0:

@@ -67,14 +67,14 @@ def to_messages(context: Sequence[Mapping[str, Any]]) -> list[Message]:
     """Provider context rows (OpenAI chat dicts, as the store rebuilds them) as `Message`s."""
     out: list[Message] = []
     for row in context:
-        calls = tuple(ToolCall(c["id"], c["function"]["name"], _args(c)) for c in row.get("tool_calls") or ())
+        calls = row.get("tool_calls")
         out.append(
             Message(
-                role=row["role"],
-                content=row.get("content") or "",
-                tool_calls=calls,
-                tool_call_id=row.get("tool_call_id"),
-                name=row.get("name"),
+                row["role"],
+                row.get("content") or "",
+                tuple(ToolCall(c["id"], c["function"]["name"], _args(c)) for c in calls) if calls else (),
+                row.get("tool_call_id"),
+                row.get("name"),
             )
         )
     return out
@@ -135,12 +135,18 @@ class _Text:
         )
         self._saved_chunks = count
 
-    async def seal(self) -> None:
-        """Final write of the step's text; also called when the step is cancelled."""
+    async def seal(self, *, ends_turn: bool = False) -> None:
+        """Final write of the step's text; also called when the step is cancelled.
+
+        When the step ends the turn and every chunk is already committed, nothing is written: `finish_turn`, the
+        turn's next and last transaction, flags the row complete (and recovery does, should it never run).
+        """
         if self._flusher is not None and not self._flusher.done():
             self._flusher.cancel()
         elif self._flusher is not None and not self._flusher.cancelled():
             self._flusher.exception()  # a failed flush (storage fault) is retrieved here; this write retries it
+        if ends_turn and len(self._chunks) == self._saved_chunks:
+            return
         await self._write(complete=True)
 
 
@@ -205,7 +211,7 @@ async def run_turn(
             await store.append(live.session_id, **row(role="assistant", content=note))
             outcome.stop_reason = "failed"
             return outcome
-        await text.seal()
+        await text.seal(ends_turn=not calls)
         messages.append(Message(role="assistant", content=text.text, tool_calls=tuple(calls)))
         if not calls:
             outcome.stop_reason = "end_turn"

@@ -17,9 +17,8 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from typing import TYPE_CHECKING, Concatenate, Final, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, Final, ParamSpec, TypeVar
 
 from sqlalchemy import URL, Connection, Engine, event, make_url
 from sqlalchemy import create_engine as create_sync_engine
@@ -28,6 +27,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
 
 from app.storage.engine import _secure_file, _sqlite_pragmas, create_engine, sqlite_path
+from app.storage.lanes import Lanes
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -91,8 +91,8 @@ class _ThreadRunner:
 
     def __init__(self, engine: Engine, readers: int) -> None:
         self.engine = engine
-        self._writer = ThreadPoolExecutor(1, thread_name_prefix="zeroclaw-db-write")
-        self._readers = ThreadPoolExecutor(readers, thread_name_prefix="zeroclaw-db-read") if readers else None
+        self._writer = Lanes(1, "zeroclaw-db-write")
+        self._readers = Lanes(readers, "zeroclaw-db-read") if readers else None
         # Each thread keeps its own connection for its lifetime: a pool checkout and its reset per unit cost more
         # than a short unit's statements (benchmarks/run.py, the storage rows).
         self._local = threading.local()
@@ -145,25 +145,24 @@ class _ThreadRunner:
     async def write(self, unit: Callable[..., T], *args: object) -> T:
         if self._closed:
             raise ResourceClosedError("the database is closed")
-        return await asyncio.get_running_loop().run_in_executor(self._writer, self._run_write, unit, *args)
+        return await self._writer.run(self._run_write, unit, *args)
 
     async def read(self, unit: Callable[..., T], *args: object) -> T:
         if self._closed:
             raise ResourceClosedError("the database is closed")
-        executor = self._readers or self._writer
-        return await asyncio.get_running_loop().run_in_executor(executor, self._run_read, unit, *args)
+        return await (self._readers or self._writer).run(self._run_read, unit, *args)
 
     async def close(self) -> None:
         if self._closed:
             return
         self._closed = True
-        # Shutdown flushes, it does not cut a transaction short: the executors finish what was submitted.
+        # Shutdown flushes, it does not cut a transaction short: the threads finish what was submitted.
         await asyncio.to_thread(self._shutdown)
 
     def _shutdown(self) -> None:
-        self._writer.shutdown(wait=True)
+        self._writer.stop()
         if self._readers is not None:
-            self._readers.shutdown(wait=True)
+            self._readers.stop()
         with self._connections_lock:  # every thread is done: their connections may be closed from here
             connections, self._connections = self._connections, []
         for connection in connections:
@@ -196,6 +195,13 @@ class _AsyncRunner:
     async def write(self, unit: Callable[..., T], *args: object) -> T:
         if self._closed:
             raise ResourceClosedError("the database is closed")
+        # A task of its own, shielded: a caller cancelled meanwhile leaves the unit to commit or roll back as a
+        # whole, as the SQLite writer thread does, instead of cutting its transaction short.
+        task = asyncio.ensure_future(self._write(unit, *args))
+        task.add_done_callback(_retrieve)
+        return await asyncio.shield(task)
+
+    async def _write(self, unit: Callable[..., T], *args: object) -> T:
         async with self._write_lock, self._sessions() as session, session.begin():
             return await session.run_sync(unit, *args)
 
@@ -210,3 +216,10 @@ class _AsyncRunner:
         # Let an in-flight write commit first: shutdown flushes, it does not cut a transaction short.
         async with self._write_lock:
             await self.engine.dispose()
+
+
+def _retrieve(task: asyncio.Task[Any]) -> None:
+    """A shielded write whose caller is gone still fails somewhere: mark its exception seen (the caller, if any,
+    got it too), so asyncio does not log it as never retrieved."""
+    if not task.cancelled():
+        task.exception()

@@ -16,7 +16,7 @@ __all__ = ["DUMP", "REVISION", "STATEMENTS"]
 # What a schema is, for this module and its test: every object SQLite did not make itself, in creation order.
 DUMP = "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
 
-REVISION = "0003"
+REVISION = "0004"
 STATEMENTS: tuple[str, ...] = (
     (
         "CREATE TABLE alembic_version (\n"
@@ -136,6 +136,9 @@ STATEMENTS: tuple[str, ...] = (
         "\tCONSTRAINT fk_acp_snapshots_session_id_acp_sessions FOREIGN KEY(session_id) REFERENCES acp_sessions (session_id) ON DELETE CASCADE\n"
         ")"
     ),
+    "CREATE INDEX ix_acp_transcript_open ON acp_transcript (session_id, turn_id) WHERE complete = 0",
+    "CREATE INDEX ix_chat_messages_open ON chat_messages (session_id, turn_id) WHERE complete = 0",
+    "CREATE INDEX ix_acp_turns_open ON acp_turns (session_id) WHERE finished_at IS NULL",
 )
 # END OF GENERATED PART
 

@@ -86,25 +86,24 @@ async def test_trimming_keeps_every_transcript_row_and_is_announced(durable_daem
     async with await Peer.open(durable_daemon) as peer:
         sid = await new_sid(peer)
         first = await peer.prompt(sid, "one")
-        second = await peer.prompt(sid, "/think hidden-reasoning-42")
-        assert [u["text"] for u in second.of_type("agent_thought_chunk")] == ["hidden-reasoning-42"]
+        second = await peer.prompt(sid, "two")
         assert trims(first) == trims(second) == []  # 2, then 4 messages: within max_messages = 4
-        third = await peer.prompt(sid, "three")
-        # R-ACP-2: announced after the snapshot and its boundary were committed, before the turn ends
-        assert trims(third) == [{"sessionId": sid, "type": "history_trimmed", "droppedMessages": 2,
-                                 "keptMessages": 4, "checkpoint": 5}]  # fmt: skip
+        third = await peer.prompt(sid, "/think hidden-reasoning-42")
+        assert [u["text"] for u in third.of_type("agent_thought_chunk")] == ["hidden-reasoning-42"]
+        # R-ACP-2: announced after the snapshot and its boundary were committed, before the turn ends; six
+        # messages are cut to at most three (TRIM_TO = 3/4 of the limit), starting at a user message
+        assert trims(third) == [{"sessionId": sid, "type": "history_trimmed", "droppedMessages": 4,
+                                 "keptMessages": 2, "checkpoint": 5}]  # fmt: skip
 
         lines, turn = await context_lines(peer, sid)
         assert lines == [
             "user: /think hidden-reasoning-42",
             "assistant: I have thought it over.",
-            "user: three",
-            "assistant: You said: «three»",
             "user: /context",
         ]
         # R-ACP-3: hidden reasoning is never part of the retained context (only the prompt that asked for it is)
         assert not [line for line in lines if "hidden-reasoning-42" in line and not line.startswith("user: ")]
-        assert trims(turn)[0]["checkpoint"] == 7 and trims(turn)[0]["droppedMessages"] == 2, turn.updates
+        assert trims(turn) == []  # four messages again: within the limit, no snapshot written
 
         # R-ACP-1: the visible transcript still has every row, numbered as it was written
         rows, total = await rows_of(peer, sid)
@@ -112,10 +111,10 @@ async def test_trimming_keeps_every_transcript_row_and_is_announced(durable_daem
         assert [(r["role"], r["content"]) for r in rows[:6]] == [
             ("user", "one"),
             ("assistant", "You said: «one»"),
+            ("user", "two"),
+            ("assistant", "You said: «two»"),
             ("user", "/think hidden-reasoning-42"),
             ("assistant", "I have thought it over."),
-            ("user", "three"),
-            ("assistant", "You said: «three»"),
         ]
         assert not [r for r in rows[:6] if "hidden-reasoning-42" in r["content"] and r["role"] != "user"], rows
         # paging by index sees the same rows
@@ -134,15 +133,14 @@ async def test_the_snapshot_holds_no_system_prompt_or_thought(durable_daemon: Da
         # the runtime system prompt is added once per step, never stored in (and replayed from) the snapshot
         assert lines == [
             f"system: {SYSTEM_PROMPT}",
-            "user: two",
-            "assistant: You said: «two»",
             "user: /think secret-thought-3",
             "assistant: I have thought it over.",
             "user: /context",
         ], lines
         lines, _turn = await context_lines(peer, sid)
         assert sum(line.startswith("system: ") for line in lines) == 1 and lines[0] == f"system: {SYSTEM_PROMPT}"
-        assert not [line for line in lines if "secret-thought" in line and not line.startswith("user: ")], lines
+        # four messages were within the limit: retained as they were (the /context answer echoes the prompt)
+        assert lines[1:4] == ["user: /think secret-thought-3", "assistant: I have thought it over.", "user: /context"]
 
 
 @pytest.mark.req("R-ACP-2")
@@ -166,11 +164,11 @@ async def test_a_failed_snapshot_write_suppresses_the_notification(daemon_factor
             "user: /context",
         ]
         # storage works again: the next trim is committed and announced
-        assert trims(turn) == [{"sessionId": sid, "type": "history_trimmed", "droppedMessages": 4,
-                                "keptMessages": 4, "checkpoint": 7}]  # fmt: skip
+        assert trims(turn) == [{"sessionId": sid, "type": "history_trimmed", "droppedMessages": 6,
+                                "keptMessages": 2, "checkpoint": 7}]  # fmt: skip
         lines, _turn = await context_lines(peer, sid)
-        assert lines[:3] == ["user: three", "assistant: You said: «three»", "user: /context"], lines
-        assert lines[-1] == "user: /context" and len(lines) == 5, lines
+        # the snapshot holds the last exchange (the /context turn), then this prompt
+        assert lines[0] == lines[-1] == "user: /context" and len(lines) == 3, lines
         rows, total = await rows_of(peer, sid)
         assert total == 10 and [r["index"] for r in rows] == list(range(10))
 

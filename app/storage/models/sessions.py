@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, CheckConstraint, ForeignKey, String, Text
+from sqlalchemy import Boolean, CheckConstraint, ForeignKey, Index, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.storage.models.base import Base
@@ -21,6 +21,16 @@ __all__ = ["AcpSession", "AcpSnapshot", "AcpTranscriptRow", "AcpTurn", "ChatMess
 # Kept as SQL text so the migration and the models state the same constraint.
 SURFACE_CHECK = "interaction_surface IN ('rpc', 'gateway')"
 ROLE_CHECK = "role IN ('user', 'assistant', 'thought', 'tool_call', 'tool_result', 'marker')"
+
+# Partial indexes on what is still open (migration 0004): a running turn's rows, an unfinished turn. Each condition
+# is written as the queries write it (`complete == false()`, `finished_at IS NULL`): SQLite uses a partial index
+# only for a query whose WHERE clause states the index's condition term for term.
+
+
+def _open_rows_index(name: str) -> Index:
+    return Index(
+        name, "session_id", "turn_id", sqlite_where=text("complete = 0"), postgresql_where=text("complete = false")
+    )
 
 
 class _SessionColumns:
@@ -65,6 +75,7 @@ class AcpTranscriptRow(_RowColumns, Base):
     __table_args__ = (
         CheckConstraint(SURFACE_CHECK, name="surface"),
         CheckConstraint(ROLE_CHECK, name="role"),
+        _open_rows_index("ix_acp_transcript_open"),
     )
 
     session_id: Mapped[str] = mapped_column(
@@ -76,7 +87,15 @@ class AcpTurn(Base):
     """One turn of an ACP session. A turn with no `finished_at` was cut short: recovery looks for these."""
 
     __tablename__ = "acp_turns"
-    __table_args__ = (CheckConstraint(SURFACE_CHECK, name="surface"),)
+    __table_args__ = (
+        CheckConstraint(SURFACE_CHECK, name="surface"),
+        Index(
+            "ix_acp_turns_open",
+            "session_id",
+            sqlite_where=text("finished_at IS NULL"),
+            postgresql_where=text("finished_at IS NULL"),
+        ),
+    )
 
     session_id: Mapped[str] = mapped_column(
         String(255), ForeignKey("acp_sessions.session_id", ondelete="CASCADE"), primary_key=True
@@ -115,6 +134,7 @@ class ChatMessage(_RowColumns, Base):
     __table_args__ = (
         CheckConstraint(SURFACE_CHECK, name="surface"),
         CheckConstraint(ROLE_CHECK, name="role"),
+        _open_rows_index("ix_chat_messages_open"),
     )
 
     session_id: Mapped[str] = mapped_column(

@@ -264,32 +264,35 @@ async def test_a_failed_snapshot_keeps_the_previous_one_and_sends_nothing(env: E
         _outcome, sink = await prompt(registry, sid, word)
         assert not sink.of_type("history_trimmed")
     _outcome, sink = await prompt(registry, sid, "three")
+    # six messages: over max_messages = 4, so cut to at most 3 (TRIM_TO), starting at a user message
     assert sink.of_type("history_trimmed") == [
-        {"sessionId": sid, "type": "history_trimmed", "droppedMessages": 2, "keptMessages": 4, "checkpoint": 5}
+        {"sessionId": sid, "type": "history_trimmed", "droppedMessages": 4, "keptMessages": 2, "checkpoint": 5}
     ]
     assert [u["type"] for u in sink.updates[-2:]] == ["history_trimmed", "turn_complete"]
     before = await env.store.context(sid)
     assert (before.snapshot_id, before.boundary) == (1, 5)
+    _outcome, sink = await prompt(registry, sid, "four")
+    assert not sink.of_type("history_trimmed")  # four messages: within the limit again
 
     env.faults.arm("save_snapshot")
-    outcome, sink = await prompt(registry, sid, "four")
+    outcome, sink = await prompt(registry, sid, "five")
     assert outcome.stop_reason == "end_turn" and not sink.of_type("history_trimmed"), sink.updates
     assert env.faults.pending("save_snapshot") == 0, "the trim was attempted"
     after = await env.store.context(sid)
     assert (after.snapshot_id, after.boundary) == (1, 5), "the previous snapshot still rules"
     # the model gets the previous snapshot plus every row after its boundary
     assert await context_lines(registry, sid) == [
-        "user: two",
-        "assistant: You said: «two»",
         "user: three",
         "assistant: You said: «three»",
         "user: four",
         "assistant: You said: «four»",
+        "user: five",
+        "assistant: You said: «five»",
         "user: /context",
     ]
     assert (await env.store.context(sid)).snapshot_id == 2  # storage works again: the next trim commits
     rows, total = await env.store.messages(sid)
-    assert total == 10 and [r.index for r in rows] == list(range(10))  # R-ACP-1: no row deleted or renumbered
+    assert total == 12 and [r.index for r in rows] == list(range(12))  # R-ACP-1: no row deleted or renumbered
 
 
 @pytest.mark.req("R-ACP-3")

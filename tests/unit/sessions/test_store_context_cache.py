@@ -15,7 +15,6 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from app.sessions import store_sql
 from app.sessions.store import SessionStore
 from app.sessions.store_types import SessionKilled
 from app.storage import Database
@@ -147,10 +146,10 @@ def test_an_append_whose_caller_was_cancelled_mid_write_drops_the_cached_context
     # The unit commits (a started unit always finishes) but the caller never hears of it: the cache must not
     # keep the context from before the row.
     started, release = threading.Event(), threading.Event()
-    real = store_sql.append
+    units: list[Any] = []  # the store's own append unit (app.sessions.store_sqlite on SQLite)
 
     def slow_append(*args: Any) -> int:
-        index = real(*args)
+        index: int = units[0](*args)
         started.set()
         assert release.wait(10)
         return index
@@ -162,7 +161,8 @@ def test_an_append_whose_caller_was_cancelled_mid_write_drops_the_cached_context
             store = SessionStore(db)
             await store.create(SID, owner="o", agent_alias="default", workspace_dir="/tmp")
             await store.context(SID)  # cached: empty
-            monkeypatch.setattr(store_sql, "append", slow_append)
+            units.append(store._append_unit)
+            monkeypatch.setattr(store, "_append_unit", slow_append)
             task = asyncio.ensure_future(store.append(SID, role="user", content="hi", turn_id="t1", surface="rpc"))
             assert await asyncio.to_thread(started.wait, 10)
             task.cancel()

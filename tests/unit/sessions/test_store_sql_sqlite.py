@@ -1,20 +1,28 @@
-"""The SQLite units behind `session/list` and `session/messages` (SQL text on the driver connection) return exactly
-what the Core units return, on one database with sessions of every state and transcripts of every row kind."""
+"""The SQLite units (`app.sessions.store_sqlite`, SQL text on the driver connection) do exactly what their Core twins
+in `store_sql` do: the reads behind `session/list` and `session/messages` return equal values, on one database with
+sessions of every state and transcripts of every row kind; the writes of a turn's checkpoints leave equal tables."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
+import sqlite3
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.dialects.sqlite import DATETIME
 
-from app.sessions import store_sql
+from app.sessions import store_sql, store_sqlite
 from app.sessions.store import SessionNotFound, SessionStore
 from app.sessions.store_types import Mode
 from app.storage import Database
 from app.storage.migrate import upgrade
+from app.storage.types import UTCDateTime
 
 pytestmark = pytest.mark.sqlite_only
 
@@ -78,18 +86,18 @@ async def _populate(store: SessionStore) -> None:
 async def test_sqlite_units_equal_the_core_units(store: SessionStore) -> None:
     db = _db(store)
     assert db.dialect == "sqlite"
-    assert store._list_unit is store_sql.list_records_sqlite
-    assert store._messages_unit is store_sql.messages_sqlite
+    assert store._list_unit is store_sqlite.list_records
+    assert store._messages_unit is store_sqlite.messages
     await _populate(store)
 
     for owner in (None, "alice", "bob", "carol", "nobody"):
         for include_killed in (False, True):
             core = await db.read(store_sql.list_records, owner, include_killed)
-            raw = await db.read(store_sql.list_records_sqlite, owner, include_killed)
+            raw = await db.read(store_sqlite.list_records, owner, include_killed)
             assert raw == core
             assert _typed(raw) == _typed(core)
             assert core or owner == "nobody"
-    everyone = await db.read(store_sql.list_records_sqlite, None, True)
+    everyone = await db.read(store_sqlite.list_records, None, True)
     states = {(r.mode, r.killed, r.closed) for r in everyone}
     assert {("acp", True, False), ("acp", False, True), ("chat", True, False), ("acp", False, False)} <= states
 
@@ -100,14 +108,125 @@ async def test_sqlite_units_equal_the_core_units(store: SessionStore) -> None:
         for sid in (f"{mode}-open", f"{mode}-closed", f"{mode}-killed", f"{mode}-empty", "shared"):
             for limit, before in windows:
                 core_rows, core_total = await db.read(store_sql.messages, m, sid, limit, before)
-                raw_rows, raw_total = await db.read(store_sql.messages_sqlite, m, sid, limit, before)
+                raw_rows, raw_total = await db.read(store_sqlite.messages, m, sid, limit, before)
                 assert (raw_rows, raw_total) == (core_rows, core_total)
                 assert _typed(raw_rows) == _typed(core_rows)
                 assert type(raw_total) is type(core_total)
-        rows, total = await db.read(store_sql.messages_sqlite, m, f"{mode}-open", 100, None)
+        rows, total = await db.read(store_sqlite.messages, m, f"{mode}-open", 100, None)
         assert total == 21 and len(rows) == 21
         assert {r.role for r in rows} == {"user", "thought", "tool_call", "tool_result", "assistant", "marker"}
         assert {r.complete for r in rows} == {True, False}
-        for unit in (store_sql.messages, store_sql.messages_sqlite):
+        for unit in (store_sql.messages, store_sqlite.messages):
             with pytest.raises(SessionNotFound):
                 await db.read(unit, m, "missing", 10, None)
+
+
+# -- writes ------------------------------------------------------------------------------------------------------
+
+_TIME = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}$")
+_TABLES = ("acp_sessions", "chat_sessions", "acp_transcript", "chat_messages", "acp_turns", "acp_snapshots")
+
+
+def _dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of the session tables, times replaced by "<time>" once they are shown to be stored as SQLAlchemy
+    stores them (the two runs write at different moments)."""
+    connection = sqlite3.connect(path)
+    try:
+        out: dict[str, list[tuple[Any, ...]]] = {}
+        for table in _TABLES:
+            cursor = connection.execute(f"SELECT * FROM {table} ORDER BY 1, 2")
+            names = [d[0] for d in cursor.description]
+            rows = []
+            for row in cursor:
+                shown = []
+                for name, value in zip(names, row, strict=True):
+                    if name.endswith(("_at", "_activity")) and value is not None:
+                        assert isinstance(value, str) and _TIME.match(value), (table, name, value)
+                        value = "<time>"
+                    shown.append((type(value).__name__, value))
+                rows.append(tuple(shown))
+            out[table] = rows
+        return out
+    finally:
+        connection.close()
+
+
+async def _edge_writes(store: SessionStore) -> list[str]:
+    """Writes that fail or take a rare branch; returns what each raised, in order."""
+    seen: list[str] = []
+
+    async def attempt(write: Any) -> None:
+        try:
+            await write
+        except Exception as exc:
+            seen.append(type(exc).__name__)
+        else:
+            seen.append("ok")
+
+    await store.create("edge", owner="alice", agent_alias="default", workspace_dir="/w/edge")
+    await store.create("edge", owner="alice", agent_alias="default", workspace_dir="/w/edge", mode="chat")
+    for mode in ("acp", "chat"):
+        m: Mode = mode  # type: ignore[assignment]
+        await attempt(store.append("missing", mode=m, role="user", content="x", turn_id="t", surface="rpc"))
+        await attempt(store.append("edge", mode=m, role="user", content="é" * 40_000, turn_id="big", surface="rpc"))
+        await attempt(
+            store.append("edge", mode=m, role="marker", content="", turn_id="m", surface="rpc", marker="interrupted")
+        )
+        await attempt(store.update_text("edge", 1, "changed", complete=True, mode=m))  # the marker row
+        await attempt(store.update_text("edge", 99, "changed", complete=True, mode=m))
+        await attempt(store.update_text("missing", 0, "changed", complete=True, mode=m))
+        await attempt(store.update_text("edge", 0, "shorter", complete=False, mode=m))
+        await attempt(store.finish_turn("edge", "never-wrote", "failed", mode=m))  # a terminal record of its own
+        await attempt(store.finish_turn("edge", "big", "end_turn", mode=m))
+        await attempt(store.finish_turn("edge", "big", "cancelled", mode=m))  # the first stop reason wins
+        await attempt(store.finish_turn("missing", "t", "end_turn", mode=m))
+        await attempt(
+            store.append("edge", mode=m, role="assistant", content="on", turn_id="big", surface="rpc", complete=False)
+        )
+        await attempt(store.update_text("edge", 2, "still streaming", complete=False, mode=m))
+    return seen
+
+
+async def test_sqlite_writes_equal_the_core_writes(tmp_path: Path) -> None:
+    """The same checkpoints through either set of units leave the same tables, the same errors and the same cached
+    context; a time is stored exactly as SQLAlchemy stores it."""
+    dumps, errors, contexts = [], [], []
+    for name, units in (("core", store_sql), ("sqlite", store_sqlite)):
+        path = tmp_path / f"{name}.db"
+        url = f"sqlite+aiosqlite:///{path}"
+        await asyncio.to_thread(upgrade, url)
+        db = await Database.open(url)
+        try:
+            store = SessionStore(db)
+            assert store._append_unit is store_sqlite.append  # the store picks the SQLite units on SQLite
+            store._append_unit = units.append
+            store._update_text_unit = units.update_text
+            store._finish_turn_unit = units.finish_turn
+            await _populate(store)
+            errors.append(await _edge_writes(store))
+            contexts.append([await store.context(sid) for sid in ("acp-open", "edge")])
+        finally:
+            await db.close()
+        dumps.append(_dump(path))
+    assert errors[0] == errors[1]
+    assert errors[0].count("ok") > 8 and {"SessionNotFound", "RowNotFound", "ValueError"} <= set(errors[0])
+    assert contexts[0] == contexts[1]
+    core, raw = dumps
+    assert all(core[table] for table in _TABLES if table != "acp_snapshots")
+    for table in _TABLES:
+        assert raw[table] == core[table], table
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        datetime(2026, 12, 1, 16, 33, 36, 123456, tzinfo=UTC),
+        datetime(2026, 12, 1, 16, 33, 36, tzinfo=UTC),  # no fraction: still six digits
+        datetime(2026, 12, 1, 18, 0, 0, 5, tzinfo=timezone(timedelta(hours=2))),  # another zone: stored as UTC
+        datetime(1, 1, 1, tzinfo=UTC),
+    ],
+)
+def test_sqlite_time_is_what_sqlalchemy_stores(moment: datetime) -> None:
+    dialect = sqlite_dialect.dialect()
+    stored = DATETIME().bind_processor(dialect)(UTCDateTime().process_bind_param(moment, dialect))
+    assert store_sqlite.sqlite_time(moment) == stored

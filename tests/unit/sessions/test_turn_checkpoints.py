@@ -155,9 +155,32 @@ async def test_user_row_first_then_the_assistant_row_at_the_first_chunk(store: S
     stall.set()
     outcome = await task
     assert outcome.stop_reason == "end_turn"
+    # Every chunk was committed already: the turn's last step writes nothing more, and `finish_turn` (the
+    # registry's next write) flags the row complete.
+    assert [(r.role, r.content, r.complete) for r in await rows(store)] == [
+        ("user", "go", True),
+        ("assistant", "Hello", False),
+    ]
+    await store.finish_turn(SID, "t1", outcome.stop_reason)
     assert [(r.role, r.content, r.complete) for r in await rows(store)] == [
         ("user", "go", True),
         ("assistant", "Hello", True),
+    ]
+
+
+@pytest.mark.req("R-ACP-4")
+async def test_text_that_arrived_after_the_last_checkpoint_is_written_when_the_turn_ends(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    gate = asyncio.Event()
+    provider = Script([("text", "Hello"), ("wait", gate), ("text", " world")])
+    task, _events, _outcome = start(store, tmp_path, provider)
+    await until(lambda: _has_rows(store, 2))
+    gate.set()
+    await task
+    assert [(r.role, r.content, r.complete) for r in await rows(store)] == [
+        ("user", "go", True),
+        ("assistant", "Hello world", True),
     ]
 
 

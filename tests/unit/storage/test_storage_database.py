@@ -155,6 +155,32 @@ async def test_writes_are_serialized(db: Database) -> None:
     assert await db.read(lambda session: session.execute(count).scalar()) == 5
 
 
+@pytest.mark.req("R-ACP-4")
+async def test_a_cancelled_caller_leaves_its_started_write_to_commit_on_every_backend(db: Database) -> None:
+    """What was submitted commits or rolls back as a whole, whoever stopped waiting: the SQLite writer thread runs
+    a started unit to its end, and the PostgreSQL runner shields its transaction from the caller's cancellation."""
+    started = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def slow(session: Session) -> None:
+        session.add(_row("tok_00000000c0de"))
+        session.flush()
+        loop.call_soon_threadsafe(started.set)
+        if db.dialect == "sqlite":
+            time.sleep(0.3)  # the writer thread
+        else:
+            session.execute(sa.text("SELECT pg_sleep(0.3)"))  # the loop: a server-side wait is what yields
+
+    write = asyncio.ensure_future(db.write(slow))
+    await asyncio.wait_for(started.wait(), 5)
+    write.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await write
+    await db.write(lambda _session: None)  # writes are serialized: the cancelled caller's unit is done
+    found = await db.read(lambda session: session.get(PairingToken, "tok_00000000c0de"))
+    assert found is not None, "the started write was cut short"
+
+
 async def test_reads_run_while_a_write_is_open(sqlite_db: Database) -> None:
     # SQLite only: the async runner (PostgreSQL) runs a unit on the loop's thread, so nothing runs beside it.
     flushed, release = threading.Event(), threading.Event()
@@ -193,3 +219,15 @@ def test_utc_column_refuses_naive_datetimes() -> None:
 def test_iso_z_renders_utc_with_z() -> None:
     moment = datetime(2024, 5, 1, 14, 0, 0, 123456, tzinfo=timezone(timedelta(hours=2)))
     assert iso_z(moment) == "2024-05-01T12:00:00.123Z"
+
+
+def test_iso_z_writes_what_isoformat_writes() -> None:
+    """The %-formatted rendering equals `isoformat(timespec="milliseconds")` with `Z` (truncated, zero-padded)."""
+    zones = [UTC, timezone(timedelta(hours=2)), timezone(timedelta(hours=-9, minutes=-30))]
+    moments = [datetime(1, 1, 1, 12, tzinfo=UTC), datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)]
+    moments += [
+        datetime(2026, 12, 1, 16, 33, 36, micro, tzinfo=zone) for micro in (0, 999, 1000, 999999) for zone in zones
+    ]
+    for moment in moments:
+        expected = moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        assert iso_z(moment) == expected, moment

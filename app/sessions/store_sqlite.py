@@ -1,0 +1,235 @@
+"""The session store's hottest units on SQLite, as SQL text on the unit's own `sqlite3` connection.
+
+`store_sql` builds each statement once in SQLAlchemy Core; executing a Core statement still costs ~25 µs on top of
+the ~5 µs SQLite spends on it, which was most of a `session/list`, a `session/messages` and a turn's checkpoints
+(docs/sessions-storage.md, "The runner"). Here the same statements are SQL text, which sqlite3 prepares once per
+connection and caches by its text. Each unit returns or changes exactly what its `store_sql` twin does;
+tests/unit/sessions/test_store_sql_sqlite.py runs both on one database and compares them value by value.
+
+Storage formats are SQLAlchemy's for SQLite: DATETIME is naive UTC as ISO text ("2026-12-01 16:33:36.123456",
+`sqlite_time`), BOOLEAN is 0/1. The unit still runs in the runner's `Session` transaction, so the commit, the
+rollback and the begin hooks (`app.storage.driver_faults`) are the same as for every other unit.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from typing import Final, cast
+
+from sqlalchemy.orm import Session
+
+from app.sessions.store_types import Mode, RowNotFound, SessionNotFound, SessionRecord, TranscriptRow, clip
+from app.storage.timestamps import utcnow
+
+__all__ = ["append", "finish_turn", "list_records", "messages", "sqlite_time", "update_text"]
+
+
+def _for_both_modes(acp: str) -> dict[Mode, str]:
+    """A statement written for the ACP tables, and the same on the chat tables (the same columns, R-ACP-10)."""
+    chat = acp.replace("acp_sessions", "chat_sessions").replace("acp_transcript", "chat_messages")
+    return {"acp": acp, "chat": chat}
+
+
+def sqlite_time(moment: datetime) -> str:
+    """An aware time as SQLAlchemy's SQLite DATETIME stores it (naive UTC, always six fraction digits)."""
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
+
+
+def _utc(value: str) -> datetime:
+    """A stored DATETIME (naive UTC text) as aware UTC: what `as_utc(datetime.fromisoformat(value))` gives.
+
+    `fromisoformat` with "+00:00" (it returns the `UTC` singleton) costs a sixth of `replace(tzinfo=UTC)`; and
+    `session/list` reads the same times on every call, so a parse is remembered (a bounded dict, emptied when
+    full), which also hands `iso_z` the same objects again, whose renderings it remembers.
+    """
+    moment = _PARSED.get(value)
+    if moment is None:
+        moment = datetime.fromisoformat(value + "+00:00")
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[value] = moment
+    return moment
+
+
+_PARSED: dict[str, datetime] = {}  # reader threads share it: single dict operations are atomic under the GIL
+_PARSED_MAX: Final = 4096
+
+
+def _connection(s: Session) -> sqlite3.Connection:
+    # `s.connection()` begins the unit's transaction on its SQLAlchemy connection (its "begin" hooks run); the
+    # statements then go straight to the pooled sqlite3 connection under it.
+    return cast(sqlite3.Connection, s.connection().connection.driver_connection)
+
+
+# -- reads: `session/list` and `session/messages` ----------------------------------------------------------------
+
+_RECORD = (
+    "SELECT session_id, owner, agent_alias, workspace_dir, interaction_surface, created_at, last_activity, "
+    "killed_at, closed_at, next_index FROM "
+)
+# (owner given, killed included) -> (ACP statement, chat statement); a closed chat session is gone (R-ACP-8).
+_LIST_SQL: Final = {
+    (False, True): (_RECORD + "acp_sessions", _RECORD + "chat_sessions WHERE closed_at IS NULL"),
+    (False, False): (
+        _RECORD + "acp_sessions WHERE killed_at IS NULL",
+        _RECORD + "chat_sessions WHERE killed_at IS NULL AND closed_at IS NULL",
+    ),
+    (True, True): (
+        _RECORD + "acp_sessions WHERE owner = :owner",
+        _RECORD + "chat_sessions WHERE owner = :owner AND closed_at IS NULL",
+    ),
+    (True, False): (
+        _RECORD + "acp_sessions WHERE owner = :owner AND killed_at IS NULL",
+        _RECORD + "chat_sessions WHERE owner = :owner AND killed_at IS NULL AND closed_at IS NULL",
+    ),
+}
+_TOTAL_SQL: Final = _for_both_modes("SELECT next_index FROM acp_sessions WHERE session_id = ?")
+_ROW = "SELECT idx, role, content, tool_call_id, name, marker, turn_id, interaction_surface, complete, created_at FROM "
+# (mode, `before` given) -> statement
+_MESSAGES_SQL: Final = {
+    (mode, bounded): sql
+    for bounded, acp in (
+        (False, _ROW + "acp_transcript WHERE session_id = :sid ORDER BY idx DESC LIMIT :limit"),
+        (True, _ROW + "acp_transcript WHERE session_id = :sid AND idx < :before ORDER BY idx DESC LIMIT :limit"),
+    )
+    for mode, sql in _for_both_modes(acp).items()
+}
+
+
+def list_records(s: Session, owner: str | None, include_killed: bool) -> list[SessionRecord]:
+    """`store_sql.list_records` on SQLite."""
+    connection = _connection(s)
+    params = {"owner": owner}
+    records: list[SessionRecord] = []
+    modes: tuple[Mode, Mode] = ("acp", "chat")
+    for mode, sql in zip(modes, _LIST_SQL[owner is not None, include_killed], strict=True):
+        records.extend(
+            SessionRecord(
+                sid,
+                who,
+                alias,
+                mode,
+                workspace,
+                surface,
+                _utc(created),
+                _utc(last),
+                killed is not None,
+                closed is not None,
+                count,
+            )
+            for sid, who, alias, workspace, surface, created, last, killed, closed, count in connection.execute(
+                sql, params
+            )
+        )
+    return records
+
+
+def messages(
+    s: Session, mode: Mode, session_id: str, limit: int, before: int | None
+) -> tuple[list[TranscriptRow], int]:
+    """`store_sql.messages` on SQLite."""
+    connection = _connection(s)
+    found = connection.execute(_TOTAL_SQL[mode], (session_id,)).fetchone()
+    if found is None:
+        raise SessionNotFound(session_id, mode)
+    total: int = found[0]
+    if not limit:
+        return [], total
+    params = {"sid": session_id, "before": before, "limit": limit}
+    rows = [
+        TranscriptRow(index, role, content, call, name, marker, turn, surface, bool(complete), _utc(created))
+        for index, role, content, call, name, marker, turn, surface, complete, created in connection.execute(
+            _MESSAGES_SQL[mode, before is not None], params
+        )
+    ]
+    rows.reverse()
+    return rows, total
+
+
+# -- writes: a turn's checkpoints --------------------------------------------------------------------------------
+
+_TAKE_INDEX: Final = _for_both_modes(
+    "UPDATE acp_sessions SET next_index = next_index + 1, last_activity = ? WHERE session_id = ? RETURNING next_index"
+)
+_TOUCH: Final = _for_both_modes(
+    "UPDATE acp_sessions SET last_activity = ? WHERE session_id = ? RETURNING interaction_surface, next_index"
+)
+_INSERT_ROW: Final = _for_both_modes(
+    "INSERT INTO acp_transcript (session_id, idx, role, content, tool_call_id, name, marker, turn_id, "
+    "interaction_surface, complete, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_SET_TEXT: Final = _for_both_modes(
+    "UPDATE acp_transcript SET content = ?, complete = ? WHERE session_id = ? AND idx = ? AND role != 'marker'"
+)
+_ROW_EXISTS: Final = _for_both_modes("SELECT 1 FROM acp_transcript WHERE session_id = ? AND idx = ?")
+# `complete = 0` as the partial index ix_*_open states it (migration 0004): only the open rows are visited.
+_COMPLETE_TURN_ROWS: Final = _for_both_modes(
+    "UPDATE acp_transcript SET complete = 1 WHERE session_id = ? AND turn_id = ? AND complete = 0"
+)
+# A turn id's first row opens the turn; a later row of the same turn finds it there (the key is (session, turn)).
+_OPEN_TURN: Final = (
+    "INSERT INTO acp_turns (session_id, turn_id, interaction_surface, first_index, started_at, finished_at, "
+    "stop_reason) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, turn_id) DO NOTHING"
+)
+_END_TURN: Final = (
+    "UPDATE acp_turns SET finished_at = ?, stop_reason = ? WHERE session_id = ? AND turn_id = ? AND finished_at IS NULL"
+)
+
+
+def append(
+    s: Session,
+    mode: Mode,
+    session_id: str,
+    role: str,
+    content: str,
+    tool_call_id: str | None,
+    name: str | None,
+    marker: str | None,
+    turn_id: str,
+    surface: str,
+    complete: bool,
+) -> int:
+    """`store_sql.append` on SQLite."""
+    connection = _connection(s)
+    now = sqlite_time(utcnow())
+    taken = connection.execute(_TAKE_INDEX[mode], (now, session_id)).fetchall()
+    if not taken:
+        raise SessionNotFound(session_id, mode)
+    index: int = taken[0][0] - 1
+    row = (session_id, index, role, clip(content), tool_call_id, name, marker, turn_id, surface, int(complete), now)
+    connection.execute(_INSERT_ROW[mode], row)
+    if mode == "acp" and role != "marker":
+        connection.execute(_OPEN_TURN, (session_id, turn_id, surface, index, now, None, None))
+    return index
+
+
+def update_text(s: Session, mode: Mode, session_id: str, index: int, content: str, complete: bool) -> None:
+    """`store_sql.update_text` on SQLite."""
+    connection = _connection(s)
+    if not connection.execute(_TOUCH[mode], (sqlite_time(utcnow()), session_id)).fetchall():
+        raise SessionNotFound(session_id, mode)
+    if connection.execute(_SET_TEXT[mode], (clip(content), int(complete), session_id, index)).rowcount == 1:
+        return
+    # Nothing updated: say why (the row does not exist, or it is a marker, which is written once).
+    if connection.execute(_ROW_EXISTS[mode], (session_id, index)).fetchone() is None:
+        raise RowNotFound(session_id, index)
+    raise ValueError("marker rows are written once and never updated")
+
+
+def finish_turn(s: Session, mode: Mode, session_id: str, turn_id: str, stop_reason: str) -> None:
+    """`store_sql.finish_turn` on SQLite."""
+    connection = _connection(s)
+    now = sqlite_time(utcnow())
+    touched = connection.execute(_TOUCH[mode], (now, session_id)).fetchall()
+    if not touched:
+        raise SessionNotFound(session_id, mode)
+    connection.execute(_COMPLETE_TURN_ROWS[mode], (session_id, turn_id))
+    if mode != "acp":
+        return
+    if connection.execute(_END_TURN, (now, stop_reason, session_id, turn_id)).rowcount == 1:
+        return
+    # Already ended (the first stop reason wins: nothing is inserted), or never opened: a turn that failed
+    # before writing any row still gets its terminal record.
+    surface, next_index = touched[0]
+    connection.execute(_OPEN_TURN, (session_id, turn_id, surface, next_index, now, now, stop_reason))
