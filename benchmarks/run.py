@@ -671,6 +671,9 @@ def main(argv: list[str] | None = None) -> int:
     busy = wait_for_quiet(opts.quiet_wait)
     if busy > 0.15:
         log(f"warning: the machine is already {busy:.0%} busy; results will be noisy")
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        # An editable install then compiles every module at every start: the start-up rows measure the compiler.
+        log("warning: PYTHONDONTWRITEBYTECODE is set; with an editable install, exec → ready includes compiling")
     runs: dict[str, list[dict[str, float | None]]] = {t: [] for t in opts.targets}
     raw: dict[str, list[dict[str, Any]]] = {t: [] for t in opts.targets}
     failures: list[str] = []

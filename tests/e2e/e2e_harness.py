@@ -252,6 +252,18 @@ class Daemon:
                 raise AssertionError(f"audit log never matched; entries: {entries}")
             await asyncio.sleep(0.05)
 
+    async def wait_stderr(self, predicate: Any, timeout: float = RECV_TIMEOUT) -> str:
+        """Poll the daemon's stderr (collected by a thread, so a line may trail the event it reports) until a line
+        matches `predicate`; returns that line."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = next((line for line in list(self.stderr_lines) if predicate(line)), None)
+            if found is not None:
+                return found
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no stderr line matched; {self.describe()}")
+            await asyncio.sleep(0.05)
+
     async def connect(self, timeout: float = RECV_TIMEOUT) -> Client:
         return await Client.connect(self.socket_path, timeout=timeout)
 

@@ -95,3 +95,12 @@ def test_entrypoint_healthcheck_uses_tls_when_configured(tmp_path: Path) -> None
     url, context = entrypoint.health_url(tmp_path)
     assert url == "https://127.0.0.1:8443/health" and context is not None
     assert entrypoint.healthcheck(tmp_path / "nowhere") in (0, 1)
+
+
+@pytest.mark.req("R-STORE-1")
+def test_the_image_carries_the_postgresql_driver() -> None:
+    """Pointing the container at PostgreSQL is a config change (`[storage] url`), not a rebuild."""
+    steps = instructions((DOCKER / "Dockerfile").read_text())
+    runs = [args for word, args in steps if word == "RUN"]
+    assert any("pip wheel" in run and "'.[postgres]'" in run and "-c constraints.txt" in run for run in runs), runs
+    assert any("pip install" in run and "'zeroclaw[postgres]'" in run for run in runs), runs
