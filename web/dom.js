@@ -35,6 +35,12 @@ export function append(parent, children) {
 }
 
 export const $ = (selector, root = document) => root.querySelector(selector);
+/** The page's element with this id; a missing one is a bug in index.html, so it fails at start-up, loudly. */
+export function byId(id) {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`index.html has no #${id}`);
+  return el;
+}
 export const $$ = (selector, root = document) => Array.from(root.querySelectorAll(selector));
 
 /** Pretty JSON for display (as text); strings are shown as they are. */

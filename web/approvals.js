@@ -1,0 +1,180 @@
+// What a turn asks of the user, drawn inside the asking tool's card: approvals (`approval_request` →
+// `session/approve`) and questions (`elicitation/create`, a form built from `requestedSchema`). An open question
+// is remembered until it is answered or expired, so a lost connection or a deleted session can lock its form.
+
+import { $, h, pretty, uid } from "./dom.js";
+import { call } from "./connection.js";
+import { reportError, showInline } from "./errors.js";
+import { RpcError, describeError } from "./rpc.js";
+
+const questions = new Set(); // the open question forms: {el, sessionId, expire(reason)}
+
+/** Nothing can answer the open questions of this session any more: lock their forms with the reason. */
+export function expireQuestions(sessionId, reason) {
+  for (const item of questions) if (item.sessionId === sessionId) item.expire(reason);
+}
+
+// ------------------------------------------------------------------------------------------------ approvals
+
+const DECISIONS = [
+  ["allow_once", "Allow once", "primary"],
+  ["allow_always", "Allow always", ""],
+  ["reject", "Reject", "danger"],
+];
+
+/** The buttons of an approval_request; `expire(reason)` locks them if the tool's result comes first. */
+export function approvalBox(sessionId, params) {
+  const result = h("p", { class: "approval-result", role: "status", hidden: true });
+  const buttons = DECISIONS.map(([decision, label, cls]) =>
+    h("button", { type: "button", class: `small ${cls}`, dataset: { decision }, text: label, on: { click: () => decide(decision, label) } }),
+  );
+  const el = h(
+    "div",
+    { class: "approval", dataset: { requestId: params.requestId ?? "" } },
+    h("p", { class: "approval-title" }, "Approve ", h("strong", { class: "mono", text: params.toolName ?? "tool" }), " with these arguments?"),
+    h("pre", { text: pretty(params.arguments ?? {}) }),
+    h("p", { class: "muted small", text: `Rejected automatically after ${params.timeoutSecs ?? "?"} s without an answer.` }),
+    h("div", { class: "buttons" }, buttons),
+    result,
+  );
+  const box = {
+    el,
+    answered: false,
+    expire(reason) {
+      if (box.answered) return;
+      box.answered = true;
+      for (const b of buttons) b.disabled = true;
+      showInline(result, `No longer pending: ${reason}`, "note");
+    },
+  };
+  async function decide(decision, label) {
+    if (box.answered) return;
+    for (const b of buttons) b.disabled = true;
+    try {
+      await call("session/approve", { sessionId, requestId: params.requestId, decision });
+      box.answered = true;
+      el.classList.add("answered");
+      for (const b of buttons) if (b.dataset.decision === decision) b.setAttribute("aria-pressed", "true");
+      showInline(result, `Decision sent: ${label.toLowerCase()}.`, "ok");
+    } catch (err) {
+      reportError("Approve", err);
+      showInline(result, describeError(err));
+      const gone = err instanceof RpcError && (err.code === -32602 || err.code === -32000);
+      if (gone) box.answered = true;
+      else for (const b of buttons) b.disabled = false;
+    }
+  }
+  return box;
+}
+
+// ------------------------------------------------------------------------------------------------ questions
+
+/**
+ * A form from `requestedSchema` (a JSON-Schema object): string → text input, enum → radio buttons (up to 6) or a
+ * select, boolean → checkbox, number / integer → number input. Accept sends {action:"accept", content}.
+ */
+export function elicitationForm(params, resolve) {
+  const schema = params.requestedSchema && typeof params.requestedSchema === "object" ? params.requestedSchema : {};
+  const properties = schema.properties && typeof schema.properties === "object" ? schema.properties : {};
+  const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+  const readers = [];
+  const fields = Object.entries(properties).map(([key, prop]) => {
+    const p = prop && typeof prop === "object" ? prop : {};
+    const title = typeof p.title === "string" && p.title ? p.title : key;
+    const must = required.has(key);
+    const hint = typeof p.description === "string" ? h("p", { class: "muted small", text: p.description }) : "";
+    if (Array.isArray(p.enum)) {
+      const options = p.enum.map((v) => String(v));
+      if (options.length <= 6) {
+        const name = uid("choice");
+        const radios = options.map((option, i) =>
+          h("label", { class: "choice" }, h("input", { type: "radio", name, value: String(i), required: must }), h("span", { text: option })),
+        );
+        readers.push(() => {
+          const picked = radios.map((r) => $("input", r)).find((input) => input.checked);
+          return picked ? [key, p.enum[Number(picked.value)]] : null;
+        });
+        return h("fieldset", { class: "field" }, h("legend", { text: title }), hint, h("div", { class: "choices" }, radios));
+      }
+      const id = uid("select");
+      const select = h(
+        "select",
+        { id, required: must },
+        h("option", { value: "", text: "Choose…" }),
+        options.map((option, i) => h("option", { value: String(i), text: option })),
+      );
+      readers.push(() => (select.value === "" ? null : [key, p.enum[Number(select.value)]]));
+      return h("div", { class: "field" }, h("label", { for: id, text: title }), hint, select);
+    }
+    const id = uid("answer");
+    if (p.type === "boolean") {
+      const box = h("input", { id, type: "checkbox" });
+      readers.push(() => [key, box.checked]);
+      return h("div", { class: "field checkbox" }, box, h("label", { for: id, text: title }), hint);
+    }
+    const numeric = p.type === "number" || p.type === "integer";
+    const input = h("input", {
+      id,
+      type: numeric ? "number" : "text",
+      step: p.type === "integer" ? "1" : numeric ? "any" : null,
+      required: must,
+      minlength: Number.isInteger(p.minLength) ? p.minLength : null,
+      maxlength: Number.isInteger(p.maxLength) ? p.maxLength : null,
+      autocomplete: "off",
+    });
+    readers.push(() => {
+      if (input.value === "" && !must) return null;
+      return [key, numeric ? Number(input.value) : input.value];
+    });
+    return h("div", { class: "field" }, h("label", { for: id, text: title }), hint, input);
+  });
+
+  const result = h("p", { class: "elicit-result", role: "status", hidden: true });
+  const submit = h("button", { type: "submit", class: "primary small", text: "Answer" });
+  const decline = h("button", { type: "button", class: "small", text: "Decline", on: { click: () => finish({ action: "decline" }, "You declined to answer.") } });
+  const cancel = h("button", { type: "button", class: "small ghost", text: "Cancel", on: { click: () => finish({ action: "cancel" }, "You cancelled the question.") } });
+  const el = h(
+    "form",
+    { class: "elicit", novalidate: null },
+    h("p", { class: "elicit-message" }, h("span", { class: "badge ask", text: "Question" }), " ", h("span", { text: params.message ?? "The agent asks:" })),
+    fields.length ? fields : h("p", { class: "muted small", text: "No fields requested: Answer accepts, Decline refuses." }),
+    h("div", { class: "buttons" }, submit, decline, cancel),
+    result,
+  );
+  const item = {
+    el,
+    sessionId: params.sessionId,
+    expire(reason) {
+      if (done) return;
+      done = true;
+      questions.delete(item);
+      lock();
+      showInline(result, `No longer waiting for an answer: ${reason}`, "note");
+    },
+  };
+  let done = false;
+  questions.add(item);
+  function lock() {
+    for (const control of el.querySelectorAll("input, select, textarea, button")) control.disabled = true;
+  }
+  function finish(answer, text) {
+    if (done) return;
+    done = true;
+    questions.delete(item);
+    lock();
+    el.classList.add("answered");
+    showInline(result, text, "ok");
+    resolve(answer);
+  }
+  el.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (!el.reportValidity()) return;
+    const content = Object.fromEntries(readers.map((read) => read()).filter(Boolean));
+    const shown = Object.entries(content)
+      .map(([k, v]) => `${k} = ${typeof v === "string" ? v : JSON.stringify(v)}`)
+      .join(", ");
+    finish({ action: "accept", content }, `You answered: ${shown || "(nothing)"}.`);
+  });
+  return item;
+}
+

@@ -1,0 +1,298 @@
+// The chat view: which session is on screen, its head (state, agent, Close / Kill / Delete behind a
+// confirmation bar), the composer (`session/prompt`, `session/cancel`), and the daemon's traffic for sessions
+// (`session/update` notifications and `elicitation/create` requests), routed to each session's SessionView.
+
+import { byId, formatTime, h } from "./dom.js";
+import { call, connected, tryCall } from "./connection.js";
+import { reportError, showInline } from "./errors.js";
+import { on } from "./events.js";
+import { RpcError } from "./rpc.js";
+import { markCurrent, refreshSessions, sessionEntry, sessionState } from "./sessions.js";
+import { refreshStatus } from "./status.js";
+import { selectTab, tabShown } from "./tabs.js";
+import { SessionView } from "./transcript.js";
+
+const el = {
+  workspace: byId("view-sessions"),
+  empty: byId("chat-empty"),
+  pane: byId("chat-pane"),
+  back: byId("back"),
+  title: byId("chat-title"),
+  meta: byId("chat-meta"),
+  reload: byId("reload-session"),
+  close: byId("close-session"),
+  kill: byId("kill-session"),
+  remove: byId("delete-session"),
+  confirmBar: byId("confirm-bar"),
+  confirmText: byId("confirm-text"),
+  confirmYes: byId("confirm-yes"),
+  confirmNo: byId("confirm-no"),
+  host: byId("transcript-host"),
+  composer: byId("composer"),
+  prompt: byId("prompt"),
+  send: byId("send"),
+  cancel: byId("cancel"),
+  note: byId("composer-note"),
+};
+
+const views = new Map(); // sessionId → SessionView, for the page's lifetime (or until signed out)
+let current = null; // the SessionView on screen
+let pendingAction = null; // {action, view} awaiting the confirmation bar
+
+function getView(id) {
+  let view = views.get(id);
+  if (!view) {
+    view = new SessionView(id, { changed: updateComposer });
+    views.set(id, view);
+  }
+  return view;
+}
+
+function setCurrent(view) {
+  if (current && current !== view) current.hide();
+  current = view;
+}
+
+/** Show a session: its transcript (session/messages); a live one is also attached (session/new {sessionId}). */
+export async function openSession(id, { fresh = false } = {}) {
+  const view = getView(id);
+  setCurrent(view);
+  hideConfirm();
+  el.empty.hidden = true;
+  el.pane.hidden = false;
+  el.workspace.classList.add("session-open");
+  view.show(el.host);
+  renderChatHead(view);
+  markCurrent(id);
+  updateComposer();
+  if (fresh) return;
+  const entry = sessionEntry(id);
+  if (entry?.live && !view.attached) {
+    // Attach as a watcher: turns this principal runs from other clients stream here too (R-STREAM).
+    const opened = await tryCall("Attach to session", "session/new", { sessionId: id });
+    if (opened) view.attached = true;
+  }
+  if (!view.running) await view.load();
+  view.scrollToEnd();
+}
+
+/** A session the new-session form just started (the result of session/new): show it, empty, ready to type. */
+export async function adoptSession(created) {
+  const view = getView(created.sessionId);
+  view.info = { ...created, live: true, killed: false };
+  view.renderHistory([], 0);
+  view.loaded = true;
+  await refreshSessions();
+  await openSession(created.sessionId, { fresh: true });
+  refreshStatus();
+  el.prompt.focus();
+}
+
+/** After (re)connecting: show the session that was on screen again. */
+export async function reopenCurrent() {
+  if (current) await openSession(current.id);
+}
+
+function renderChatHead(view) {
+  if (current !== view) return;
+  const entry = sessionEntry(view.id);
+  const st = entry ? sessionState(entry) : view.info?.killed ? "killed" : "live";
+  el.title.textContent = view.id;
+  el.meta.replaceChildren(
+    h("span", { class: `badge ${st}`, id: "chat-state", text: st }),
+    ` agent ${entry?.agentAlias ?? view.info?.agentAlias ?? "?"} · ${entry?.mode ?? view.info?.mode ?? "?"}`,
+    entry ? ` · ${entry.messageCount ?? 0} messages · last activity ${formatTime(entry.lastActivity ?? entry.createdAt)}` : "",
+  );
+  el.close.disabled = st !== "live";
+  el.kill.disabled = st === "killed";
+  updateComposer();
+}
+
+function isKilled(view) {
+  const entry = sessionEntry(view.id);
+  return entry ? Boolean(entry.killed) : Boolean(view.info?.killed);
+}
+
+function updateComposer() {
+  const view = current;
+  if (!view) return;
+  const online = connected();
+  const killed = isKilled(view);
+  el.send.disabled = !online || killed || view.running;
+  el.prompt.disabled = !online || killed;
+  el.cancel.disabled = !online || !view.running;
+  el.reload.disabled = view.running;
+  if (killed) showInline(el.note, "This session was killed: its history is read-only and it can never be resumed.", "note");
+  else if (view.running) showInline(el.note, "The agent is working… Cancel stops the turn.", "note");
+  else showInline(el.note, "", "note");
+}
+
+// ------------------------------------------------------------------------------------------------ close, kill, delete
+
+const ACTIONS = {
+  close: {
+    label: "Close session",
+    text: (id) => `Close ${id}? The live session ends (a running turn is cancelled); its durable history stays and can be resumed.`,
+  },
+  kill: {
+    label: "Kill session",
+    text: (id) => `Kill ${id}? The turn is cancelled and the session can never be resumed; its history stays readable.`,
+  },
+  delete: {
+    label: "Delete session",
+    text: (id) => `Delete ${id} and its history? This cannot be undone.`,
+  },
+};
+
+function askConfirm(action) {
+  const view = current;
+  if (!view) return;
+  pendingAction = { action, view };
+  el.confirmText.textContent = ACTIONS[action].text(view.id);
+  el.confirmYes.textContent = ACTIONS[action].label;
+  el.confirmYes.dataset.action = action;
+  el.confirmBar.hidden = false;
+  el.confirmYes.focus();
+}
+
+function hideConfirm() {
+  pendingAction = null;
+  el.confirmBar.hidden = true;
+}
+
+async function confirmAction() {
+  if (!pendingAction) return;
+  const { action, view } = pendingAction;
+  hideConfirm();
+  const result = await tryCall(ACTIONS[action].label, `session/${action}`, { sessionId: view.id });
+  if (!result) return;
+  view.attached = false;
+  if (action === "kill") {
+    view.info = { ...(view.info || {}), killed: true, live: false };
+    view.note(`Session killed. Its history stays readable; it can never be resumed.`);
+  } else if (action === "close") {
+    view.info = { ...(view.info || {}), live: false };
+    view.note("Session closed. Send a message to resume it (ACP sessions).");
+  }
+  if (action === "delete") {
+    views.delete(view.id);
+    view.closePending("The session was deleted.");
+    if (current === view) {
+      view.hide();
+      current = null;
+      markCurrent(null);
+      el.pane.hidden = true;
+      el.empty.hidden = false;
+      el.workspace.classList.remove("session-open");
+    }
+  }
+  await refreshSessions();
+  refreshStatus();
+}
+
+// ------------------------------------------------------------------------------------------------ composer
+
+async function sendPrompt(event) {
+  event.preventDefault();
+  const view = current;
+  const text = el.prompt.value;
+  if (!view || !text.trim() || view.running) return;
+  el.prompt.value = "";
+  const turn = view.startTurn(text);
+  updateComposer();
+  try {
+    const result = await call("session/prompt", { sessionId: view.id, prompt: text });
+    view.finishTurn(turn, result?.stopReason, result?.content);
+  } catch (err) {
+    reportError("Send message", err);
+    view.failTurn(turn, err);
+  } finally {
+    updateComposer();
+    refreshSessions();
+  }
+}
+
+async function cancelTurn() {
+  const view = current;
+  if (!view) return;
+  el.cancel.disabled = true;
+  const result = await tryCall("Cancel turn", "session/cancel", { sessionId: view.id });
+  if (!result) updateComposer();
+}
+
+// ------------------------------------------------------------------------------------------------ daemon → panel
+
+export function onDaemonNotification(method, params) {
+  if (method !== "session/update" || !params || typeof params.sessionId !== "string") return;
+  const view = views.get(params.sessionId);
+  if (!view) return; // a session this page has not opened
+  try {
+    view.onUpdate(params);
+  } catch (err) {
+    reportError("Showing an update", err);
+  }
+  if (params.type === "approval_request") bringForward(view);
+  if (params.type === "turn_complete") refreshSessions();
+}
+
+export async function onDaemonRequest(method, params) {
+  if (method !== "elicitation/create") {
+    throw new RpcError({ code: -32601, message: `Method not found: ${method}`, data: { kind: "method_not_found" } });
+  }
+  const sessionId = typeof params.sessionId === "string" ? params.sessionId : null;
+  if (!sessionId) return { action: "decline" };
+  const view = getView(sessionId);
+  const answer = view.elicit(params);
+  bringForward(view);
+  return answer;
+}
+
+/** A turn waits for the user (approval, question): show that session if another view is on screen. */
+function bringForward(view) {
+  if (current === view && tabShown("sessions")) return;
+  selectTab("sessions");
+  if (current !== view) openSession(view.id);
+  else el.workspace.classList.add("session-open");
+}
+
+// ------------------------------------------------------------------------------------------------ wiring
+
+function onLost() {
+  for (const view of views.values()) {
+    view.attached = false;
+    view.closePending("The connection to the daemon was lost.");
+  }
+  updateComposer();
+}
+
+function onSignedOut() {
+  for (const view of views.values()) view.closePending("Signed out.");
+  views.clear();
+  current?.hide();
+  current = null;
+  el.host.replaceChildren();
+  el.pane.hidden = true;
+  el.empty.hidden = false;
+}
+
+export function initChat() {
+  el.back.addEventListener("click", () => el.workspace.classList.remove("session-open"));
+  el.reload.addEventListener("click", () => current && !current.running && current.load());
+  for (const button of [el.close, el.kill, el.remove]) {
+    button.addEventListener("click", (event) => askConfirm(event.currentTarget.dataset.action));
+  }
+  el.confirmYes.addEventListener("click", confirmAction);
+  el.confirmNo.addEventListener("click", hideConfirm);
+  el.composer.addEventListener("submit", sendPrompt);
+  el.prompt.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      el.composer.requestSubmit();
+    }
+  });
+  el.cancel.addEventListener("click", cancelTurn);
+  on("connected", updateComposer);
+  on("lost", onLost);
+  on("signed-out", onSignedOut);
+  on("sessions-changed", () => current && renderChatHead(current));
+}

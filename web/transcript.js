@@ -1,0 +1,338 @@
+// One session's transcript and its live turns (SessionView): history rows from `session/messages`, then the
+// streamed `session/update`s (text, thoughts, tool cards, approvals, questions, the stop reason). A view keeps
+// rendering while another session is shown; the chat view decides which one is on screen (show / hide).
+
+import { $, append, h, pretty } from "./dom.js";
+import { approvalBox, elicitationForm, expireQuestions } from "./approvals.js";
+import { tryCall } from "./connection.js";
+import { ConnectionError, describeError } from "./rpc.js";
+
+const HISTORY_PAGE = 200;
+
+/** The transcript and the live turns of one session. It keeps rendering while another session is shown. */
+export class SessionView {
+  /** `changed()` is called when the view on screen starts or ends a turn (the composer follows it). */
+  constructor(id, { changed = () => {} } = {}) {
+    this.id = id;
+    this.changed = changed;
+    this.host = null; // the scrolling element this view is shown in, while it is on screen
+    this.el = h("div", { class: "transcript", dataset: { sessionId: id } });
+    this.turn = null;
+    this.running = false;
+    this.attached = false;
+    this.loaded = false;
+    this.info = null;
+    this.firstIndex = null;
+    this.total = 0;
+    this.cards = new Map(); // toolCallId → tool card, for results that arrive later
+  }
+
+  get isShown() {
+    return this.host !== null;
+  }
+
+  /** Put this view on screen, in `host`. */
+  show(host) {
+    this.host = host;
+    host.replaceChildren(this.el);
+  }
+
+  /** Another view (or none) is on screen now. */
+  hide() {
+    this.host = null;
+  }
+
+  scrollToEnd() {
+    if (this.host) this.host.scrollTop = this.host.scrollHeight;
+  }
+
+  /** Append a node; keep the view pinned to the bottom if it was there. */
+  add(node, parent = this.el) {
+    const host = this.host;
+    const pinned = host !== null && host.scrollHeight - host.scrollTop - host.clientHeight < 80;
+    parent.append(node);
+    if (pinned) this.scrollToEnd();
+    return node;
+  }
+
+  async load() {
+    const result = await tryCall("Read transcript", "session/messages", { sessionId: this.id, limit: HISTORY_PAGE });
+    if (!result || this.running) return;
+    this.renderHistory(result.messages || [], result.total ?? 0);
+    this.loaded = true;
+  }
+
+  async loadEarlier(button) {
+    button.disabled = true;
+    const result = await tryCall("Read earlier messages", "session/messages", {
+      sessionId: this.id,
+      limit: HISTORY_PAGE,
+      before: this.firstIndex,
+    });
+    button.disabled = false;
+    if (!result) return;
+    const rows = result.messages || [];
+    const fragment = h("div", { class: "history-page" });
+    for (const row of rows) fragment.append(this.historyRow(row));
+    button.parentElement.remove();
+    this.firstIndex = rows.length ? rows[0].index : 0;
+    this.el.prepend(this.earlierButton(), fragment);
+  }
+
+  earlierButton() {
+    if (!this.firstIndex) return "";
+    return h(
+      "div",
+      { class: "earlier" },
+      h("button", { type: "button", class: "ghost small", text: `Load earlier messages (${this.firstIndex} more)`, on: { click: (e) => this.loadEarlier(e.currentTarget) } }),
+    );
+  }
+
+  renderHistory(rows, total) {
+    this.cards.clear();
+    this.total = total;
+    this.firstIndex = rows.length ? rows[0].index : 0;
+    const nodes = rows.map((row) => this.historyRow(row));
+    this.el.replaceChildren(this.earlierButton(), ...nodes);
+    if (!rows.length) this.el.append(h("p", { class: "muted empty-transcript", text: "No messages yet. Say something." }));
+  }
+
+  /** One row of session/messages as a node. */
+  historyRow(row) {
+    if (row.marker) {
+      return h(
+        "div",
+        { class: "marker", dataset: { marker: row.marker } },
+        h("span", { class: "marker-label", text: row.marker === "interrupted" ? "Interrupted" : row.marker }),
+        h("span", { text: row.content || "Turn interrupted." }),
+      );
+    }
+    switch (row.role) {
+      case "user":
+        return bubble("user", row.content);
+      case "assistant":
+        return bubble("assistant", row.content);
+      case "tool_call": {
+        let input = row.content;
+        try {
+          input = JSON.parse(row.content);
+        } catch {
+          /* shown as text */
+        }
+        const card = toolCard(row.name ?? "tool", row.toolCallId, input);
+        if (row.toolCallId) this.cards.set(row.toolCallId, card);
+        return card.el;
+      }
+      case "tool_result": {
+        const card = this.cards.get(row.toolCallId);
+        if (card) {
+          card.setOutput(row.content);
+          return "";
+        }
+        const orphan = toolCard(row.name ?? "tool", row.toolCallId, undefined);
+        orphan.setOutput(row.content);
+        return orphan.el;
+      }
+      default:
+        return h("div", { class: "bubble other" }, h("div", { class: "who", text: row.role ?? "?" }), h("div", { class: "text", text: row.content ?? "" }));
+    }
+  }
+
+  note(text, cls = "note") {
+    return this.add(h("div", { class: cls, text }));
+  }
+
+  /** A turn this page started: the user's bubble, then streamed updates. */
+  startTurn(prompt) {
+    $(".empty-transcript", this.el)?.remove();
+    this.add(bubble("user", prompt));
+    return this.beginTurn();
+  }
+
+  beginTurn(external = false) {
+    this.turn = { text: null, thought: null, tools: [], completed: false, sawText: false };
+    this.running = true;
+    if (external) this.note("A turn started from another client of yours:");
+    if (this.isShown) this.changed();
+    return this.turn;
+  }
+
+  onUpdate(params) {
+    const type = params.type;
+    if (type === "history_trimmed") {
+      this.note(`Context trimmed: ${params.droppedMessages ?? "?"} older messages are no longer sent to the model (kept ${params.keptMessages ?? "?"}); the transcript is unchanged.`);
+      return;
+    }
+    const turn = this.turn ?? this.beginTurn(true);
+    switch (type) {
+      case "agent_message_chunk": {
+        turn.thought = null;
+        if (!turn.text) turn.text = this.add(bubble("assistant", "", true));
+        append($(".text", turn.text), [params.text ?? ""]);
+        turn.sawText = true;
+        this.scrollIfPinned();
+        break;
+      }
+      case "agent_thought_chunk": {
+        turn.text = null;
+        if (!turn.thought) {
+          const body = h("div", { class: "thought-text" });
+          const details = h("details", { class: "thought" }, h("summary", { text: "Thought" }), body);
+          turn.thought = { details, body };
+          this.add(details);
+        }
+        append(turn.thought.body, [params.text ?? ""]);
+        break;
+      }
+      case "tool_call": {
+        turn.text = null;
+        turn.thought = null;
+        const card = toolCard(params.name ?? "tool", params.toolCallId, params.rawInput);
+        card.running();
+        turn.tools.push(card);
+        if (params.toolCallId) this.cards.set(params.toolCallId, card);
+        this.add(card.el);
+        break;
+      }
+      case "approval_request": {
+        const card = [...turn.tools].reverse().find((c) => !c.done && c.name === params.toolName) ?? null;
+        const box = approvalBox(this.id, params);
+        if (card) card.attach(box.el, box);
+        else this.add(box.el);
+        this.scrollToEnd();
+        break;
+      }
+      case "tool_result": {
+        let card = this.cards.get(params.toolCallId);
+        if (!card) {
+          card = toolCard(params.name ?? "tool", params.toolCallId, undefined);
+          this.add(card.el);
+        }
+        card.setOutput(params.rawOutput);
+        turn.text = null;
+        this.scrollIfPinned();
+        break;
+      }
+      case "turn_complete":
+        this.finishTurn(turn, params.stopReason, params.content);
+        break;
+      default:
+        this.note(`Update of an unknown type: ${String(type)}`);
+    }
+  }
+
+  scrollIfPinned() {
+    const host = this.host;
+    if (host && host.scrollHeight - host.scrollTop - host.clientHeight < 160) this.scrollToEnd();
+  }
+
+  /** turn_complete or the session/prompt result, whichever comes first; the second is ignored. */
+  finishTurn(turn, stopReason, content) {
+    if (!turn || turn.completed) return;
+    turn.completed = true;
+    if (!turn.sawText && content) this.add(bubble("assistant", content));
+    for (const card of turn.tools) card.settle();
+    if (stopReason && stopReason !== "end_turn") {
+      const words = {
+        cancelled: "Turn cancelled.",
+        failed: "Turn failed.",
+        max_turns: "Turn stopped: the agent reached its step limit (max_turn_steps).",
+      };
+      this.add(h("div", { class: `stop stop-${stopReason}`, dataset: { stopReason }, text: words[stopReason] ?? `Turn ended: ${stopReason}` }));
+    }
+    if (this.turn === turn) {
+      this.turn = null;
+      this.running = false;
+    }
+    if (this.isShown) this.changed();
+  }
+
+  failTurn(turn, err) {
+    this.add(h("div", { class: "stop stop-error", text: describeError(err) }));
+    if (turn && !turn.completed) {
+      turn.completed = true;
+      for (const card of turn.tools) card.settle();
+    }
+    if (this.turn === turn) {
+      this.turn = null;
+      this.running = false;
+    }
+    if (this.isShown) this.changed();
+  }
+
+  /** elicitation/create: a form in the card of the tool that asks (ask_user, poll). Resolves with the answer. */
+  elicit(params) {
+    return new Promise((resolve) => {
+      const form = elicitationForm(params, resolve);
+      const turn = this.turn ?? this.beginTurn(true);
+      const card = [...turn.tools].reverse().find((c) => !c.done);
+      if (card) card.attach(form.el, form);
+      else this.add(form.el);
+      this.scrollToEnd();
+      form.el.querySelector("input, select, textarea")?.focus({ preventScroll: true });
+    });
+  }
+
+  /** The connection went away, or the session did: nothing pending here can be answered any more. */
+  closePending(reason) {
+    expireQuestions(this.id, reason);
+    if (this.turn) this.failTurn(this.turn, new ConnectionError(reason));
+  }
+}
+
+function bubble(role, text, streaming = false) {
+  return h(
+    "div",
+    { class: `bubble ${role}${streaming ? " streaming" : ""}`, dataset: { role } },
+    h("div", { class: "who", text: role === "user" ? "You" : "Agent" }),
+    h("div", { class: "text", text: text ?? "" }),
+  );
+}
+
+/** A tool call: name, input, then output; interactive parts (approval, question) go inside it. */
+function toolCard(name, toolCallId, input) {
+  const status = h("span", { class: "badge tool-status", text: "called" });
+  const output = h("pre", { class: "tool-output", hidden: true });
+  const extras = h("div", { class: "tool-extras" });
+  const el = h(
+    "details",
+    { class: "tool", open: true, dataset: { toolCallId: toolCallId ?? "", tool: name } },
+    h("summary", {}, h("span", { class: "tool-name mono", text: name }), " ", status, toolCallId ? h("span", { class: "muted small mono", text: ` ${toolCallId}` }) : ""),
+    input === undefined ? "" : [h("div", { class: "label", text: "Input" }), h("pre", { class: "tool-input", text: pretty(input) })],
+    extras,
+    h("div", { class: "label output-label", text: "Output", hidden: true }),
+    output,
+  );
+  const card = {
+    el,
+    name,
+    done: false,
+    interactions: [],
+    running() {
+      status.textContent = "running";
+      status.className = "badge tool-status running";
+    },
+    attach(node, interaction) {
+      extras.append(node);
+      if (interaction) this.interactions.push(interaction);
+    },
+    setOutput(text) {
+      this.done = true;
+      status.textContent = "done";
+      status.className = "badge tool-status done";
+      output.textContent = pretty(text ?? "");
+      output.hidden = false;
+      $(".output-label", el).hidden = false;
+      for (const item of this.interactions) item.expire?.("The tool finished before this was answered.");
+    },
+    settle() {
+      if (!this.done) {
+        status.textContent = "no result";
+        status.className = "badge tool-status";
+        for (const item of this.interactions) item.expire?.("The turn ended before this was answered.");
+      }
+    },
+  };
+  return card;
+}
+
