@@ -23,7 +23,8 @@ class AuditLog:
         self._file: IO[bytes] | None = None
         if path is not None:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+            fd = os.open(path, flags, 0o600)
             self._file = os.fdopen(fd, "ab", buffering=0)
 
     def record(self, event: str, peer: str, principal: str | None) -> None:

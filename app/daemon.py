@@ -11,8 +11,6 @@ import contextlib
 import gc
 import importlib
 import logging
-import os
-import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,9 +24,10 @@ from app.config.reload import ConfigWatcher
 from app.config.store import ConfigStore
 from app.endpoint_lock import AlreadyRunning, EndpointLock
 from app.ephemeral import EphemeralWatch
-from app.paths import InsecureDirectory, Paths, ensure_endpoint_dir, ensure_private_dir, resolve
+from app.paths import InsecureDirectory, Paths, ensure_endpoint_dir, ensure_private_dir, process_uid, resolve
 from app.services import Services
 from app.sessions.registry import SessionRegistry
+from app.signals import install_signal_handlers
 from app.storage.db_lock import DatabaseInUse, DatabaseLock, acquire_sqlite_file
 from app.storage.db_lock import acquire as acquire_database_lock
 from app.storage.deferred import DeferredStorage
@@ -48,6 +47,7 @@ if TYPE_CHECKING:
     from app.sessions.store import SessionStore
     from app.storage.database import Database
     from gateway.server import GatewayHandle
+    from rpc.transports.pipe import PipeServer
 
 __all__ = ["DaemonOptions", "run"]
 
@@ -114,16 +114,13 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
         config_store = ConfigStore(paths.config_dir)
     except ConfigError as exc:
         raise StartupError(f"{paths.config_file}: {exc.message}") from None
-    loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
     watcher = ConfigWatcher(config_store)
-    if hasattr(signal, "SIGHUP"):  # not on Windows, where the stat poll alone picks up edits
-        loop.add_signal_handler(signal.SIGHUP, watcher.request)  # R-CFG-6: reload config.toml, keep running
     # Every resource registers its own cleanup as it is acquired; they run in reverse order on any exit
-    # (a failed start-up included): gateway, listener, files, sessions, audit log, database.
+    # (a failed start-up included): gateway, listener, files, sessions, audit log, database, signal handlers.
     async with contextlib.AsyncExitStack() as cleanup:
+        # SIGHUP: R-CFG-6, reload config.toml and keep running (not on Windows, where the stat poll alone sees edits).
+        cleanup.callback(install_signal_handlers(asyncio.get_running_loop(), stop.set, reload=watcher.request))
         services = await _storage_and_services(paths, config_store, cleanup)
         cleanup.callback(services.audit.close)
         await cleanup.enter_async_context(watcher.running())  # after the commit listeners are registered
@@ -141,11 +138,7 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
         for mapper in ERROR_MAPPERS:
             server.add_error_mapper(mapper)
         server.add_close_listener(files_connection_closed)
-        try:
-            listener = await serve_unix(Path(paths.endpoint), lambda: NdjsonProtocol(server, peer_of))
-        except EndpointError as exc:
-            raise StartupError(str(exc)) from None
-        cleanup.push_async_callback(_shutdown, listener, server)
+        await _listen(paths.endpoint, server, cleanup)
         gateway = await _start_gateway(options, services, server) if options.gateway else None
         if gateway is not None:
             cleanup.push_async_callback(gateway.close)  # first out: WebSocket peers get close 1012
@@ -263,7 +256,7 @@ def _services(
 ) -> Services:
     """The domain services every surface shares, wired to each other."""
     pairing = PairedTokens(pairing_store)
-    auth = Authenticator(lambda: config_store.current, lambda: config_store.policy_generation, os.getuid())
+    auth = Authenticator(lambda: config_store.current, lambda: config_store.policy_generation, process_uid())
     auth.tokens = pairing
     config_store.on_commit(lambda _old, _new: auth.policy_changed())
     sessions = SessionRegistry(store, lambda: config_store.current, paths.data_dir)
@@ -325,6 +318,27 @@ def _after_ready() -> None:
     gc.enable()
 
 
+async def _listen(
+    endpoint: str, server: RpcServer, cleanup: contextlib.AsyncExitStack, *, pipe: bool = sys.platform == "win32"
+) -> None:
+    """Serve the local endpoint: the named pipe on Windows, the Unix socket elsewhere. Both serve the same
+    `NdjsonProtocol`, so they share one read/write loop (R-ARCH-1); only accepting differs."""
+    if pipe:
+        from rpc.transports.pipe import PipeEndpointError, pipe_peer, serve_pipe  # never imported on Unix
+
+        try:
+            pipe_server = await serve_pipe(endpoint, lambda: NdjsonProtocol(server, pipe_peer))
+        except PipeEndpointError as exc:
+            raise StartupError(str(exc)) from None
+        cleanup.push_async_callback(_shutdown_pipe, pipe_server, server)
+        return
+    try:
+        listener = await serve_unix(Path(endpoint), lambda: NdjsonProtocol(server, peer_of))
+    except EndpointError as exc:
+        raise StartupError(str(exc)) from None
+    cleanup.push_async_callback(_shutdown, listener, server)
+
+
 async def _shutdown(listener: UnixListener, server: RpcServer) -> None:
     listener.server.close()
     listener.remove_socket_file()
@@ -333,3 +347,12 @@ async def _shutdown(listener: UnixListener, server: RpcServer) -> None:
         await asyncio.wait_for(listener.server.wait_closed(), 2.0)
     except TimeoutError:
         log.warning("some connections did not close within 2 s")
+
+
+async def _shutdown_pipe(pipe: PipeServer, server: RpcServer) -> None:
+    pipe.close()  # no new clients; the connected ones are closed next, as on the socket
+    server.close_all()
+    try:
+        await asyncio.wait_for(pipe.wait_closed(), 2.0)
+    except TimeoutError:
+        log.warning("the named pipe's accept loop did not stop within 2 s")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from pathlib import Path
 
 __all__ = ["AlreadyRunning", "EndpointLock"]
@@ -34,7 +35,7 @@ class EndpointLock:
             os.close(fd)
             raise AlreadyRunning(pid) from None
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        _write_at_start(fd, f"{os.getpid()}\n".encode())
         self._fd = fd
 
     def release(self) -> None:
@@ -43,18 +44,35 @@ class EndpointLock:
             self._fd = None
 
 
+# Windows' byte-range locks are mandatory: the lock sits on one byte past the pid, so a second daemon can still
+# read the pid for its message.
+_WIN_LOCK_OFFSET = 64
+
+
 def _lock(fd: int) -> None:
-    try:
-        import fcntl
-    except ImportError:  # Windows
+    if sys.platform == "win32":
         import msvcrt
 
-        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined,unused-ignore]
+        os.lseek(fd, _WIN_LOCK_OFFSET, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # from the file position; raises OSError if another process holds it
         return
+    import fcntl
+
     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _write_at_start(fd: int, data: bytes) -> None:
+    if sys.platform == "win32":  # no pwrite; the fd is ours alone
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, data)
+        return
+    os.pwrite(fd, data, 0)
 
 
 def _read_pid(fd: int) -> int | None:
     with contextlib.suppress(OSError, ValueError):
+        if sys.platform == "win32":
+            os.lseek(fd, 0, os.SEEK_SET)
+            return int(os.read(fd, 32).decode().strip())
         return int(os.pread(fd, 32, 0).decode().strip())
     return None

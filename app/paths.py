@@ -10,7 +10,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["InsecureDirectory", "Paths", "ensure_endpoint_dir", "ensure_private_dir", "pipe_name", "resolve"]
+__all__ = [
+    "InsecureDirectory",
+    "Paths",
+    "ensure_endpoint_dir",
+    "ensure_private_dir",
+    "pipe_name",
+    "process_uid",
+    "resolve",
+]
 
 
 class InsecureDirectory(Exception):
@@ -51,6 +59,15 @@ def pipe_name(data_dir: Path) -> str:
     return rf"\\.\pipe\zeroclaw-{digest}"
 
 
+def process_uid() -> int:
+    """The daemon's uid, which makes a local peer the owner (R-AUTH-3). Windows has no uids: there it is -1, and a
+    pipe peer (whose uid the OS does not tell) counts as this user, the only one besides SYSTEM the pipe's DACL
+    lets in (R-SEC-4)."""
+    if sys.platform == "win32":
+        return -1
+    return os.getuid()
+
+
 def resolve(config_dir: str | None, env: Mapping[str, str] | None = None, *, windows: bool | None = None) -> Paths:
     env = os.environ if env is None else env
     windows = sys.platform == "win32" if windows is None else windows
@@ -82,7 +99,7 @@ def ensure_private_dir(path: Path, *, tighten: bool = False) -> None:
     for directory in reversed(missing):
         directory.mkdir(mode=0o700, exist_ok=True)
         os.chmod(directory, 0o700)  # mkdir's mode is filtered by the umask
-    if not tighten:
+    if not tighten or sys.platform == "win32":  # no mode bits there: the user profile's ACL keeps others out
         return
     st = path.stat()
     if st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) != 0o700:
@@ -91,6 +108,8 @@ def ensure_private_dir(path: Path, *, tighten: bool = False) -> None:
 
 def ensure_endpoint_dir(socket_path: Path, *, created_by_us: set[Path]) -> None:
     """The socket's directory must be ours (or root's) and not writable by others unless sticky (R-SEC-2)."""
+    if sys.platform == "win32":
+        raise NotImplementedError("Windows serves a named pipe, which lives in no directory")
     directory = socket_path.parent
     if not directory.exists():
         ensure_private_dir(directory)

@@ -8,14 +8,43 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import orjson
 
-__all__ = ["Client", "RemoteError"]
+__all__ = ["Client", "RemoteError", "open_endpoint", "open_pipe"]
 
 _READ_LIMIT = 64 * 1024 * 1024  # above any frame limit the daemon may be configured with
+
+
+async def open_endpoint(
+    endpoint: str, *, limit: int = _READ_LIMIT
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Connect to the local endpoint (`Paths.endpoint`): the named pipe on Windows, the Unix socket elsewhere.
+
+    The errors are the OS's: `FileNotFoundError` when nobody serves it (on Windows too: ERROR_FILE_NOT_FOUND),
+    `ConnectionRefusedError` for a socket nobody listens on, `PermissionError` for another user's endpoint."""
+    if sys.platform == "win32":
+        return await open_pipe(endpoint, limit=limit)
+    return await asyncio.open_unix_connection(endpoint, limit=limit)
+
+
+async def open_pipe(
+    name: str, *, limit: int = _READ_LIMIT, loop: asyncio.AbstractEventLoop | None = None
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Connect to the named pipe `name` through the loop's `create_pipe_connection` (asyncio's ProactorEventLoop,
+    the Windows default; it waits out ERROR_PIPE_BUSY itself) and wrap it in streams, as `open_unix_connection`
+    does for a socket."""
+    loop = loop or asyncio.get_running_loop()
+    create = getattr(loop, "create_pipe_connection", None)
+    if create is None:
+        raise RuntimeError("connecting to a named pipe needs asyncio's ProactorEventLoop (the Windows default)")
+    reader = asyncio.StreamReader(limit=limit, loop=loop)
+    protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
+    transport, _ = await create(lambda: protocol, name)
+    return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
 
 
 class RemoteError(Exception):
@@ -38,7 +67,7 @@ class Client:
 
     @classmethod
     async def connect(cls, path: str) -> Client:
-        reader, writer = await asyncio.open_unix_connection(path, limit=_READ_LIMIT)
+        reader, writer = await open_endpoint(path)
         return cls(reader, writer)
 
     async def call(self, method: str, params: Any = None) -> Any:

@@ -250,14 +250,8 @@ class _Interactive:
 
 def interactive(config_dir: str | None) -> int:
     """Like `socat - UNIX-CONNECT:…` with line editing and history, initialized and answering questions."""
-    try:
-        import readline
-    except ImportError:  # Windows: plain input() still works
-        readline = None  # type: ignore[assignment]
     history = _history_file(config_dir)
-    if readline is not None:
-        with contextlib.suppress(OSError):
-            readline.read_history_file(history)
+    _load_history(history)
     session = _Interactive(config_dir)
     try:
         return session.run()
@@ -271,8 +265,28 @@ def interactive(config_dir: str | None) -> int:
         return terminal.EXIT_INTERRUPTED
     finally:
         terminal.ignore_interrupts()
-        if readline is not None:
-            with contextlib.suppress(OSError):
-                readline.write_history_file(history)
-                os.chmod(history, 0o600)
+        _save_history(history)
         session.close()
+
+
+def _load_history(history: Path) -> None:
+    """Line editing and history from `readline` (imported here, it also turns on editing for `input()`); Windows
+    has none, and plain `input()` works there."""
+    if sys.platform == "win32":
+        return
+    try:
+        import readline
+    except ImportError:
+        return
+    with contextlib.suppress(OSError):
+        readline.read_history_file(history)
+
+
+def _save_history(history: Path) -> None:
+    if sys.platform == "win32" or "readline" not in sys.modules:
+        return
+    import readline
+
+    with contextlib.suppress(OSError):
+        readline.write_history_file(history)
+        os.chmod(history, 0o600)

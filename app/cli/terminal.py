@@ -62,8 +62,9 @@ class _Interrupts:
         self.handled = 0
         self.main = threading.main_thread().ident
         self.read_fd, self.write_fd = os.pipe()
-        os.set_blocking(self.read_fd, False)
-        os.set_blocking(self.write_fd, False)
+        if sys.platform != "win32":  # always true: made only where pthread_kill exists (`Background`)
+            os.set_blocking(self.read_fd, False)
+            os.set_blocking(self.write_fd, False)
         self.previous_fd = signal.set_wakeup_fd(self.write_fd, warn_on_full_buffer=False)
         signal.signal(signal.SIGINT, self._handler)
         _reading.sink_supported = True
@@ -90,6 +91,8 @@ class _Interrupts:
 
     def _repeat(self, handled: int, calls: int) -> None:  # loop thread
         still_waiting = self.handled == handled and _reading.active and _reading.calls == calls
+        if sys.platform == "win32":  # never made there (`Background`)
+            return
         if still_waiting and signal.getsignal(signal.SIGINT) == self._handler and self.main is not None:
             signal.pthread_kill(self.main, signal.SIGINT)  # its wakeup byte schedules the next check
 
@@ -106,13 +109,13 @@ class Background:
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name="zeroclaw-io", daemon=True)
         self._thread.start()
-        posix = hasattr(signal, "pthread_kill") and threading.current_thread() is threading.main_thread()
+        posix = sys.platform != "win32" and threading.current_thread() is threading.main_thread()
         self._interrupts = _Interrupts(self.loop) if posix else None
 
     def _run(self) -> None:
         # Ctrl-C must reach the main thread: a SIGINT taken by this thread would not wake the main thread out of
         # readline's wait. Threads started from here (the loop's executor) inherit the mask.
-        if hasattr(signal, "pthread_sigmask"):
+        if sys.platform != "win32":
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         self.loop.run_forever()
 

@@ -19,7 +19,9 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import sys
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -30,6 +32,22 @@ from app.files.errors import InvalidUpload
 __all__ = ["FileStaging", "MemoryStaging", "StagedUpload", "Staging", "write_all"]
 
 _BLOCK = 1 << 20
+
+if sys.platform == "win32":  # no pread/pwrite: seek and read or write, one at a time
+    _seek_lock = threading.Lock()
+
+    def _pwrite(fd: int, data: memoryview, offset: int) -> int:
+        with _seek_lock:
+            os.lseek(fd, offset, os.SEEK_SET)
+            return os.write(fd, data)
+
+    def _pread(fd: int, size: int, offset: int) -> bytes:
+        with _seek_lock:
+            os.lseek(fd, offset, os.SEEK_SET)
+            return os.read(fd, size)
+
+else:
+    _pwrite, _pread = os.pwrite, os.pread
 
 
 class Staging(Protocol):
@@ -88,7 +106,7 @@ class FileStaging:
     def write(self, offset: int, data: bytes) -> None:
         fd, view = self._open(), memoryview(data)
         while view:
-            written = os.pwrite(fd, view, offset)
+            written = _pwrite(fd, view, offset)
             view, offset = view[written:], offset + written
 
     def read(self, offset: int, size: int) -> bytes:
@@ -96,7 +114,7 @@ class FileStaging:
             return b""
         parts: list[bytes] = []
         while size > 0:
-            part = os.pread(self._fd, size, offset)
+            part = _pread(self._fd, size, offset)
             if not part:
                 raise OSError("the staged upload is shorter than what was received")
             parts.append(part)
@@ -123,7 +141,7 @@ class FileStaging:
                 if offset or exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
                     raise
         while offset < size:
-            block = os.pread(self._fd, min(_BLOCK, size - offset), offset)
+            block = _pread(self._fd, min(_BLOCK, size - offset), offset)
             if not block:
                 raise OSError(errno.EIO, "the staged upload is shorter than what was received")
             write_all(fd, block)

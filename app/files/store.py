@@ -77,6 +77,18 @@ _DIR_FD = (
 )
 _COMPARE_BLOCK = 1 << 20
 
+if sys.platform == "win32":  # no readv
+
+    def _readinto(fd: int, buffer: bytearray) -> int:
+        data = os.read(fd, len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+else:
+
+    def _readinto(fd: int, buffer: bytearray) -> int:
+        return os.readv(fd, [buffer])
+
 
 def uploads_dir_of(workspace: Path | str) -> str:
     """The absolute `<workspace>/uploads` path as it appears in entries and markers (links not resolved)."""
@@ -272,7 +284,7 @@ class UploadsDir:
                 return False
             digest, buffer = hashlib.sha256(), bytearray(_COMPARE_BLOCK)
             view, total = memoryview(buffer), 0
-            while count := os.readv(fd, [buffer]):
+            while count := _readinto(fd, buffer):
                 digest.update(view[:count])
                 total += count
                 if total > size:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import orjson
 from pydantic import Field, Strict
 
+from app.paths import process_uid
 from rpc.dispatcher import Call, NoParams, Params, Registry
 from rpc.errors import AuthRequired, VersionMismatch
 
@@ -49,8 +50,9 @@ async def initialize(call: Call, params: InitializeParams) -> dict[str, Any]:
     elif conn.peer.remote:
         resolved = None  # a WebSocket peer always needs a token (R-AUTH-3)
     else:
-        # Where the OS does not say who connected, only the owner (or root) can reach a 0600 socket.
-        resolved = services.auth.local(conn.peer.uid if conn.peer.uid is not None else os.getuid())
+        # Where the OS does not say who connected, only the owner (or root) can reach a 0600 socket; on Windows,
+        # only the owner (or SYSTEM) can open the pipe (R-SEC-4).
+        resolved = services.auth.local(conn.peer.uid if conn.peer.uid is not None else process_uid())
     if resolved is None:
         conn.deauthenticate()  # a failed re-initialize must not leave the old principal in place
         raise AuthRequired("Authentication failed")  # audited as `denied` when answered

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from app.paths import pipe_name
+from rpc.transports.base import Peer
 from rpc.transports.win_security import (
     ERROR_ACCESS_DENIED,
     ERROR_PIPE_BUSY,
@@ -50,6 +51,7 @@ __all__ = [
     "Win32PipeApi",
     "build_sddl",
     "pipe_name_for",
+    "pipe_peer",
     "serve_pipe",
 ]
 
@@ -61,6 +63,12 @@ OPEN_MODE = PIPE_ACCESS_DUPLEX | FILE_FLAG_OVERLAPPED
 PIPE_MODE = PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT | PIPE_REJECT_REMOTE_CLIENTS
 BUFFER_SIZE = 64 * 1024  # a kernel quota hint only; frames larger than this stream through fine
 _RETRY_MIN, _RETRY_MAX = 0.05, 2.0  # back-off when instances cannot be created or accepts keep failing
+
+
+def pipe_peer(transport: asyncio.BaseTransport) -> Peer:
+    """The peer of a pipe connection (the `peer_of` of `NdjsonProtocol`): the OS tells us no pid or uid; the DACL
+    lets only this user and SYSTEM in, so `initialize` takes it as the owner, as for a 0600 socket."""
+    return Peer(PEER_LABEL)
 
 
 def pipe_name_for(data_dir: Path) -> str:

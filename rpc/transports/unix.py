@@ -64,6 +64,8 @@ def _getpeereid(sock: socket.socket | None) -> int | None:
 
 
 def _clear_stale(path: Path) -> None:
+    if sys.platform == "win32":
+        raise EndpointError(f"{path}: Windows serves a named pipe (rpc.transports.pipe), not a Unix socket")
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -89,6 +91,8 @@ def _clear_stale(path: Path) -> None:
 
 
 async def serve_unix(path: Path, protocol_factory: Callable[[], asyncio.Protocol]) -> UnixListener:
+    if sys.platform == "win32":
+        raise EndpointError(f"{path}: Windows serves a named pipe (rpc.transports.pipe), not a Unix socket")
     _clear_stale(path)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old_umask = os.umask(0o177)

@@ -57,7 +57,10 @@ async def _wait(proc: asyncio.subprocess.Process, reader: asyncio.Task[None]) ->
 
 def _kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
+        if sys.platform == "win32":  # no process groups: TerminateProcess on the shell itself
+            os.kill(pgid, signal.SIGTERM)
+        else:
+            os.killpg(pgid, signal.SIGKILL)
 
 
 async def _finish(proc: asyncio.subprocess.Process, reader: asyncio.Task[None]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -21,10 +22,12 @@ from rpc.transports.pipe import (
     ProactorAccepter,
     build_sddl,
     pipe_name_for,
+    pipe_peer,
     serve_pipe,
 )
 from rpc.transports.win_security import (
     ERROR_ACCESS_DENIED,
+    ERROR_PIPE_BUSY,
     FILE_FLAG_FIRST_PIPE_INSTANCE,
     FILE_FLAG_OVERLAPPED,
     PIPE_ACCESS_DUPLEX,
@@ -343,3 +346,200 @@ async def test_real_accepter_needs_the_proactor_loop() -> None:
         pytest.skip("running on the ProactorEventLoop")
     with pytest.raises(RuntimeError, match="ProactorEventLoop"):
         ProactorAccepter(loop)
+
+
+# --- more of the accept loop and its edges -----------------------------------------------------------------
+
+
+class PipeBusy(OSError):
+    winerror = ERROR_PIPE_BUSY
+
+
+@pytest.mark.req("R-SEC-4")
+@pytest.mark.req("R-PATH-4")
+async def test_a_busy_name_is_in_use_too(api: FakeApi, accepter: FakeAccepter) -> None:
+    api.fail_create = [PipeBusy(errno.EBUSY, "All pipe instances are busy")]
+    with pytest.raises(PipeEndpointError, match="already in use") as info:
+        await start(api, accepter)
+    assert info.value.in_use and api.created == [] and len(api.freed) == 1
+
+
+async def test_a_failing_accept_is_retried_on_a_fresh_instance(
+    api: FakeApi, accepter: FakeAccepter, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(pipe_mod, "_RETRY_MIN", 0.0)
+    factory = Factory()
+    server = await start(api, accepter, factory)
+    await accepter.connect(OSError(errno.EIO, "The semaphore timeout period has expired"))
+    await until(lambda: len(accepter.waiting) == 1)
+    assert api.closed == [api.created[0].handle]  # the failed instance is closed, not leaked
+    assert len(api.created) == 2 and not api.created[1].open_mode & FILE_FLAG_FIRST_PIPE_INSTANCE
+    assert "cannot listen" in caplog.text and NAME in caplog.text
+    await accepter.connect()
+    assert len(factory.protocols) == 1
+    server.close()
+    await server.wait_closed()
+
+
+async def test_close_cancels_the_pending_accept_and_creates_nothing_more(api: FakeApi, accepter: FakeAccepter) -> None:
+    server = await start(api, accepter)
+    await until(lambda: len(accepter.waiting) == 1)
+    server.close()
+    await server.wait_closed()
+    assert accepter.waiting == {} and len(api.created) == 1 and api.closed == [api.created[0].handle]
+    assert len(api.freed) == 1
+
+
+def test_pipe_handle_closes_once() -> None:
+    api = FakeApi()
+    handle = PipeHandle(api, 7)  # type: ignore[arg-type]  # the fake has the used surface
+    assert handle.fileno() == 7 and handle.handle == 7
+    handle.close()
+    handle.close()
+    assert api.closed == [7] and handle.fileno() == -1 and handle.handle is None
+
+
+@pytest.mark.req("R-SEC-3")
+def test_a_pipe_peer_is_labelled_and_has_no_uid() -> None:
+    peer = pipe_peer(asyncio.BaseTransport({"addr": NAME, "peer": PEER_LABEL}))
+    assert peer.label == "pipe:local" and peer.uid is None and not peer.remote
+
+
+@pytest.mark.req("R-SEC-4")
+def test_sddl_is_a_dacl_only_and_grants_generic_all() -> None:
+    sddl = build_sddl(OWNER, deny_network=True)
+    assert not re.search(r"(^|\))[OGS]:", sddl)  # no owner, group or SACL part: the creator's defaults
+    assert all(e[2] == "GA" and e[3:5] == ["", ""] for e in aces(sddl))
+
+
+class FakeProactor:
+    def __init__(self) -> None:
+        self.accepted: list[PipeHandle] = []
+
+    async def accept_pipe(self, pipe: PipeHandle) -> PipeHandle:
+        self.accepted.append(pipe)
+        return pipe
+
+
+class FakeProactorLoop:
+    """The two private members of asyncio's ProactorEventLoop that `start_serving_pipe` (and we) use."""
+
+    def __init__(self) -> None:
+        self._proactor = FakeProactor()
+        self.made: list[tuple[PipeHandle, asyncio.Protocol, dict[str, Any]]] = []
+
+    def _make_duplex_pipe_transport(
+        self, pipe: PipeHandle, protocol: asyncio.Protocol, extra: dict[str, Any]
+    ) -> asyncio.BaseTransport:
+        self.made.append((pipe, protocol, extra))
+        return asyncio.BaseTransport(extra)
+
+
+async def test_the_real_accepter_uses_the_proactor_calls_start_serving_pipe_uses() -> None:
+    loop = FakeProactorLoop()
+    accepter = ProactorAccepter(loop)  # type: ignore[arg-type]  # the fake has the used surface
+    pipe = PipeHandle(FakeApi(), 5)  # type: ignore[arg-type]
+    await accepter.accept(pipe)
+    protocol = asyncio.Protocol()
+    transport = accepter.make_transport(pipe, protocol, {"peer": PEER_LABEL})
+    assert loop._proactor.accepted == [pipe] and loop.made == [(pipe, protocol, {"peer": PEER_LABEL})]
+    assert transport.get_extra_info("peer") == PEER_LABEL
+
+
+@pytest.mark.req("R-PATH-3")
+def test_the_windows_endpoint_is_the_pipe_name_unless_zeroclaw_socket_says_otherwise(tmp_path: Path) -> None:
+    from app.paths import resolve
+
+    paths = resolve(str(tmp_path), env={}, windows=True)
+    assert paths.endpoint == pipe_name_for(tmp_path / "data")
+    assert resolve(str(tmp_path), env={"ZEROCLAW_SOCKET": r"\\.\pipe\mine"}, windows=True).endpoint == r"\\.\pipe\mine"
+
+
+# --- the daemon on Windows: the pipe, the shared NDJSON protocol, shutdown ------------------------------------
+
+
+class StreamAccepter(FakeAccepter):
+    """Like the proactor: the connected instance gets a transport, which starts the protocol."""
+
+    def make_transport(
+        self, pipe: PipeHandle, protocol: asyncio.Protocol, extra: dict[str, Any]
+    ) -> asyncio.BaseTransport:
+        from test_ndjson_protocol import FakeSocket
+
+        transport = FakeSocket()
+        protocol.connection_made(transport)  # type: ignore[arg-type]  # the fake has the used surface
+        self.transports.append((pipe, protocol, extra))
+        self.sockets.append(transport)
+        return transport  # type: ignore[return-value]
+
+    sockets: list[Any]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sockets = []
+
+
+@pytest.mark.req("R-ARCH-1")
+@pytest.mark.req("R-SEC-4")
+async def test_the_daemon_serves_the_pipe_with_the_socket_s_protocol(
+    api: FakeApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import contextlib
+
+    import orjson
+    from test_connection import make_server
+
+    from app import daemon
+    from app.paths import process_uid
+    from rpc.transports.stream import NdjsonProtocol
+
+    accepter = StreamAccepter()
+    monkeypatch.setattr(pipe_mod, "_default_api", lambda: api)
+    monkeypatch.setattr(pipe_mod, "ProactorAccepter", lambda loop: accepter)
+    server, _ = make_server()
+    async with contextlib.AsyncExitStack() as cleanup:
+        await daemon._listen(NAME, server, cleanup, pipe=True)
+        assert api.created[0].open_mode & FILE_FLAG_FIRST_PIPE_INSTANCE and api.sddls == [build_sddl(OWNER)]
+        await accepter.connect()
+        (_pipe, protocol, extra) = accepter.transports[0]
+        assert type(protocol) is NdjsonProtocol and extra == {"addr": NAME, "peer": PEER_LABEL}
+        sock = accepter.sockets[0]
+        protocol.data_received(b'{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":1}\n')
+        await until(lambda: bool(sock.writes))
+        (reply,) = [orjson.loads(line) for line in b"".join(sock.writes).splitlines()]
+        assert reply["id"] == 1 and "result" in reply
+        (conn,) = server.connections
+        assert conn.peer.label == PEER_LABEL
+        # No uid from the OS: the owner, as the DACL admits only this user (and SYSTEM).
+        assert conn._credential == ("uid", process_uid()) and process_uid() == os.getuid()
+    # Shut down: the listening instance is closed, the security attributes freed, the client's connection closed.
+    assert api.created[1].handle in api.closed and len(api.freed) == 1
+    assert sock.closed
+
+
+async def test_the_daemon_says_in_one_line_when_the_pipe_is_taken(
+    api: FakeApi, accepter: FakeAccepter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import contextlib
+
+    from test_connection import make_server
+
+    from app import daemon
+
+    monkeypatch.setattr(pipe_mod, "_default_api", lambda: api)
+    monkeypatch.setattr(pipe_mod, "ProactorAccepter", lambda loop: accepter)
+    api.fail_create = [AccessDenied(errno.EACCES, "Access is denied")]
+    server, _ = make_server()
+    async with contextlib.AsyncExitStack() as cleanup:
+        with pytest.raises(daemon.StartupError, match=re.escape(f"named pipe {NAME} is already in use")):
+            await daemon._listen(NAME, server, cleanup, pipe=True)
+
+
+def test_the_daemon_does_not_import_the_pipe_modules_off_windows() -> None:
+    import subprocess
+
+    code = (
+        "import sys, app.daemon, app.cli, rpc.client\n"
+        "assert not [m for m in sys.modules if m in ('rpc.transports.pipe', 'rpc.transports.win_security')]\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
