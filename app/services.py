@@ -50,9 +50,6 @@ class Services:
     clock: Callable[[], int] = time.monotonic_ns  # what `uptime_ms` counts with; tests freeze it
     started_ns: int = field(default_factory=time.monotonic_ns)
     gateway_url: str | None = None  # set once the gateway listens
-    # The parts of `status` that change only with the gateway URL, and the URL they show; `status` is a hot path.
-    _static: dict[str, Any] | None = None
-    _static_url: str | None = None
 
     @property
     def version(self) -> str:
@@ -74,20 +71,15 @@ class Services:
 
     def describe(self, now_ns: int | None = None) -> dict[str, Any]:
         """The daemon half of `status` at `now_ns` (a reading of `clock`) or now; the protocol layer adds what it
-        knows."""
-        if self._static is None or self._static_url != self.gateway_url:
-            self._static_url = self.gateway_url
-            self._static = {
-                "serverVersion": self.version,
-                "pid": os.getpid(),
-                "endpoint": self.paths.endpoint,
-                "gateway": {"url": self.gateway_url} if self.gateway_url else None,
-                "dataDir": str(self.paths.data_dir),
-                "configFile": str(self.paths.config_file),
-            }
+        knows. Built afresh: the one cache of `status` is the JSON-RPC method's (`rpc.methods.lifecycle`)."""
         live = self.sessions.live
         return {
-            **self._static,
+            "serverVersion": self.version,
+            "pid": os.getpid(),
+            "endpoint": self.paths.endpoint,
+            "gateway": {"url": self.gateway_url} if self.gateway_url else None,
+            "dataDir": str(self.paths.data_dir),
+            "configFile": str(self.paths.config_file),
             "uptimeSecs": self.uptime_ms(now_ns) / 1000,
             "activeSessions": len(live),
             "sessionIds": sorted(live),

@@ -19,9 +19,7 @@ import orjson
 
 from rpc.dispatcher import AfterReply, Call, MethodSpec
 from rpc.envelope import (
-    ID_TYPES,
     NO_ID,
-    PARAMS_TYPES,
     Id,
     Reject,
     Request,
@@ -32,6 +30,7 @@ from rpc.envelope import (
     encode_request,
     encode_result,
     parse,
+    request_fields,
 )
 from rpc.errors import AuthRequired, Forbidden, InternalError, InvalidRequest, ParseError, RpcError
 from rpc.transports.base import ConnectionClosed, FrameTransport, Peer
@@ -44,7 +43,6 @@ __all__ = ["NOT_TAKEN", "Connection", "NotTaken", "PeerError", "PendingLimitReac
 
 log = logging.getLogger("zeroclaw.rpc")
 
-_NO_PARAMS: dict[str, Any] = {}  # stands for absent params on the hot path; only ever read (params_from)
 _PARSE_ERROR = encode_error(None, ParseError())
 _loads = orjson.loads
 
@@ -146,13 +144,12 @@ class Connection:
         """Handle one frame (JSON text; surrounding whitespace such as the NDJSON newline is allowed).
 
         Returns `NOT_TAKEN` while the connection is saturated (or closed): the transport keeps the frame and
-        stops reading. The hot path: a well-formed request for a method this connection was already
-        admitted to under the policy in force (see `Registry.admit`) goes straight to params validation and
-        its handler, and the answer of a handler that does not suspend comes back encoded, for the transport
-        to write (it saves a call and a buffer on every request). Every other frame (first call of a method,
-        notification, response, anything malformed) takes the general path through `envelope.classify` and
-        `Registry.admit`, which decide the same way; whatever it answers goes out through the transport, and
-        None is returned. The checks are written out rather than called (`saturated`): this runs per frame.
+        stops reading. `envelope` decides what the frame is (`request_fields`, else `classify`). A request for
+        a method this connection was already admitted to under the policy in force (see `Registry.admit`) goes
+        straight to params validation and its handler, and the answer of a handler that does not suspend comes
+        back encoded, for the transport to write (it saves a call and a buffer on every request). Every other
+        frame goes through `_frame` and `Registry.admit`, which decide the same way; whatever it answers goes out
+        through the transport, and None is returned.
         """
         if self._barrier or self.transport.writing_paused or len(self._inflight) >= self._max_inflight or self.closed:
             return NOT_TAKEN
@@ -161,30 +158,23 @@ class Connection:
         except orjson.JSONDecodeError:
             self.transport.send(_PARSE_ERROR)
             return None
-        try:  # a request has exactly these keys (`params` optional): subscripts are the quickest way to tell
-            spec = self.cleared[frame["method"]]  # KeyError: not admitted yet; TypeError: not an object
-            rid, version = frame["id"], frame["jsonrpc"]
-            params = frame["params"] if len(frame) == 4 else _NO_PARAMS
-        except (KeyError, TypeError):
-            spec = None
-        if (
-            spec is not None
-            and version == "2.0"
-            and len(frame) <= 4  # with the three or four keys found above: no `result`, `error` or other key
-            and type(rid) in ID_TYPES
-            and type(params) in PARAMS_TYPES
-            and rid not in self._inflight
-            and self.auth_generation == self.auth.generation
-        ):
-            if spec.is_async:
-                self._execute(rid, spec, params)
-                return None
-            handler = spec.handler  # a call through a local: `spec.handler(...)` would be an unspecialized lookup
-            try:  # the inline branch of `_execute`, repeated here to save a call per request
-                return encode_result(rid, handler(self._call, spec.params_from(params)))
-            except Exception as exc:
-                self._send_error(rid, self.server.to_rpc_error(exc))
-                return None
+        fields = request_fields(frame)
+        if fields is not None:
+            method, params, rid = fields
+            try:
+                spec = self.cleared[method]
+            except KeyError:
+                spec = None
+            if spec is not None and rid not in self._inflight and self.auth_generation == self.auth.generation:
+                if spec.is_async:
+                    self._execute(rid, spec, params)
+                    return None
+                handler = spec.handler  # called through a local: `spec.handler(...)` is an unspecialized lookup
+                try:  # the inline branch of `_execute`, for its encoded answer
+                    return encode_result(rid, handler(self._call, spec.params_from(params)))
+                except Exception as exc:
+                    self._send_error(rid, self.server.to_rpc_error(exc))
+                    return None
         self._frame(classify(frame, line))
         return None
 

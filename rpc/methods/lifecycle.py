@@ -73,7 +73,9 @@ class StatusAnswer:
     """The `status` handler (`answer`). Monitoring tools poll it hard, and every answer within the same
     millisecond (same uptime at `uptimeSecs` resolution, same connection count, same live sessions, same gateway)
     is identical, so it is built and encoded once and reused (an `orjson.Fragment` is embedded in the response
-    as it is). What the cached answer shows is kept field by field: checking costs a few comparisons."""
+    as it is). What the cached answer shows is kept field by field: checking costs a few comparisons. The one
+    cache of `status` is this one, not the domain's: the answer mixes in what only the protocol layer knows (the
+    connection count), and what is worth keeping is the encoded frame, a wire concern."""
 
     __slots__ = ("_connections", "_expires_ns", "_gateway_url", "_services", "_session_ids", "_value")
 
