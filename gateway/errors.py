@@ -2,7 +2,8 @@
 
 `kind` uses the JSON-RPC names of SPEC §3.1 where one fits (`auth_required`, `forbidden`, `invalid_params`,
 `invalid_request`, `limit_exceeded`, `internal_error`); HTTP-only situations add `not_found` and
-`method_not_allowed`. Domain errors go through the RPC server's error mappers and `from_rpc_error`.
+`method_not_allowed`. Domain errors go through the RPC server's error mappers and `from_rpc_error`, in one place:
+`domain_error`.
 Messages are fixed sentences: never a value, a token or exception text.
 
     status  kind                 when
@@ -22,17 +23,22 @@ Messages are fixed sentences: never a value, a token or exception text.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from rpc.errors import RpcError
+from rpc.errors import AuthRequired, Forbidden, RpcError
+
+if TYPE_CHECKING:
+    from gateway.auth import Caller
+    from rpc.server import RpcServer
 
 __all__ = [
     "ApiError",
+    "domain_error",
     "error_body",
     "error_response",
     "from_rpc_error",
@@ -84,6 +90,16 @@ def from_rpc_error(exc: RpcError) -> ApiError:
     status = 503 if kind == "storage_unavailable" else _STATUS_OF_CODE.get(exc.code, 500)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     return ApiError(status, kind, exc.message, headers=headers, **data)
+
+
+def domain_error(services: Any, rpc_server: RpcServer, exc: Exception, caller: Caller) -> ApiError:
+    """A domain failure as its RPC twin reports it (same kind and context, through the same error mappers), with
+    its HTTP status; audited as `denied` exactly when the twin would be (-32010, -32012: not a 403
+    `session_not_owned`), R-SEC-3. Unknown failures get an error_id (logged with the traceback there)."""
+    rpc_error = rpc_server.to_rpc_error(exc)
+    if isinstance(rpc_error, AuthRequired | Forbidden):
+        services.audit.record("denied", caller.peer, caller.principal.id)
+    return from_rpc_error(rpc_error)
 
 
 def json_response(data: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:

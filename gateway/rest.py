@@ -13,16 +13,14 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app.auth import policy
 from app.auth.pairing_codes import PairingCodes, PairingLocked, PairingRejected
-from app.auth.policy import Forbidden as PolicyForbidden
-from app.auth.policy import check_config_write
 from app.config.props import MAX_PROP_CHARS
 from app.storage import iso_z
 from gateway.auth import Caller, authenticate, grant_of, http_peer, require_grant
-from gateway.errors import ApiError, from_rpc_error, json_response
+from gateway.errors import ApiError, domain_error, json_response
 from gateway.openapi import openapi_spec
 from rpc.dispatcher import Registry
-from rpc.errors import AuthRequired, Forbidden
 from rpc.methods.lifecycle import PROTOCOL_VERSION
 from rpc.server import RpcServer
 
@@ -110,7 +108,7 @@ class RestApi:
         try:
             value = self.services.config_store.get(prop)
         except Exception as exc:
-            raise self._domain_error(exc, caller) from None
+            raise domain_error(self.services, self.rpc_server, exc, caller) from None
         return json_response(value if prop is None else {"prop": prop, "value": value})
 
     async def put_config(self, request: Request) -> Response:
@@ -131,24 +129,16 @@ class RestApi:
                 self.services.audit.record("denied", caller.peer, caller.principal.id)
                 raise ApiError(401, "auth_required", "The bearer token is no longer valid")
             if not principal.has_grant(grant):
-                raise PolicyForbidden(f"Missing grant {grant}", grant=grant)
-            check_config_write(principal, requested, indexed=False)
+                raise policy.Forbidden(f"Missing grant {grant}", grant=grant)
+            policy.check_config_write(principal, requested, indexed=False)
 
         try:
             await self.services.config_store.set(prop, body["value"], authorize=authorize)
         except ApiError:
             raise
         except Exception as exc:
-            raise self._domain_error(exc, caller) from None
+            raise domain_error(self.services, self.rpc_server, exc, caller) from None
         return json_response({"prop": prop, "set": True})
-
-    def _domain_error(self, exc: Exception, caller: Caller) -> ApiError:
-        """Map through the RPC server's error mappers, so REST and RPC agree; unknown failures get an error_id
-        (logged with the traceback there)."""
-        rpc_error = self.rpc_server.to_rpc_error(exc)
-        if isinstance(rpc_error, AuthRequired | Forbidden):  # audited exactly as the RPC twin (R-SEC-3)
-            self.services.audit.record("denied", caller.peer, caller.principal.id)
-        return from_rpc_error(rpc_error)
 
 
 def _field(name: str, type_: str = "missing", message: str = "required") -> dict[str, str]:

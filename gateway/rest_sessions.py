@@ -32,10 +32,10 @@ from app.auth.policy import Principal
 from app.sessions.errors import SessionBusy, SessionError
 from app.sessions.turn import TurnOutcome
 from gateway.auth import Caller, authenticate, grant_of, require_grant
-from gateway.errors import ApiError, from_rpc_error, json_response
+from gateway.errors import domain_error, from_rpc_error, json_response
 from gateway.rest import _json_object
 from rpc.dispatcher import Params, Registry, validation_errors
-from rpc.errors import AuthRequired, Forbidden, InvalidParams
+from rpc.errors import InvalidParams
 from rpc.methods.session import ListParams, MessagesParams, PromptParams, message_row
 from rpc.server import RpcServer
 
@@ -44,7 +44,6 @@ __all__ = [
     "GatewayTurns",
     "NoInteractiveClient",
     "SessionApi",
-    "domain_error",
     "validate",
 ]
 
@@ -131,15 +130,6 @@ class GatewayTurns:
             client=NoInteractiveClient(),
         )
         return outcome
-
-
-def domain_error(services: Any, rpc_server: RpcServer, exc: Exception, caller: Caller) -> ApiError:
-    """A domain failure as its RPC twin reports it (same kind and context), with its HTTP status; audited as
-    `denied` exactly when the twin would be (-32010, -32012: not a 403 `session_not_owned`), R-SEC-3."""
-    rpc_error = rpc_server.to_rpc_error(exc)
-    if isinstance(rpc_error, AuthRequired | Forbidden):
-        services.audit.record("denied", caller.peer, caller.principal.id)
-    return from_rpc_error(rpc_error)
 
 
 def validate(model: type[P], data: Mapping[str, Any]) -> P:

@@ -29,9 +29,9 @@ from starlette.responses import Response
 from app.auth.policy import Principal
 from app.sessions.errors import AgentNotAllowed, SessionNotOwned
 from gateway.auth import authenticate, grant_of, require_grant
-from gateway.errors import ApiError, from_rpc_error, json_response
+from gateway.errors import ApiError, domain_error, from_rpc_error, json_response
 from gateway.rest import _json_object
-from gateway.rest_sessions import GatewayTurns, domain_error, validate
+from gateway.rest_sessions import GatewayTurns, validate
 from rpc.dispatcher import Params, Registry
 from rpc.errors import InvalidParams
 from rpc.methods.session import SessionId

@@ -18,10 +18,12 @@
     └── Forbidden                  -32012  forbidden (or local_only)
 
 Messages are fixed, human-readable sentences: they never carry frame contents, values or exception text.
+Domain exceptions reach the wire through `error_mapper` tables, one entry per concept (docs/protocol.md#errors).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "StorageUnavailable",
     "UploadNotFound",
     "VersionMismatch",
+    "error_mapper",
 ]
 
 
@@ -120,3 +123,17 @@ class VersionMismatch(RpcError):
 
 class Forbidden(RpcError):
     code, kind, default_message = -32012, "forbidden", "Forbidden"
+
+
+def error_mapper(table: Mapping[type[Exception], Callable[[Any], RpcError]]) -> Callable[[Exception], RpcError | None]:
+    """A domain -> wire mapper with one entry per concept: the entry of the nearest class in `exc`'s MRO, so a
+    subclass (`SessionChanged` under `SessionNotFound`) shares its concept's entry unless it has its own."""
+
+    def map_error(exc: Exception) -> RpcError | None:
+        for cls in type(exc).__mro__:
+            to_wire = table.get(cls)
+            if to_wire is not None:
+                return to_wire(exc)
+        return None
+
+    return map_error

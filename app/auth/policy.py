@@ -20,9 +20,11 @@ CONFIG_UPDATE = "config:update"
 
 
 class Forbidden(Exception):
-    """The principal lacks a grant, a config write path or an agent right (maps to -32012).
+    """The principal lacks a grant, a config write path or an agent right: the domain's one "forbidden" (-32012;
+    `rpc.errors.Forbidden` is its wire form). `app.sessions.errors.AgentNotAllowed` is the agent-right case.
 
-    `grant`, `prop` and `index` fill `data.grant`, `data.prop` and `data.index`; none of them is a value.
+    `grant`, `prop` and `index` fill `data.grant`, `data.prop` and `data.index`, `agent` sets `data.agent: true`;
+    none of them is a value.
     """
 
     kind = "forbidden"
@@ -34,7 +36,7 @@ class Forbidden(Exception):
         grant: str | None = None,
         prop: str | None = None,
         index: int | None = None,
-        agent: str | None = None,
+        agent: bool = False,
     ) -> None:
         super().__init__(message)
         self.message = message

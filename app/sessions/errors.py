@@ -1,15 +1,43 @@
-"""Session failures as the domain names them; the protocol layer maps each to its JSON-RPC code (R-ERR)."""
+"""Session failures as the domain names them: one class per concept, raised alike by the store and the registry.
+The protocol layer maps each concept to its JSON-RPC code once (`rpc/methods/session.py`, R-ERR).
+
+    SessionError
+     ├── SessionNotFound (also LookupError)   -32000  no such session for this caller (`session_id`, `mode`)
+     │    ├── SessionKilled                   -32000  tombstone: never rehydrated (R-ACP-9)
+     │    ├── SessionClosed                   -32000  a closed chat session is gone (R-ACP-8)
+     │    └── SessionChanged                  -32000  `session_changed`: closed or recreated meanwhile (R-FILE-6)
+     ├── SessionNotOwned                      -32003  the session belongs to another principal (`session_id`)
+     ├── SessionLimit                         -32001
+     ├── SessionBusy                          -32002
+     ├── UnknownAgent, BadWorkspace,          -32602  naming the field
+     │   ApprovalNotFound, PromptTooLong
+     └── RowNotFound (also LookupError)       unmapped: a transcript index the store does not have is a bug
+    AgentNotAllowed is an `app.auth.policy.Forbidden` (-32012 with `agent: true`), not a SessionError.
+
+`message` is the fixed sentence the wire carries; `str()` may add the session id for the log.
+Database failures (and injected `StorageFault`s) are sqlalchemy.exc.SQLAlchemyError, not part of this tree.
+"""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from app.auth.policy import Forbidden
+
+if TYPE_CHECKING:
+    from app.sessions.store_types import Mode
 
 __all__ = [
     "AgentNotAllowed",
     "ApprovalNotFound",
     "BadWorkspace",
     "PromptTooLong",
+    "RowNotFound",
     "SessionBusy",
     "SessionChanged",
+    "SessionClosed",
     "SessionError",
+    "SessionKilled",
     "SessionLimit",
     "SessionNotFound",
     "SessionNotOwned",
@@ -20,19 +48,67 @@ __all__ = [
 class SessionError(Exception):
     message = "session error"
 
-    def __init__(self, message: str | None = None) -> None:
-        super().__init__(message or self.message)
+    def __init__(self, message: str | None = None, *, detail: str | None = None) -> None:
+        super().__init__(detail or message or self.message)
         self.message = message or self.message
 
 
-class SessionNotFound(SessionError):
+class SessionNotFound(SessionError, LookupError):
+    """No such session for this caller. The store says which (`session_id`, `mode`); `kind` is the wire's."""
+
     message = "Session not found"
+    kind = "session_not_found"
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        session_id: str | None = None,
+        mode: Mode | None = None,
+        detail: str | None = None,
+    ) -> None:
+        if detail is None and session_id is not None:
+            detail = f"no {mode or 'acp'} session {session_id!r}"
+        super().__init__(message, detail=detail)
+        self.session_id = session_id
+        self.mode = mode
+
+
+class SessionKilled(SessionNotFound):
+    def __init__(self, message: str | None = None, *, session_id: str, mode: Mode | None = None) -> None:
+        super().__init__(message, session_id=session_id, mode=mode, detail=f"session {session_id!r} was killed")
+
+
+class SessionClosed(SessionNotFound):
+    def __init__(self, message: str | None = None, *, session_id: str) -> None:
+        detail = f"chat session {session_id!r} was closed"
+        super().__init__(message, session_id=session_id, mode="chat", detail=detail)
 
 
 class SessionChanged(SessionNotFound):
     """The session an operation was bound to was closed or recreated meanwhile (R-FILE-6)."""
 
     message = "The session was closed or recreated"
+    kind = "session_changed"
+
+
+class SessionNotOwned(SessionError):
+    """The session belongs to another principal: the registry's owner check, or the store's `create` on an id
+    another principal owns (`session_id`)."""
+
+    message = "The session belongs to another principal"
+
+    def __init__(self, message: str | None = None, *, session_id: str | None = None) -> None:
+        detail = None if session_id is None else f"session {session_id!r} belongs to another principal"
+        super().__init__(message, detail=detail)
+        self.session_id = session_id
+
+
+class RowNotFound(SessionError, LookupError):
+    def __init__(self, session_id: str, index: int) -> None:
+        super().__init__(detail=f"session {session_id!r} has no transcript row {index}")
+        self.session_id = session_id
+        self.index = index
 
 
 class SessionLimit(SessionError):
@@ -43,16 +119,17 @@ class SessionBusy(SessionError):
     message = "A turn is already running on this session"
 
 
-class SessionNotOwned(SessionError):
-    message = "The session belongs to another principal"
-
-
 class UnknownAgent(SessionError):
     message = "Unknown agent"
 
 
-class AgentNotAllowed(SessionError):
+class AgentNotAllowed(Forbidden):
+    """The principal may not use this agent: a `Forbidden` of the policy (-32012, `data.agent: true`)."""
+
     message = "The principal may not use this agent"
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or self.message, agent=True)
 
 
 class BadWorkspace(SessionError):

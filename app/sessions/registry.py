@@ -26,6 +26,8 @@ from app.sessions.errors import (
     BadWorkspace,
     PromptTooLong,
     SessionBusy,
+    SessionClosed,
+    SessionKilled,
     SessionLimit,
     SessionNotFound,
     SessionNotOwned,
@@ -131,9 +133,9 @@ class SessionRegistry:
         with its interrupted turn recovered (R-ACP-5, R-ACP-8), a chat one that was only released (the gateway
         does so between calls). Never a killed one (R-ACP-9) nor a closed chat one (R-ACP-8)."""
         if record.killed:
-            raise SessionNotFound("The session was killed")
+            raise SessionKilled("The session was killed", session_id=record.session_id, mode=record.mode)
         if record.mode == "chat" and record.closed:
-            raise SessionNotFound("The chat session was closed")
+            raise SessionClosed("The chat session was closed", session_id=record.session_id)
         _check_owner(principal, record.owner)
         self._check_capacity()
         if record.mode == "acp":

@@ -39,13 +39,7 @@ from app.sessions.store_types import (
     Mode,
     RecoveredContext,
     Role,
-    RowNotFound,
-    SessionClosed,
-    SessionKilled,
-    SessionNotFound,
-    SessionOwnerMismatch,
     SessionRecord,
-    SessionStoreError,
     Surface,
     TranscriptRow,
     check_choice,
@@ -61,14 +55,8 @@ __all__ = [
     "Mode",
     "RecoveredContext",
     "Role",
-    "RowNotFound",
-    "SessionClosed",
-    "SessionKilled",
-    "SessionNotFound",
-    "SessionOwnerMismatch",
     "SessionRecord",
     "SessionStore",
-    "SessionStoreError",
     "StorageFault",
     "Surface",
     "TranscriptRow",
@@ -119,7 +107,7 @@ class SessionStore:
         """A new session, or the stored one with that id resumed (`resumed=True`, closed_at cleared).
 
         Raises SessionKilled (R-ACP-9), SessionClosed (a closed chat session is gone, R-ACP-8) or
-        SessionOwnerMismatch. A deleted id has no row left, so it starts over empty (R-SES-4).
+        SessionNotOwned (`app.sessions.errors`). A deleted id has no row left, so it starts over empty (R-SES-4).
         """
         for kind, value in (("session_id", session_id), ("owner", owner), ("agent_alias", agent_alias)):
             check_id(kind, value)

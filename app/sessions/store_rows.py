@@ -12,13 +12,11 @@ from typing import Any, cast
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import KeyedColumnElement
 
+from app.sessions.errors import SessionClosed, SessionKilled, SessionNotFound
 from app.sessions.store_types import (
     MODES,
     ROLES,
     Mode,
-    SessionClosed,
-    SessionKilled,
-    SessionNotFound,
     SessionRecord,
     Surface,
     check_choice,
@@ -59,7 +57,7 @@ def models(mode: Mode) -> tuple[SessionModel, TranscriptModel]:
 def load_session(s: Session, mode: Mode, session_id: str) -> SessionRow:
     row = s.get(models(mode)[0], session_id)
     if row is None:
-        raise SessionNotFound(session_id, mode)
+        raise SessionNotFound(session_id=session_id, mode=mode)
     return cast(SessionRow, row)
 
 
@@ -70,9 +68,9 @@ def find_session(s: Session, mode: Mode, session_id: str) -> SessionRow | None:
 def check_resumable(row: SessionRow, mode: Mode) -> None:
     """A killed session is never rehydrated (R-ACP-9); a closed chat session is gone (R-ACP-8)."""
     if row.killed_at is not None:
-        raise SessionKilled(row.session_id)
+        raise SessionKilled(session_id=row.session_id, mode=mode)
     if mode == "chat" and row.closed_at is not None:
-        raise SessionClosed(row.session_id)
+        raise SessionClosed(session_id=row.session_id)
 
 
 def check_row(role: str, tool_call_id: str | None, name: str | None, marker: str | None) -> None:

@@ -19,15 +19,11 @@ import sqlalchemy as sa
 from sqlalchemy import CursorResult
 from sqlalchemy.orm import Session
 
+from app.sessions.errors import RowNotFound, SessionClosed, SessionKilled, SessionNotFound, SessionNotOwned
 from app.sessions.store_rows import models, record_columns, record_from_columns, transcript_columns
 from app.sessions.store_types import (
     SURFACES,
     Mode,
-    RowNotFound,
-    SessionClosed,
-    SessionKilled,
-    SessionNotFound,
-    SessionOwnerMismatch,
     SessionRecord,
     Surface,
     TranscriptRow,
@@ -257,11 +253,11 @@ def create(
     if row is not None:
         record = record_from_columns(row, mode)
         if record.killed:
-            raise SessionKilled(session_id)
+            raise SessionKilled(session_id=session_id, mode=mode)
         if mode == "chat" and record.closed:
-            raise SessionClosed(session_id)
+            raise SessionClosed(session_id=session_id)
         if record.owner != owner:
-            raise SessionOwnerMismatch(session_id)
+            raise SessionNotOwned(session_id=session_id)
         connection.execute(_resume(mode), {"sid": session_id, "now": now})
         return replace(record, closed=False, last_activity=now, resumed=True)
     values = {
@@ -298,7 +294,7 @@ def messages(
     connection = s.connection()
     total = connection.execute(_total(mode), {"sid": session_id}).scalar()
     if total is None:
-        raise SessionNotFound(session_id, mode)
+        raise SessionNotFound(session_id=session_id, mode=mode)
     if not limit:
         return [], total
     query = _messages(mode, before is not None)
@@ -328,7 +324,7 @@ def append(
     now = utcnow()
     counter = connection.execute(_take_index(mode), {"sid": session_id, "now": now}).scalar()
     if counter is None:
-        raise SessionNotFound(session_id, mode)
+        raise SessionNotFound(session_id=session_id, mode=mode)
     index: int = counter - 1
     row = {
         "session_id": session_id,
@@ -362,7 +358,7 @@ def append(
 def update_text(s: Session, mode: Mode, session_id: str, index: int, content: str, complete: bool) -> None:
     connection = s.connection()
     if connection.execute(_touch(mode), {"sid": session_id, "now": utcnow()}).first() is None:
-        raise SessionNotFound(session_id, mode)
+        raise SessionNotFound(session_id=session_id, mode=mode)
     params = {"sid": session_id, "index": index, "text": clip(content), "done": complete}
     if cast("CursorResult[Any]", connection.execute(_set_text(mode), params)).rowcount == 1:
         return
@@ -377,7 +373,7 @@ def finish_turn(s: Session, mode: Mode, session_id: str, turn_id: str, stop_reas
     now = utcnow()
     session = connection.execute(_touch(mode), {"sid": session_id, "now": now}).first()
     if session is None:
-        raise SessionNotFound(session_id, mode)
+        raise SessionNotFound(session_id=session_id, mode=mode)
     connection.execute(_complete_turn_rows(mode), {"sid": session_id, "turn": turn_id})
     if mode != "acp":
         return
@@ -405,12 +401,12 @@ def context_rows(s: Session, mode: Mode, session_id: str, surface: Surface) -> C
     connection = s.connection()
     state = connection.execute(_state(mode), {"sid": session_id}).first()
     if state is None:
-        raise SessionNotFound(session_id, mode)
+        raise SessionNotFound(session_id=session_id, mode=mode)
     killed, closed, next_index = state
     if killed:
-        raise SessionKilled(session_id)
+        raise SessionKilled(session_id=session_id, mode=mode)
     if mode == "chat" and closed:
-        raise SessionClosed(session_id)
+        raise SessionClosed(session_id=session_id)
     snapshot: tuple[int, int, str] | None = None
     if mode == "acp":
         found = connection.execute(_SNAPSHOT, {"sid": session_id, "surface": surface}).first()
@@ -429,7 +425,7 @@ def save_snapshot(
     connection = s.connection()
     state = connection.execute(_SNAPSHOT_STATE, {"sid": session_id}).first()
     if state is None:
-        raise SessionNotFound(session_id, "acp")
+        raise SessionNotFound(session_id=session_id, mode="acp")
     own_surface, next_index = state
     chosen = surface if surface is not None else own_surface
     check_choice("surface", chosen, SURFACES)

@@ -19,7 +19,8 @@ from typing import Final, cast
 
 from sqlalchemy.orm import Session
 
-from app.sessions.store_types import Mode, RowNotFound, SessionNotFound, SessionRecord, TranscriptRow, clip
+from app.sessions.errors import RowNotFound, SessionNotFound
+from app.sessions.store_types import Mode, SessionRecord, TranscriptRow, clip
 from app.storage.timestamps import utcnow
 
 __all__ = ["append", "finish_turn", "list_records", "messages", "sqlite_time", "update_text"]
@@ -132,7 +133,7 @@ def messages(
     connection = _connection(s)
     found = connection.execute(_TOTAL_SQL[mode], (session_id,)).fetchone()
     if found is None:
-        raise SessionNotFound(session_id, mode)
+        raise SessionNotFound(session_id=session_id, mode=mode)
     total: int = found[0]
     if not limit:
         return [], total
@@ -195,7 +196,7 @@ def append(
     now = sqlite_time(utcnow())
     taken = connection.execute(_TAKE_INDEX[mode], (now, session_id)).fetchall()
     if not taken:
-        raise SessionNotFound(session_id, mode)
+        raise SessionNotFound(session_id=session_id, mode=mode)
     index: int = taken[0][0] - 1
     row = (session_id, index, role, clip(content), tool_call_id, name, marker, turn_id, surface, int(complete), now)
     connection.execute(_INSERT_ROW[mode], row)
@@ -208,7 +209,7 @@ def update_text(s: Session, mode: Mode, session_id: str, index: int, content: st
     """`store_sql.update_text` on SQLite."""
     connection = _connection(s)
     if not connection.execute(_TOUCH[mode], (sqlite_time(utcnow()), session_id)).fetchall():
-        raise SessionNotFound(session_id, mode)
+        raise SessionNotFound(session_id=session_id, mode=mode)
     if connection.execute(_SET_TEXT[mode], (clip(content), int(complete), session_id, index)).rowcount == 1:
         return
     # Nothing updated: say why (the row does not exist, or it is a marker, which is written once).
@@ -223,7 +224,7 @@ def finish_turn(s: Session, mode: Mode, session_id: str, turn_id: str, stop_reas
     now = sqlite_time(utcnow())
     touched = connection.execute(_TOUCH[mode], (now, session_id)).fetchall()
     if not touched:
-        raise SessionNotFound(session_id, mode)
+        raise SessionNotFound(session_id=session_id, mode=mode)
     connection.execute(_COMPLETE_TURN_ROWS[mode], (session_id, turn_id))
     if mode != "acp":
         return

@@ -1,4 +1,5 @@
-"""The session store's public values: records it returns, the errors it raises, the limits it enforces."""
+"""The session store's public values: records it returns and the limits it enforces. The errors it raises are the
+session family's own, in `app.sessions.errors`."""
 
 from __future__ import annotations
 
@@ -15,13 +16,7 @@ __all__ = [
     "Mode",
     "RecoveredContext",
     "Role",
-    "RowNotFound",
-    "SessionClosed",
-    "SessionKilled",
-    "SessionNotFound",
-    "SessionOwnerMismatch",
     "SessionRecord",
-    "SessionStoreError",
     "Surface",
     "TranscriptRow",
     "clip",
@@ -41,50 +36,6 @@ INTERRUPTED_TEXT: Final = "Turn interrupted: the daemon stopped before it finish
 MAX_ROW_BYTES: Final = 64 * 1024  # per transcript row, UTF-8 (R-ACP-5, same cap as bash output in R-AGENT-3)
 MAX_ID_LEN: Final = 255
 MAX_TURN_ID_LEN: Final = 64
-
-
-# -- errors --------------------------------------------------------------------------------------------------
-#
-# SessionStoreError
-#  ├── SessionNotFound (also LookupError)   no row for that id in that mode
-#  ├── RowNotFound (also LookupError)       no transcript row at that index
-#  ├── SessionKilled                        tombstone: never rehydrated (R-ACP-9)
-#  ├── SessionClosed                        a closed chat session is gone (R-ACP-8)
-#  └── SessionOwnerMismatch                 `create` on an id another principal owns
-# Database failures (and injected `StorageFault`s) are sqlalchemy.exc.SQLAlchemyError, not part of this tree.
-
-
-class SessionStoreError(Exception):
-    def __init__(self, session_id: str, message: str) -> None:
-        super().__init__(message)
-        self.session_id = session_id
-
-
-class SessionNotFound(SessionStoreError, LookupError):
-    def __init__(self, session_id: str, mode: Mode = "acp") -> None:
-        super().__init__(session_id, f"no {mode} session {session_id!r}")
-        self.mode = mode
-
-
-class RowNotFound(SessionStoreError, LookupError):
-    def __init__(self, session_id: str, index: int) -> None:
-        super().__init__(session_id, f"session {session_id!r} has no transcript row {index}")
-        self.index = index
-
-
-class SessionKilled(SessionStoreError):
-    def __init__(self, session_id: str) -> None:
-        super().__init__(session_id, f"session {session_id!r} was killed")
-
-
-class SessionClosed(SessionStoreError):
-    def __init__(self, session_id: str) -> None:
-        super().__init__(session_id, f"chat session {session_id!r} was closed")
-
-
-class SessionOwnerMismatch(SessionStoreError):
-    def __init__(self, session_id: str) -> None:
-        super().__init__(session_id, f"session {session_id!r} belongs to another principal")
 
 
 # -- records -------------------------------------------------------------------------------------------------

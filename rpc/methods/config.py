@@ -11,7 +11,7 @@ from app.auth import policy
 from app.config import errors as config_errors
 from app.config.props import MAX_PROP_CHARS
 from rpc.dispatcher import Call, Params, Registry
-from rpc.errors import Forbidden, InternalError, InvalidParams, RpcError
+from rpc.errors import Forbidden, InternalError, InvalidParams, RpcError, error_mapper
 
 __all__ = ["map_config_error", "register"]
 
@@ -43,24 +43,33 @@ def register(registry: Registry) -> None:
     registry.method("config/set-many", params=SetManyParams, grant="config:update")(set_many)
 
 
-def map_config_error(exc: Exception) -> RpcError | None:
-    if isinstance(exc, policy.Forbidden):
-        data: dict[str, Any] = {
-            k: v for k, v in (("grant", exc.grant), ("prop", exc.prop), ("index", exc.index)) if v is not None
-        }
-        if exc.agent is not None:
-            data["agent"] = exc.agent
-        return Forbidden(exc.message, **data)
-    if isinstance(exc, config_errors.InvalidConfigRequest):
-        data = {"errors": list(exc.errors)}
-        if exc.index is not None:
-            data["index"] = exc.index
-        if exc.prop is not None:
-            data["prop"] = exc.prop
-        return InvalidParams(exc.message, **data)
-    if isinstance(exc, config_errors.ConfigWriteError):
-        return InternalError(exc.message, kind="internal_error", reason=exc.kind)
-    return None
+def _forbidden(exc: policy.Forbidden) -> RpcError:
+    data: dict[str, Any] = {
+        k: v for k, v in (("grant", exc.grant), ("prop", exc.prop), ("index", exc.index)) if v is not None
+    }
+    if exc.agent:
+        data["agent"] = True
+    return Forbidden(exc.message, **data)
+
+
+def _invalid_config(exc: config_errors.InvalidConfigRequest) -> RpcError:
+    data: dict[str, Any] = {"errors": list(exc.errors)}
+    if exc.index is not None:
+        data["index"] = exc.index
+    if exc.prop is not None:
+        data["prop"] = exc.prop
+    return InvalidParams(exc.message, **data)
+
+
+# The policy's `Forbidden` is mapped here, the family that checks write paths; it covers every domain denial
+# (`AgentNotAllowed` from sessions and files included). One entry per concept.
+map_config_error = error_mapper(
+    {
+        policy.Forbidden: _forbidden,
+        config_errors.InvalidConfigRequest: _invalid_config,
+        config_errors.ConfigWriteError: lambda exc: InternalError(exc.message, kind="internal_error", reason=exc.kind),
+    }
+)
 
 
 def _authorizer(call: Call, *, indexed: bool) -> Any:

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from app.sessions import errors as domain
-from app.sessions import store_types as store_errors
 from rpc.dispatcher import AfterReply, Call, Params, Registry
-from rpc.errors import Forbidden, InvalidParams, RpcError, SessionBusy, SessionLimit, SessionNotFound, SessionNotOwned
+from rpc.errors import (
+    InvalidParams,
+    RpcError,
+    SessionBusy,
+    SessionLimit,
+    SessionNotFound,
+    SessionNotOwned,
+    error_mapper,
+)
 from rpc.session_bridge import ConnectionChannel, sink_for
 
 __all__ = ["map_session_error", "message_row", "register"]
@@ -59,32 +67,25 @@ def register(registry: Registry) -> None:
     registry.method("session/delete", params=SessionParams, grant="sessions:delete")(delete)
 
 
-def map_session_error(exc: Exception) -> RpcError | None:
-    if isinstance(exc, store_errors.SessionOwnerMismatch):
-        return SessionNotOwned()
-    if isinstance(exc, store_errors.SessionKilled | store_errors.SessionClosed | store_errors.SessionNotFound):
-        return SessionNotFound()
-    if isinstance(exc, domain.SessionChanged):
-        return SessionNotFound(exc.message, kind="session_changed")
-    if isinstance(exc, domain.SessionNotFound):
-        return SessionNotFound(exc.message)
-    if isinstance(exc, domain.SessionLimit):
-        return SessionLimit(exc.message)
-    if isinstance(exc, domain.SessionBusy):
-        return SessionBusy(exc.message)
-    if isinstance(exc, domain.SessionNotOwned):
-        return SessionNotOwned(exc.message)
-    if isinstance(exc, domain.AgentNotAllowed):
-        return Forbidden(exc.message, kind="forbidden", agent=True)
-    if isinstance(exc, domain.UnknownAgent):
-        return InvalidParams(exc.message, errors=[_field("agentAlias", "unknown_agent", exc.message)])
-    if isinstance(exc, domain.BadWorkspace):
-        return InvalidParams(exc.message, errors=[_field("cwd", "bad_workspace", exc.message)])
-    if isinstance(exc, domain.PromptTooLong):
-        return InvalidParams(errors=[_field(exc.field, "string_too_long", exc.message)], limit=exc.limit)
-    if isinstance(exc, domain.ApprovalNotFound):
-        return InvalidParams(exc.message, errors=[_field("requestId", "unknown_request", exc.message)])
-    return None
+def _invalid(field: str, kind: str) -> Callable[[domain.SessionError], RpcError]:
+    return lambda exc: InvalidParams(exc.message, errors=[_field(field, kind, exc.message)])
+
+
+# One entry per concept of `app.sessions.errors`; `AgentNotAllowed` is a policy `Forbidden` (`rpc/methods/config.py`).
+map_session_error = error_mapper(
+    {
+        domain.SessionNotFound: lambda exc: SessionNotFound(exc.message, kind=exc.kind),
+        domain.SessionNotOwned: lambda exc: SessionNotOwned(exc.message),
+        domain.SessionLimit: lambda exc: SessionLimit(exc.message),
+        domain.SessionBusy: lambda exc: SessionBusy(exc.message),
+        domain.UnknownAgent: _invalid("agentAlias", "unknown_agent"),
+        domain.BadWorkspace: _invalid("cwd", "bad_workspace"),
+        domain.ApprovalNotFound: _invalid("requestId", "unknown_request"),
+        domain.PromptTooLong: lambda exc: InvalidParams(
+            errors=[_field(exc.field, "string_too_long", exc.message)], limit=exc.limit
+        ),
+    }
+)
 
 
 def _field(name: str, kind: str, message: str) -> dict[str, str]:

@@ -8,14 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from app.sessions.store import (
-    RowNotFound,
-    SessionClosed,
-    SessionKilled,
-    SessionNotFound,
-    SessionOwnerMismatch,
-    SessionStore,
-)
+from app.sessions.errors import RowNotFound, SessionClosed, SessionKilled, SessionNotFound, SessionNotOwned
+from app.sessions.store import SessionStore
 from app.sessions.store_types import MAX_ROW_BYTES
 from app.storage import Database
 from app.storage.migrate import upgrade
@@ -78,7 +72,7 @@ async def test_close_keeps_history_and_create_or_reopen_resumes(store: SessionSt
 @pytest.mark.req("R-SES-1")
 async def test_create_refuses_another_principals_id(store: SessionStore) -> None:
     await _new(store, owner="alice")
-    with pytest.raises(SessionOwnerMismatch):
+    with pytest.raises(SessionNotOwned):
         await _new(store, owner="bob")
 
 

@@ -15,8 +15,8 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from app.sessions.errors import SessionKilled
 from app.sessions.store import SessionStore
-from app.sessions.store_types import SessionKilled
 from app.storage import Database
 from app.storage.faults import StorageFault
 from app.storage.models import Base

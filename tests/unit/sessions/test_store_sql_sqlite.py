@@ -18,7 +18,8 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.dialects.sqlite import DATETIME
 
 from app.sessions import store_sql, store_sqlite
-from app.sessions.store import SessionNotFound, SessionStore
+from app.sessions.errors import SessionNotFound
+from app.sessions.store import SessionStore
 from app.sessions.store_types import Mode
 from app.storage import Database
 from app.storage.migrate import upgrade
