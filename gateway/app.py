@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -39,6 +39,10 @@ from gateway.webhook import WebhookApi
 from gateway.ws import rpc_endpoint, rpc_without_upgrade
 from rpc.dispatcher import Registry
 from rpc.server import RpcServer
+
+if TYPE_CHECKING:
+    from app.config.schema import Config
+    from app.services import Services
 
 __all__ = ["DEFAULT_ALLOWED_HOSTS", "PANEL_CSP", "allowed_hosts", "create_app", "panel_routes", "web_dir"]
 
@@ -94,7 +98,7 @@ def panel_routes(directory: Path | None = None) -> list[BaseRoute]:
 
 
 def create_app(
-    services: Any,
+    services: Services,
     rpc_server: RpcServer,
     registry: Registry,
     *,
@@ -107,14 +111,14 @@ def create_app(
     turns = GatewayTurns(services.sessions)
     session_api = SessionApi(services, rpc_server, registry, turns)
     webhook_api = WebhookApi(services, rpc_server, registry, turns)
-    cache: list[Any] = [None, frozenset()]
+    cache: tuple[Config | None, frozenset[str]] = (None, frozenset())
 
     def hosts() -> frozenset[str]:
+        nonlocal cache
         config = services.config  # re-read: a config commit may swap it
         if cache[0] is not config:
-            cache[0], cache[1] = config, allowed_hosts(config.gateway.host, config.gateway.allowed_hosts)
-        result: frozenset[str] = cache[1]
-        return result
+            cache = (config, allowed_hosts(config.gateway.host, config.gateway.allowed_hosts))
+        return cache[1]
 
     routes = [
         Route("/health", api.health, methods=["GET"]),

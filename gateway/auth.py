@@ -5,15 +5,19 @@ and its RPC method can never disagree."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from starlette.requests import HTTPConnection
 
+from app.auth.authenticator import Credential
 from app.auth.policy import Principal
 from gateway.errors import ApiError, from_rpc_error
 from rpc.dispatcher import Registry
 from rpc.server import storage_unavailable
 from rpc.transports.websocket import bearer_token
+
+if TYPE_CHECKING:
+    from app.services import Services
 
 __all__ = ["Caller", "authenticate", "grant_of", "http_peer", "require_grant"]
 
@@ -22,7 +26,7 @@ _CHALLENGE = {"WWW-Authenticate": "Bearer"}
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    credential: Any
+    credential: Credential
     principal: Principal
     peer: str
 
@@ -42,7 +46,7 @@ def grant_of(registry: Registry, method: str, fallback: str) -> str:
     return spec.grant if spec is not None and spec.grant is not None else fallback
 
 
-async def authenticate(conn: HTTPConnection, services: Any) -> Caller:
+async def authenticate(conn: HTTPConnection, services: Services) -> Caller:
     """The caller of `Authorization: Bearer zc_…`; 401 when missing, malformed, unknown or revoked."""
     peer = http_peer(conn)
     token = bearer_token(conn.headers.get("authorization"))
@@ -63,7 +67,7 @@ async def authenticate(conn: HTTPConnection, services: Any) -> Caller:
     return Caller(credential, principal, peer)
 
 
-def require_grant(caller: Caller, grant: str, services: Any) -> None:
+def require_grant(caller: Caller, grant: str, services: Services) -> None:
     if not caller.principal.has_grant(grant):
         services.audit.record("denied", caller.peer, caller.principal.id)
         raise ApiError(403, "forbidden", f"Missing grant {grant}", grant=grant)

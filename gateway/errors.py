@@ -33,6 +33,7 @@ from starlette.responses import Response
 from rpc.errors import AuthRequired, Forbidden, RpcError
 
 if TYPE_CHECKING:
+    from app.services import Services
     from gateway.auth import Caller
     from rpc.server import RpcServer
 
@@ -92,7 +93,7 @@ def from_rpc_error(exc: RpcError) -> ApiError:
     return ApiError(status, kind, exc.message, headers=headers, **data)
 
 
-def domain_error(services: Any, rpc_server: RpcServer, exc: Exception, caller: Caller) -> ApiError:
+def domain_error(services: Services, rpc_server: RpcServer, exc: Exception, caller: Caller) -> ApiError:
     """A domain failure as its RPC twin reports it (same kind and context, through the same error mappers), with
     its HTTP status; audited as `denied` exactly when the twin would be (-32010, -32012: not a 403
     `session_not_owned`), R-SEC-3. Unknown failures get an error_id (logged with the traceback there)."""

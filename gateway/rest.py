@@ -7,7 +7,7 @@ one domain service, shape the result. The session routes and `/webhook/{agent}` 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from starlette.requests import Request
@@ -24,18 +24,23 @@ from rpc.dispatcher import Registry
 from rpc.methods.lifecycle import PROTOCOL_VERSION
 from rpc.server import RpcServer
 
+if TYPE_CHECKING:
+    from app.services import Services
+
 __all__ = ["MAX_LABEL_CHARS", "RestApi"]
 
 MAX_LABEL_CHARS = 256
 
 
 class RestApi:
-    def __init__(self, services: Any, rpc_server: RpcServer, registry: Registry, pairing_codes: PairingCodes) -> None:
+    def __init__(
+        self, services: Services, rpc_server: RpcServer, registry: Registry, pairing_codes: PairingCodes
+    ) -> None:
         self.services = services
         self.rpc_server = rpc_server
         self.registry = registry
         self.pairing_codes = pairing_codes
-        self._openapi = orjson.dumps(openapi_spec(getattr(services, "version", "0.0.0")))
+        self._openapi = orjson.dumps(openapi_spec(services.version))
 
     # -- no token --------------------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 from starlette.requests import Request
@@ -36,8 +36,13 @@ from gateway.errors import domain_error, from_rpc_error, json_response
 from gateway.rest import _json_object
 from rpc.dispatcher import Params, Registry, validation_errors
 from rpc.errors import InvalidParams
-from rpc.methods.session import ListParams, MessagesParams, PromptParams, message_row
+from rpc.methods.session import ListParams, MessagesParams, PromptParams, files_of, message_row
 from rpc.server import RpcServer
+
+if TYPE_CHECKING:
+    from app.services import Services
+    from app.sessions.live import LiveSession
+    from app.sessions.registry import SessionRegistry
 
 __all__ = [
     "GatewaySink",
@@ -63,7 +68,7 @@ class NoInteractiveClient:
 class GatewaySink:
     """The `UpdateSink` of a REST or webhook turn (see the module docstring). Never raises."""
 
-    def __init__(self, sessions: Any, principal: Principal) -> None:
+    def __init__(self, sessions: SessionRegistry, principal: Principal) -> None:
         self._sessions = sessions
         self._principal = principal
         self.principal_id: str | None = principal.id
@@ -79,20 +84,22 @@ class GatewaySink:
 
     def _reject_unless_watched(self, params: dict[str, Any]) -> None:
         session_id, request_id = params.get("sessionId"), params.get("requestId")
+        if not isinstance(session_id, str) or not isinstance(request_id, str):
+            return  # not a request anyone could answer (the turn always names both)
         live = self._sessions.live.get(session_id)
         if live is None or self._watched(live):
             return  # a watcher of the same principal got the request too and may still answer it
         with suppress(SessionError):  # already answered, or the session went away: nothing left to settle
             self._sessions.approve(self._principal, session_id, request_id, "reject")
 
-    def _watched(self, live: Any) -> bool:
+    def _watched(self, live: LiveSession) -> bool:
         return any(w is not self and not w.closed and w.principal_id == self.principal_id for w in live.watchers)
 
 
 class GatewayTurns:
     """Bookkeeping shared by the REST prompt and the webhook routes."""
 
-    def __init__(self, sessions: Any) -> None:
+    def __init__(self, sessions: SessionRegistry) -> None:
         self._sessions = sessions
         self._busy: set[str] = set()
 
@@ -114,10 +121,11 @@ class GatewayTurns:
 
     def _release_when_idle(self, session_id: str) -> None:
         live = self._sessions.live.get(session_id)
-        if live is not None and live.busy:
+        turn = live.turn if live is not None else None
+        if turn is not None and not turn.done():  # `live.busy`, spelled so the type checker sees the turn
             # The call ended before a turn did (the request was cancelled; the turn is shielded and goes on):
             # release once it is over, unless a gateway call holds the session again by then.
-            live.turn.add_done_callback(lambda _: session_id in self._busy or self._sessions.release(session_id))
+            turn.add_done_callback(lambda _: session_id in self._busy or self._sessions.release(session_id))
         else:
             self._sessions.release(session_id)
 
@@ -141,7 +149,7 @@ def validate(model: type[P], data: Mapping[str, Any]) -> P:
 
 
 class SessionApi:
-    def __init__(self, services: Any, rpc_server: RpcServer, registry: Registry, turns: GatewayTurns) -> None:
+    def __init__(self, services: Services, rpc_server: RpcServer, registry: Registry, turns: GatewayTurns) -> None:
         self.services = services
         self.rpc_server = rpc_server
         self.registry = registry
@@ -190,7 +198,7 @@ class SessionApi:
             async with self.turns.hold(params.session_id):
                 text = params.prompt
                 if params.attachments:
-                    text = await self.services.file_service().prompt_with_attachments(
+                    text = await files_of(self.services).prompt_with_attachments(
                         principal, params.session_id, text, params.attachments
                     )
                 outcome = await self.turns.prompt(principal, params.session_id, text)

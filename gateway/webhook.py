@@ -21,7 +21,7 @@ approve them); `ask_user`/`poll` get "no interactive client is attached" (see ga
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -37,6 +37,9 @@ from rpc.errors import InvalidParams
 from rpc.methods.session import SessionId
 from rpc.server import RpcServer
 
+if TYPE_CHECKING:
+    from app.services import Services
+
 __all__ = ["WebhookApi", "WebhookBody"]
 
 
@@ -46,7 +49,7 @@ class WebhookBody(Params):
 
 
 class WebhookApi:
-    def __init__(self, services: Any, rpc_server: RpcServer, registry: Registry, turns: GatewayTurns) -> None:
+    def __init__(self, services: Services, rpc_server: RpcServer, registry: Registry, turns: GatewayTurns) -> None:
         self.services = services
         self.rpc_server = rpc_server
         self.registry = registry

@@ -8,7 +8,7 @@ A plain HTTP request to `/rpc` (no upgrade) gets 426 Upgrade Required; another m
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
@@ -19,6 +19,9 @@ from gateway.errors import ApiError, error_body
 from gateway.middleware import deny_websocket, split_host
 from rpc.server import RpcServer
 from rpc.transports.websocket import WebSocketTransport, websocket_peer
+
+if TYPE_CHECKING:
+    from app.services import Services
 
 __all__ = ["origin_allowed", "rpc_endpoint", "rpc_without_upgrade"]
 
@@ -43,7 +46,7 @@ def origin_allowed(origin: str | None, host: str | None, scheme: str) -> bool:
     return parsed.hostname.lower().rstrip(".") == name and origin_port == port
 
 
-def rpc_endpoint(rpc_server: RpcServer, services: Any) -> Callable[[WebSocket], Awaitable[None]]:
+def rpc_endpoint(rpc_server: RpcServer, services: Services) -> Callable[[WebSocket], Awaitable[None]]:
     async def endpoint(websocket: WebSocket) -> None:
         headers = websocket.headers
         peer = websocket_peer(

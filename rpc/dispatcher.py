@@ -21,6 +21,7 @@ from rpc.errors import AuthRequired, Forbidden, InvalidParams, MethodNotFound
 
 if TYPE_CHECKING:
     from app.auth.policy import Principal
+    from app.services import Services
     from rpc.connection import Connection
 
 __all__ = ["AfterReply", "Call", "MethodSpec", "NoParams", "Params", "Registry", "validation_errors"]
@@ -75,7 +76,7 @@ class Call:
         self.connection = connection
 
     @property
-    def services(self) -> Any:
+    def services(self) -> Services:
         return self.connection.server.services
 
     @property

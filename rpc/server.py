@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from app.audit import AuditLog
 from app.config.schema import Limits
@@ -19,6 +19,9 @@ from rpc.dispatcher import Registry
 from rpc.envelope import encode_error
 from rpc.errors import InternalError, LimitExceeded, RpcError, StorageUnavailable
 from rpc.transports.base import FrameTransport, Peer
+
+if TYPE_CHECKING:
+    from app.services import Services
 
 __all__ = ["RpcServer", "storage_unavailable"]
 
@@ -31,7 +34,7 @@ class RpcServer:
     def __init__(
         self,
         registry: Registry,
-        services: Any,
+        services: Services,
         audit: AuditLog,
         *,
         limits: Callable[[], Limits],

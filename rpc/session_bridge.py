@@ -78,6 +78,7 @@ class ConnectionSink:
         if live is None or request_id not in live.approvals or connection.principal is None:
             return
         for watcher in live.watchers:
+            # UpdateSink declares `principal_id` settable; this sink's is a read-only view of the connection's.
             if watcher is self or watcher.principal_id != connection.principal_id:
                 continue
             if watcher.answerable if isinstance(watcher, ConnectionSink) else not watcher.closed:

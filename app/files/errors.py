@@ -1,7 +1,8 @@
 """File failures as the domain names them; `rpc/methods/files.py` maps each to its JSON-RPC code (R-ERR).
 
-Session-shaped failures reuse `app.sessions.errors` (`SessionNotFound`, `SessionChanged`, `SessionNotOwned`,
-`AgentNotAllowed`), which the session family already maps (-32000, -32000 `session_changed`, -32003, -32012).
+Session-shaped failures reuse `app.sessions.errors` (`SessionNotFound`, `SessionChanged`, `SessionNotOwned`), which
+the session family maps (-32000, -32000 `session_changed`, -32003), and `AgentNotAllowed`, a policy `Forbidden`
+(-32012, mapped with the config family).
 No message or detail ever carries uploaded bytes, a base64 string or a file name (R-SEC-6).
 """
 

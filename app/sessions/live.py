@@ -20,7 +20,8 @@ _generations = itertools.count(1)
 class UpdateSink(Protocol):
     """Somewhere `session/update` notifications go (a connection, a gateway chat stream, a test)."""
 
-    principal_id: str | None
+    @property
+    def principal_id(self) -> str | None: ...  # read only: whose updates these are
 
     @property
     def closed(self) -> bool: ...

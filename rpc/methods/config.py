@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -72,7 +72,7 @@ map_config_error = error_mapper(
 )
 
 
-def _authorizer(call: Call, *, indexed: bool) -> Any:
+def _authorizer(call: Call, *, indexed: bool) -> Callable[[Sequence[str]], None]:
     def authorize(props: Sequence[str]) -> None:
         # Runs under the config write lock: the grant and the paths are judged by the policy in force now,
         # so a revocation that landed while this request waited for the lock rejects it (R-CFG-3).

@@ -9,13 +9,14 @@ listener that discards them (R-FILE-3).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import ConfigDict, Field
 
 from rpc.dispatcher import Call, Params, Registry
 from rpc.errors import InternalError, InvalidParams, LimitExceeded, RpcError, UploadNotFound
-from rpc.methods.session import SessionId
+from rpc.methods.session import SessionId, files_of
 
 # `app.files` is imported by the first call that needs the files service (`Services.file_service`), not at start-up.
 if TYPE_CHECKING:
@@ -96,13 +97,10 @@ def connection_closed(connection: Connection) -> None:
 
 
 def _files(call: Call) -> FileService:
-    files: FileService | None = call.services.file_service()
-    if files is None:  # pragma: no cover - wiring error
-        raise InternalError("The files service is not configured", reason="wiring")
-    return files
+    return files_of(call.services)
 
 
-def _verifier(call: Call) -> Any:
+def _verifier(call: Call) -> Callable[[], Principal]:
     """Re-checks the caller's credential and `files:create` under the policy in force when the commit step
     calls it (a revoked token → -32010, a removed grant → -32012), and returns the principal it resolved."""
 

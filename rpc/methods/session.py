@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
 from app.sessions import errors as domain
 from rpc.dispatcher import AfterReply, Call, Params, Registry
 from rpc.errors import (
+    InternalError,
     InvalidParams,
     RpcError,
     SessionBusy,
@@ -20,7 +21,12 @@ from rpc.errors import (
 )
 from rpc.session_bridge import ConnectionChannel, sink_for
 
-__all__ = ["map_session_error", "message_row", "register"]
+if TYPE_CHECKING:
+    from app.files.service import FileService
+    from app.services import Services
+    from app.sessions.store_types import TranscriptRow
+
+__all__ = ["files_of", "map_session_error", "message_row", "register"]
 
 SessionId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")]
 
@@ -92,6 +98,14 @@ def _field(name: str, kind: str, message: str) -> dict[str, str]:
     return {"field": name, "type": kind, "message": message}
 
 
+def files_of(services: Services) -> FileService:
+    """The files service (made by its first use); a wiring without one answers `internal_error`, reason `wiring`."""
+    files = services.file_service()
+    if files is None:  # a wiring error, not the daemon's (it always has a factory)
+        raise InternalError("The files service is not configured", reason="wiring")
+    return files
+
+
 async def new(call: Call, params: NewParams) -> AfterReply:
     opened = await call.services.sessions.open(
         call.principal,
@@ -102,6 +116,7 @@ async def new(call: Call, params: NewParams) -> AfterReply:
         surface="rpc",
     )
     # Watch only once the answer is queued, so no update of a running turn can overtake it (R-SES-3).
+    # The ignore: UpdateSink declares `principal_id` settable, ConnectionSink's is read-only (rpc/session_bridge.py).
     return AfterReply(opened.describe(), lambda: opened.session.watch(sink_for(call.connection)))
 
 
@@ -109,7 +124,7 @@ async def prompt(call: Call, params: PromptParams) -> dict[str, Any]:
     call.services.sessions.check_prompt(params.prompt)
     text = params.prompt
     if params.attachments:
-        text = await call.services.file_service().prompt_with_attachments(
+        text = await files_of(call.services).prompt_with_attachments(
             call.principal, params.session_id, text, params.attachments
         )
     outcome = await call.services.sessions.prompt(
@@ -145,7 +160,7 @@ async def messages(call: Call, params: MessagesParams) -> dict[str, Any]:
     return {"sessionId": params.session_id, "messages": [message_row(r) for r in rows], "total": total}
 
 
-def message_row(row: Any) -> dict[str, Any]:
+def message_row(row: TranscriptRow) -> dict[str, Any]:
     """One transcript row as `session/messages` shows it (also used by the REST route)."""
     out: dict[str, Any] = {"index": row.index, "role": row.role, "content": row.content}
     if row.tool_call_id is not None:

@@ -1,0 +1,94 @@
+"""The daemon's `Services` is typed at every boundary a handler or route reads it through (issue 14): a misspelt
+service or a wrong call is a mypy error, not an `AttributeError` at run time. Runs mypy, with the project's
+config, on a snippet that uses the real modules; the cache lives in the temp dir, so only the first run is cold
+(about 10 s).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import types
+from pathlib import Path
+
+import pytest
+
+from rpc.errors import InternalError
+from rpc.methods.session import files_of
+
+api = pytest.importorskip("mypy.api")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Each line marked `# E: code` must get exactly that error; the unmarked lines (the right spellings) none.
+SNIPPET = """\
+from starlette.applications import Starlette
+
+from app.auth.policy import Principal
+from gateway.app import create_app
+from gateway.auth import Caller
+from gateway.rest import RestApi
+from gateway.rest_sessions import SessionApi
+from gateway.webhook import WebhookApi
+from rpc.dispatcher import Call, NoParams, Registry
+from rpc.server import RpcServer
+
+
+def handler(call: Call, params: NoParams) -> None:
+    call.services.sesions.close(1, 2, "extra")  # E: attr-defined
+    call.services.sessions.cancel(call.principal, "s", "extra")  # E: call-arg
+    call.services.sessions.cancel(call.principal, "s")
+
+
+async def routes(rest: RestApi, sessions: SessionApi, webhook: WebhookApi, principal: Principal) -> None:
+    rest.services.config_stor.get(None)  # E: attr-defined
+    await sessions.services.sessions.close(principal)  # E: call-arg
+    webhook.services.sessions.live.get(1)  # E: call-overload
+    await sessions.services.sessions.close(principal, "s")
+
+
+def server(rpc: RpcServer, caller: Caller) -> None:
+    rpc.services.audit.recrd("denied", caller.peer, None)  # E: attr-defined
+    rpc.services.auth.refresh(caller.credential)
+
+
+def app(rpc: RpcServer, registry: Registry) -> Starlette:
+    return create_app(object(), rpc, registry)  # E: arg-type
+"""
+
+
+def test_mypy_rejects_a_misspelt_service_at_every_boundary(monkeypatch: pytest.MonkeyPatch) -> None:
+    # One fixed place for the snippet and the cache: mypy's cache is keyed by module, and an unchanged file at a
+    # new path would have its cached errors replayed under the old path.
+    work = Path(tempfile.gettempdir()) / f"zeroclaw-mypy-{os.getuid() if hasattr(os, 'getuid') else 0}"
+    work.mkdir(exist_ok=True)
+    source = work / "typed_boundaries_snippet.py"
+    source.write_text(SNIPPET)
+    monkeypatch.chdir(ROOT)  # the project's packages, as `mypy app rpc gateway` sees them
+    config = ["--config-file", str(ROOT / "pyproject.toml"), "--cache-dir", str(work / "cache")]
+    stdout, stderr, _status = api.run([*config, "--no-error-summary", str(source)])
+    assert stderr == ""
+    expected = {
+        (number, line.split("# E: ")[1].strip())
+        for number, line in enumerate(SNIPPET.splitlines(), start=1)
+        if "# E: " in line
+    }
+    reported = set()
+    for line in stdout.splitlines():
+        if ": error: " not in line:
+            continue
+        assert line.startswith(str(source)), line  # the project itself type-checks
+        number = int(line.split(":")[1])
+        code = line.rsplit("[", 1)[1].rstrip("]")
+        reported.add((number, code))
+    assert reported == expected, stdout
+
+
+def test_a_prompt_with_attachments_and_no_files_service_is_a_wiring_error_not_an_attribute_error() -> None:
+    """Found by typing `Services`: `file_service()` may return None, and `session/prompt` and its REST twin called
+    `.prompt_with_attachments` on it (an `AttributeError`, logged as an unexpected failure). They now answer as the
+    `file/*` methods do."""
+    services = types.SimpleNamespace(file_service=lambda: None)
+    with pytest.raises(InternalError) as raised:
+        files_of(services)  # type: ignore[arg-type]
+    assert raised.value.data == {"kind": "internal_error", "reason": "wiring"}
