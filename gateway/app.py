@@ -31,13 +31,20 @@ from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 from app.auth.pairing_codes import PairingCodes
-from gateway.errors import ApiError, handle_api_error, handle_http_exception
-from gateway.middleware import BODY_LIMIT, BodyLimit, CatchAll, HostAllowlist, SecurityHeaders
+from gateway.errors import (
+    ApiError,
+    domain_boundary,
+    handle_api_error,
+    handle_http_exception,
+    rpc_error_handler,
+)
+from gateway.middleware import BODY_LIMIT, BodyLimit, BodyTooLarge, CatchAll, HostAllowlist, SecurityHeaders
 from gateway.rest import RestApi
 from gateway.rest_sessions import GatewayTurns, SessionApi
 from gateway.webhook import WebhookApi
 from gateway.ws import rpc_endpoint, rpc_without_upgrade
 from rpc.dispatcher import Registry
+from rpc.errors import RpcError
 from rpc.server import RpcServer
 
 if TYPE_CHECKING:
@@ -120,17 +127,20 @@ def create_app(
             cache = (config, allowed_hosts(config.gateway.host, config.gateway.allowed_hosts))
         return cache[1]
 
+    # The bearer routes' one error boundary: a domain failure becomes its RpcError (the RPC twin's answer), which
+    # the app's RpcError handler audits and renders.
+    bearer = domain_boundary(rpc_server, passthrough=(BodyTooLarge,))
     routes = [
         Route("/health", api.health, methods=["GET"]),
         Route("/openapi.json", api.openapi, methods=["GET"]),
         Route("/pair", api.pair, methods=["POST"]),
-        Route("/api/status", api.status, methods=["GET"]),
-        Route("/api/config", api.get_config, methods=["GET"]),
-        Route("/api/config/{prop}", api.put_config, methods=["PUT"]),
-        Route("/api/sessions", session_api.list_sessions, methods=["GET"]),
-        Route("/api/sessions/{id}/messages", session_api.messages, methods=["GET"]),
-        Route("/api/sessions/{id}/prompt", session_api.prompt, methods=["POST"]),
-        Route("/webhook/{agent}", webhook_api.webhook, methods=["POST"]),
+        Route("/api/status", bearer(api.status), methods=["GET"]),
+        Route("/api/config", bearer(api.get_config), methods=["GET"]),
+        Route("/api/config/{prop}", bearer(api.put_config), methods=["PUT"]),
+        Route("/api/sessions", bearer(session_api.list_sessions), methods=["GET"]),
+        Route("/api/sessions/{id}/messages", bearer(session_api.messages), methods=["GET"]),
+        Route("/api/sessions/{id}/prompt", bearer(session_api.prompt), methods=["POST"]),
+        Route("/webhook/{agent}", bearer(webhook_api.webhook), methods=["POST"]),
         WebSocketRoute("/rpc", rpc_endpoint(rpc_server, services)),
         Route("/rpc", rpc_without_upgrade, methods=["GET"]),  # plain HTTP: 426 (other methods 405)
         *panel_routes(),
@@ -143,7 +153,11 @@ def create_app(
             Middleware(HostAllowlist, allowed=hosts),
             Middleware(BodyLimit, max_bytes=body_limit),
         ],
-        exception_handlers={ApiError: handle_api_error, HTTPException: handle_http_exception},
+        exception_handlers={
+            ApiError: handle_api_error,
+            RpcError: rpc_error_handler(services),
+            HTTPException: handle_http_exception,
+        },
     )
     app.state.pairing_codes = codes
     return app

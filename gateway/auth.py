@@ -1,6 +1,6 @@
 """Bearer authentication for the REST surface (R-GW-2, R-GW-6): every request resolves its token again, so a
 revoked token or a changed policy applies at once. Grants are read from the method registry, so a REST route
-and its RPC method can never disagree."""
+and its RPC method can never disagree: a route names the method it mirrors (`authorize(request, ..., "status")`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from starlette.requests import HTTPConnection
 
 from app.auth.authenticator import Credential
 from app.auth.policy import Principal
-from gateway.errors import ApiError, from_rpc_error
+from gateway.errors import ApiError
 from rpc.dispatcher import Registry
 from rpc.server import storage_unavailable
 from rpc.transports.websocket import bearer_token
@@ -19,7 +19,7 @@ from rpc.transports.websocket import bearer_token
 if TYPE_CHECKING:
     from app.services import Services
 
-__all__ = ["Caller", "authenticate", "grant_of", "http_peer", "require_grant"]
+__all__ = ["Caller", "authenticate", "authorize", "grant_of", "http_peer", "require_grant"]
 
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
 
@@ -40,10 +40,13 @@ def http_peer(conn: HTTPConnection) -> str:
     return f"http:{host}:{client.port}"
 
 
-def grant_of(registry: Registry, method: str, fallback: str) -> str:
-    """The grant the RPC method `method` declares (`fallback` while that method is not registered yet)."""
+def grant_of(registry: Registry, method: str) -> str:
+    """The grant the RPC method `method` declares (a route mirroring a method that is not registered, or one that
+    needs no grant, is a wiring error)."""
     spec = registry.get(method)
-    return spec.grant if spec is not None and spec.grant is not None else fallback
+    if spec is None or spec.grant is None:
+        raise LookupError(f"no grant for RPC method {method!r}")
+    return spec.grant
 
 
 async def authenticate(conn: HTTPConnection, services: Services) -> Caller:
@@ -59,7 +62,7 @@ async def authenticate(conn: HTTPConnection, services: Services) -> Caller:
         unavailable = storage_unavailable(exc)  # a token this daemon never resolved cannot be checked (R-STORE-3)
         if unavailable is None:
             raise
-        raise from_rpc_error(unavailable) from None
+        raise unavailable from None
     if resolved is None:
         services.audit.record("denied", peer, None)
         raise ApiError(401, "auth_required", "The bearer token is not valid", headers=_CHALLENGE)
@@ -71,3 +74,12 @@ def require_grant(caller: Caller, grant: str, services: Services) -> None:
     if not caller.principal.has_grant(grant):
         services.audit.record("denied", caller.peer, caller.principal.id)
         raise ApiError(403, "forbidden", f"Missing grant {grant}", grant=grant)
+
+
+async def authorize(request: HTTPConnection, services: Services, registry: Registry, method: str) -> Caller:
+    """The caller, holding the grant of the RPC method `method` the route mirrors (401, 403). From here on the
+    route's failures are domain failures, audited as this caller (`request.state.caller`, `domain_boundary`)."""
+    caller = await authenticate(request, services)
+    request.state.caller = caller
+    require_grant(caller, grant_of(registry, method), services)
+    return caller

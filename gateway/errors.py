@@ -2,8 +2,10 @@
 
 `kind` uses the JSON-RPC names of SPEC §3.1 where one fits (`auth_required`, `forbidden`, `invalid_params`,
 `invalid_request`, `limit_exceeded`, `internal_error`); HTTP-only situations add `not_found` and
-`method_not_allowed`. Domain errors go through the RPC server's error mappers and `from_rpc_error`, in one place:
-`domain_error`.
+`method_not_allowed`. Routes raise: `ApiError` for HTTP-only situations, `RpcError` or a domain exception for the
+rest. `domain_boundary` turns a domain exception of an authenticated route into its `RpcError` through the RPC
+server's error mappers, and `rpc_error_handler` (the app's one `RpcError` handler) audits and answers it, so a
+REST route answers a domain failure exactly like its JSON-RPC twin.
 Messages are fixed sentences: never a value, a token or exception text.
 
     status  kind                 when
@@ -22,30 +24,33 @@ Messages are fixed sentences: never a value, a token or exception text.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import orjson
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from rpc.errors import AuthRequired, Forbidden, RpcError
 
 if TYPE_CHECKING:
     from app.services import Services
-    from gateway.auth import Caller
     from rpc.server import RpcServer
+
+Endpoint = Callable[[Request], Awaitable[Response]]
 
 __all__ = [
     "ApiError",
-    "domain_error",
+    "Endpoint",
+    "domain_boundary",
     "error_body",
     "error_response",
     "from_rpc_error",
     "handle_api_error",
     "handle_http_exception",
     "json_response",
+    "rpc_error_handler",
 ]
 
 _HTTP_KINDS = {404: "not_found", 405: "method_not_allowed"}
@@ -93,14 +98,44 @@ def from_rpc_error(exc: RpcError) -> ApiError:
     return ApiError(status, kind, exc.message, headers=headers, **data)
 
 
-def domain_error(services: Services, rpc_server: RpcServer, exc: Exception, caller: Caller) -> ApiError:
-    """A domain failure as its RPC twin reports it (same kind and context, through the same error mappers), with
-    its HTTP status; audited as `denied` exactly when the twin would be (-32010, -32012: not a 403
-    `session_not_owned`), R-SEC-3. Unknown failures get an error_id (logged with the traceback there)."""
-    rpc_error = rpc_server.to_rpc_error(exc)
-    if isinstance(rpc_error, AuthRequired | Forbidden):
-        services.audit.record("denied", caller.peer, caller.principal.id)
-    return from_rpc_error(rpc_error)
+def domain_boundary(
+    rpc_server: RpcServer, passthrough: tuple[type[BaseException], ...] = ()
+) -> Callable[[Endpoint], Endpoint]:
+    """Wrap a bearer route: once it knows its caller (`request.state.caller`, set by `gateway.auth.authorize`),
+    any exception it raises is a domain failure, mapped to its `RpcError` by the RPC server's error mappers
+    (unknown ones become `internal_error` with an error_id, the traceback logged there), as the RPC surface does
+    for a handler. Before that, and for `ApiError`, `HTTPException`, a client that went away or `passthrough`
+    (the body limit's signal), the exception goes on unchanged."""
+    skip: tuple[type[BaseException], ...] = (ApiError, HTTPException, RpcError, ClientDisconnect, *passthrough)
+
+    def wrap(endpoint: Endpoint) -> Endpoint:
+        async def route(request: Request) -> Response:
+            try:
+                return await endpoint(request)
+            except skip:
+                raise
+            except Exception as exc:
+                if getattr(request.state, "caller", None) is None:
+                    raise
+                raise rpc_server.to_rpc_error(exc) from None
+
+        return route
+
+    return wrap
+
+
+def rpc_error_handler(services: Services) -> Callable[[Request, Exception], Awaitable[Response]]:
+    """The app's handler of `RpcError`: its HTTP form (`from_rpc_error`), audited as `denied` exactly when the
+    RPC twin would be (-32010, -32012: not a 403 `session_not_owned`), R-SEC-3."""
+
+    async def handle(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RpcError)
+        caller = getattr(request.state, "caller", None)
+        if caller is not None and isinstance(exc, AuthRequired | Forbidden):
+            services.audit.record("denied", caller.peer, caller.principal.id)
+        return await handle_api_error(request, from_rpc_error(exc))
+
+    return handle
 
 
 def json_response(data: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:

@@ -21,6 +21,7 @@ from gateway.errors import error_body
 __all__ = [
     "BODY_LIMIT",
     "BodyLimit",
+    "BodyTooLarge",
     "CatchAll",
     "HostAllowlist",
     "SecurityHeaders",
@@ -161,8 +162,8 @@ class HostAllowlist:
             await deny_websocket(scope, send, 400, body)
 
 
-class _BodyTooLarge(Exception):
-    pass
+class BodyTooLarge(Exception):
+    """Raised into the app by a body read past the limit; `BodyLimit` answers 413 (routes let it through)."""
 
 
 class BodyLimit:
@@ -191,7 +192,7 @@ class BodyLimit:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_bytes:
-                    raise _BodyTooLarge
+                    raise BodyTooLarge
             return message
 
         async def tracking_send(message: Message) -> None:
@@ -202,7 +203,7 @@ class BodyLimit:
 
         try:
             await self.app(scope, limited_receive, tracking_send)
-        except _BodyTooLarge:
+        except BodyTooLarge:
             if not started:
                 await self._too_large(send)
 

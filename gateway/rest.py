@@ -1,7 +1,9 @@
 """The REST routes (R-GW-2, R-GW-6, R-AUTH-4): health, pairing, status and config.
 
 Each route is a thin adapter like an RPC handler: authenticate, check the grant its RPC twin declares, call
-one domain service, shape the result. The session routes and `/webhook/{agent}` come with the session service.
+one domain service, shape the result. A domain failure is raised as is: `gateway.errors.domain_boundary` and the
+app's `RpcError` handler answer it as its RPC twin would. The session routes and `/webhook/{agent}` come with the
+session service.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from app.auth import policy
 from app.auth.pairing_codes import PairingCodes, PairingLocked, PairingRejected
 from app.config.props import MAX_PROP_CHARS
 from app.storage import iso_z
-from gateway.auth import Caller, authenticate, grant_of, http_peer, require_grant
-from gateway.errors import ApiError, domain_error, json_response
+from gateway.auth import authorize, grant_of, http_peer
+from gateway.errors import ApiError, json_response
 from gateway.openapi import openapi_spec
 from rpc.dispatcher import Registry
 from rpc.methods.lifecycle import PROTOCOL_VERSION
@@ -89,13 +91,8 @@ class RestApi:
 
     # -- bearer token ----------------------------------------------------------------------------------
 
-    async def _caller(self, request: Request, method: str, fallback: str) -> Caller:
-        caller = await authenticate(request, self.services)
-        require_grant(caller, grant_of(self.registry, method, fallback), self.services)
-        return caller
-
     async def status(self, request: Request) -> Response:
-        await self._caller(request, "status", "system:read")
+        await authorize(request, self.services, self.registry, "status")
         return json_response(
             {
                 **self.services.describe(),
@@ -106,28 +103,25 @@ class RestApi:
 
     async def get_config(self, request: Request) -> Response:
         """The whole config (secrets masked), or `{prop, value}` with `?prop=` — like `config/get`."""
-        caller = await self._caller(request, "config/get", "config:read")
+        await authorize(request, self.services, self.registry, "config/get")
         prop = request.query_params.get("prop")
         if prop is not None and not 0 < len(prop) <= MAX_PROP_CHARS:
             raise ApiError(400, "invalid_params", "Invalid params", errors=[_field("prop", "string_too_long")])
-        try:
-            value = self.services.config_store.get(prop)
-        except Exception as exc:
-            raise domain_error(self.services, self.rpc_server, exc, caller) from None
+        value = self.services.config_store.get(prop)
         return json_response(value if prop is None else {"prop": prop, "value": value})
 
     async def put_config(self, request: Request) -> Response:
         """`PUT /api/config/{prop}` with `{"value": …}` → `{prop, set: true}`, like `config/set`."""
-        caller = await self._caller(request, "config/set", "config:update")
+        caller = await authorize(request, self.services, self.registry, "config/set")
         prop = request.path_params["prop"]
         if not 0 < len(prop) <= MAX_PROP_CHARS:
             raise ApiError(400, "invalid_params", "Invalid params", errors=[_field("prop", "string_too_long")])
         body = await _json_object(request)
         if "value" not in body:
             raise ApiError(400, "invalid_params", 'Body must be {"value": …}', errors=[_field("value")])
-        grant = grant_of(self.registry, "config/set", "config:update")
+        grant = grant_of(self.registry, "config/set")
 
-        def authorize(requested: Sequence[str]) -> None:
+        def check(requested: Sequence[str]) -> None:
             # Runs under the config write lock: the caller's authority as of now, not as of the request (R-CFG-3).
             principal = self.services.auth.refresh(caller.credential)
             if principal is None:
@@ -137,12 +131,7 @@ class RestApi:
                 raise policy.Forbidden(f"Missing grant {grant}", grant=grant)
             policy.check_config_write(principal, requested, indexed=False)
 
-        try:
-            await self.services.config_store.set(prop, body["value"], authorize=authorize)
-        except ApiError:
-            raise
-        except Exception as exc:
-            raise domain_error(self.services, self.rpc_server, exc, caller) from None
+        await self.services.config_store.set(prop, body["value"], authorize=check)
         return json_response({"prop": prop, "set": True})
 
 

@@ -31,8 +31,8 @@ from app.agents.base import Elicitation
 from app.auth.policy import Principal
 from app.sessions.errors import SessionBusy, SessionError
 from app.sessions.turn import TurnOutcome
-from gateway.auth import Caller, authenticate, grant_of, require_grant
-from gateway.errors import domain_error, from_rpc_error, json_response
+from gateway.auth import authorize
+from gateway.errors import json_response
 from gateway.rest import _json_object
 from rpc.dispatcher import Params, Registry, validation_errors
 from rpc.errors import InvalidParams
@@ -145,7 +145,7 @@ def validate(model: type[P], data: Mapping[str, Any]) -> P:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise from_rpc_error(InvalidParams(errors=validation_errors(exc))) from None
+        raise InvalidParams(errors=validation_errors(exc)) from None
 
 
 class SessionApi:
@@ -155,33 +155,20 @@ class SessionApi:
         self.registry = registry
         self.turns = turns
 
-    async def _caller(self, request: Request, method: str, fallback: str) -> Caller:
-        caller = await authenticate(request, self.services)
-        require_grant(caller, grant_of(self.registry, method, fallback), self.services)
-        return caller
-
     async def list_sessions(self, request: Request) -> Response:
         """`GET /api/sessions[?includeKilled=true]` → `{sessions: [...]}` (the caller's own; admin sees all)."""
-        caller = await self._caller(request, "session/list", "sessions:read")
+        caller = await authorize(request, self.services, self.registry, "session/list")
         params = validate(ListParams, request.query_params)
-        try:
-            sessions = await self.services.sessions.list_sessions(
-                caller.principal, include_killed=params.include_killed
-            )
-        except Exception as exc:
-            raise domain_error(self.services, self.rpc_server, exc, caller) from None
+        sessions = await self.services.sessions.list_sessions(caller.principal, include_killed=params.include_killed)
         return json_response({"sessions": sessions})
 
     async def messages(self, request: Request) -> Response:
         """`GET /api/sessions/{id}/messages[?limit=&before=]` → `{sessionId, messages, total}`."""
-        caller = await self._caller(request, "session/messages", "sessions:read")
+        caller = await authorize(request, self.services, self.registry, "session/messages")
         params = validate(MessagesParams, _with_session_id(request.query_params, request))
-        try:
-            rows, total = await self.services.sessions.messages(
-                caller.principal, params.session_id, limit=params.limit, before=params.before
-            )
-        except Exception as exc:
-            raise domain_error(self.services, self.rpc_server, exc, caller) from None
+        rows, total = await self.services.sessions.messages(
+            caller.principal, params.session_id, limit=params.limit, before=params.before
+        )
         return json_response(
             {"sessionId": params.session_id, "messages": [message_row(r) for r in rows], "total": total}
         )
@@ -189,21 +176,18 @@ class SessionApi:
     async def prompt(self, request: Request) -> Response:
         """`POST /api/sessions/{id}/prompt` with `{"prompt", "attachments"?}` → `{sessionId, stopReason, content}`
         when the turn ends. The session must exist: live (either mode) or a durable ACP one (rehydrated)."""
-        caller = await self._caller(request, "session/prompt", "sessions:execute")
+        caller = await authorize(request, self.services, self.registry, "session/prompt")
         body = await _json_object(request)
         params = validate(PromptParams, _with_session_id(body, request))
         principal = caller.principal
-        try:
-            self.services.sessions.check_prompt(params.prompt)
-            async with self.turns.hold(params.session_id):
-                text = params.prompt
-                if params.attachments:
-                    text = await files_of(self.services).prompt_with_attachments(
-                        principal, params.session_id, text, params.attachments
-                    )
-                outcome = await self.turns.prompt(principal, params.session_id, text)
-        except Exception as exc:
-            raise domain_error(self.services, self.rpc_server, exc, caller) from None
+        self.services.sessions.check_prompt(params.prompt)
+        async with self.turns.hold(params.session_id):
+            text = params.prompt
+            if params.attachments:
+                text = await files_of(self.services).prompt_with_attachments(
+                    principal, params.session_id, text, params.attachments
+                )
+            outcome = await self.turns.prompt(principal, params.session_id, text)
         return json_response(
             {"sessionId": params.session_id, "stopReason": outcome.stop_reason, "content": outcome.content}
         )

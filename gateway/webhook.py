@@ -28,8 +28,8 @@ from starlette.responses import Response
 
 from app.auth.policy import Principal
 from app.sessions.errors import AgentNotAllowed, SessionNotOwned
-from gateway.auth import authenticate, grant_of, require_grant
-from gateway.errors import ApiError, domain_error, from_rpc_error, json_response
+from gateway.auth import authorize
+from gateway.errors import ApiError, json_response
 from gateway.rest import _json_object
 from gateway.rest_sessions import GatewayTurns, validate
 from rpc.dispatcher import Params, Registry
@@ -56,35 +56,29 @@ class WebhookApi:
         self.turns = turns
 
     async def webhook(self, request: Request) -> Response:
-        caller = await authenticate(request, self.services)
-        require_grant(caller, grant_of(self.registry, "session/prompt", "sessions:execute"), self.services)
+        caller = await authorize(request, self.services, self.registry, "session/prompt")
         principal = caller.principal
         agent = request.path_params["agent"]
         if not principal.may_use_agent(agent):
-            raise domain_error(self.services, self.rpc_server, AgentNotAllowed(), caller)
+            raise AgentNotAllowed
         if agent not in self.services.config.agents:
             raise ApiError(404, "not_found", "Unknown agent")
         params = validate(WebhookBody, await _json_object(request))
         sessions = self.services.sessions
-        try:
-            sessions.check_prompt(params.message, field="message")
-            if params.session_id is None:
-                opened = await sessions.open(principal, agent_alias=agent, mode="chat", surface="gateway")
-                session_id: str = opened.session.session_id
-                async with self.turns.hold(session_id, created=True):
-                    outcome = await self.turns.prompt(principal, session_id, params.message)
-            else:
-                session_id = params.session_id
-                async with self.turns.hold(session_id):
-                    if await self._needs_open(principal, session_id, agent):
-                        await sessions.open(
-                            principal, agent_alias=agent, session_id=session_id, mode="chat", surface="gateway"
-                        )
-                    outcome = await self.turns.prompt(principal, session_id, params.message)
-        except ApiError:
-            raise
-        except Exception as exc:
-            raise domain_error(self.services, self.rpc_server, exc, caller) from None
+        sessions.check_prompt(params.message, field="message")
+        if params.session_id is None:
+            opened = await sessions.open(principal, agent_alias=agent, mode="chat", surface="gateway")
+            session_id: str = opened.session.session_id
+            async with self.turns.hold(session_id, created=True):
+                outcome = await self.turns.prompt(principal, session_id, params.message)
+        else:
+            session_id = params.session_id
+            async with self.turns.hold(session_id):
+                if await self._needs_open(principal, session_id, agent):
+                    await sessions.open(
+                        principal, agent_alias=agent, session_id=session_id, mode="chat", surface="gateway"
+                    )
+                outcome = await self.turns.prompt(principal, session_id, params.message)
         return json_response({"sessionId": session_id, "content": outcome.content})
 
     async def _needs_open(self, principal: Principal, session_id: str, agent: str) -> bool:
@@ -113,5 +107,5 @@ def _check(principal: Principal, owner: str, mode: str, agent_alias: str, agent:
         raise _bad_session("agent_mismatch", "The chat session belongs to another agent")
 
 
-def _bad_session(kind: str, message: str) -> ApiError:
-    return from_rpc_error(InvalidParams(message, errors=[{"field": "sessionId", "type": kind, "message": message}]))
+def _bad_session(kind: str, message: str) -> InvalidParams:
+    return InvalidParams(message, errors=[{"field": "sessionId", "type": kind, "message": message}])

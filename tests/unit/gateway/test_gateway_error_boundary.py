@@ -1,0 +1,88 @@
+"""The REST routes' one error boundary (issue 14): a domain failure raised by an authenticated route is answered
+by the app's `RpcError` handler as its RPC twin would (same kind and data, with its HTTP status), audited once;
+no route catches exceptions itself."""
+
+from __future__ import annotations
+
+import ast
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from gateway_env import Env
+
+from gateway.auth import grant_of
+
+pytestmark = pytest.mark.req("R-GW-6")
+
+GATEWAY = Path(__file__).resolve().parents[3] / "gateway"
+
+
+def test_no_route_module_catches_a_domain_failure_itself() -> None:
+    for name in ("rest.py", "rest_sessions.py", "webhook.py"):
+        tree = ast.parse((GATEWAY / name).read_text())
+        broad = [
+            node.lineno
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ExceptHandler)
+            and (node.type is None or (isinstance(node.type, ast.Name) and node.type.id == "Exception"))
+        ]
+        assert broad == [], (name, broad)
+
+
+def test_a_route_takes_its_grant_from_the_method_it_mirrors(env: Env) -> None:
+    assert grant_of(env.registry, "session/prompt") == "sessions:execute"
+    with pytest.raises(LookupError):
+        grant_of(env.registry, "no/such-method")
+
+
+def _denied(env: Env) -> int:
+    log = env.services.paths.audit_log
+    return sum('"denied"' in line for line in log.read_text().splitlines()) if log.exists() else 0
+
+
+async def test_an_unexpected_failure_after_auth_is_500_with_an_error_id_only(
+    env: Env, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def boom(prop: Any) -> Any:
+        raise RuntimeError("secret detail")
+
+    monkeypatch.setattr(env.services.config_store, "get", boom)
+    _, token = await env.token("alice")
+    response = await client.get("/api/config", headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 500
+    error = response.json()["error"]
+    assert error.pop("error_id")
+    assert error == {"kind": "internal_error", "message": "Internal error"}
+    assert "secret" not in response.text
+
+
+async def test_a_storage_failure_of_a_domain_call_is_503(
+    env: Env, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(prop: Any) -> Any:
+        exc = sqlite3.OperationalError("database or disk is full")
+        exc.sqlite_errorcode = 13
+        raise exc
+
+    monkeypatch.setattr(env.services.config_store, "get", full)
+    _, token = await env.token("alice")
+    response = await client.get("/api/config", headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 503
+    error = response.json()["error"]
+    assert (error["kind"], error["reason"]) == ("storage_unavailable", "disk_full") and error["error_id"]
+
+
+async def test_a_forbidden_domain_failure_is_audited_once_as_the_caller(env: Env, client: httpx.AsyncClient) -> None:
+    _, token = await env.token("tina")
+    before = _denied(env)
+    response = await client.put(
+        "/api/config/gateway.port", headers={"Authorization": f"Bearer {token}"}, json={"value": 1}
+    )
+    assert response.status_code == 403
+    assert response.json() == {
+        "error": {"kind": "forbidden", "message": "config path not writable", "prop": "gateway.port"}
+    }
+    assert _denied(env) == before + 1
