@@ -1,100 +1,277 @@
-"""The OpenAPI 3.1 description served at `/openapi.json` (R-GW-2), written by hand: it is small, and a test
-checks that every documented path exists and vice versa."""
+"""The OpenAPI 3.1 description served at `/openapi.json` (R-GW-2), generated from models:
+
+* request schemas (path and query parameters, bodies) from the params models the routes validate with — the RPC
+  twins' (`rpc/methods/session.py`, `rpc/methods/config.py`), the webhook's `WebhookBody`, and `PairBody`;
+* answer schemas from the result models of `gateway/openapi_models.py` (and the config's own `Config` model),
+  with every `$defs` hoisted into `components/schemas`.
+
+So a length, a pattern or a bound is stated once, in the model. What stays written here is the part no model
+holds: paths, summaries, and which statuses each operation can answer (the middleware's 400 and 413 on every
+one, 401/403/503 wherever a bearer token is resolved). A test checks that every documented path exists and vice
+versa, that no 2xx answer is a bare object, and that the statuses are listed (test_gateway_openapi.py).
+"""
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable, Iterable
+from functools import cache
 from typing import Any
 
-from app.config.props import MAX_PROP_CHARS
+from pydantic import BaseModel
+
+from app.config.props import MASK
+from app.config.schema import Config
+from gateway import openapi_models as m
+from rpc.methods.config import GetParams, SetParams
+from rpc.methods.files import MAX_ATTACHMENTS  # not app.files: the gateway starts without it (issue 15)
+from rpc.methods.session import ListParams, MessagesParams, PromptParams
 
 __all__ = ["openapi_spec"]
 
-_ERROR = {"$ref": "#/components/schemas/Error"}
-# A property path such as `limits.max_sessions` (as `config/get` and `config/set`); unknown paths are 400.
-_PROP = {"type": "string", "minLength": 1, "maxLength": MAX_PROP_CHARS}
+_REF = "#/components/schemas/{model}"
+JsonSchema = dict[str, Any]
 
 
-def _errors(*codes: int) -> dict[str, Any]:
-    text = {
-        400: "Invalid request or params",
-        401: "Missing or bad bearer token",
-        403: "Missing grant or forbidden",
-        413: "Body over 64 KiB",
-        426: "Not a WebSocket upgrade request",
-        429: "Pairing locked out",
-    }
-    return {str(c): {"description": text[c], "content": {"application/json": {"schema": _ERROR}}} for c in codes}
+def _untitled(schema: Any) -> Any:
+    """`schema` without pydantic's `title` annotations (a property named `title` is a key of `properties`, whose
+    value is a schema, so it stays)."""
+    if isinstance(schema, dict):
+        return {k: _untitled(v) for k, v in schema.items() if not (k == "title" and isinstance(v, str))}
+    if isinstance(schema, list):
+        return [_untitled(v) for v in schema]
+    return schema
 
 
-def _error(code: int, description: str) -> dict[str, Any]:
-    return {str(code): {"description": description, "content": {"application/json": {"schema": _ERROR}}}}
+def _not_null(schema: JsonSchema) -> JsonSchema:
+    """An optional parameter's schema without its `null` branch: absence is how a query says None."""
+    branches = [b for b in schema.get("anyOf", ()) if b != {"type": "null"}]
+    rest = {k: v for k, v in schema.items() if k != "anyOf" and not (k == "default" and v is None)}
+    if len(branches) == 1:
+        return {**branches[0], **rest}
+    return {**rest, "anyOf": branches} if branches else rest
 
 
-# The whole request body is limited to 64 KiB (413, R-GW-6), so a longer text can never be sent; the limit
-# counts bytes of JSON (escapes and UTF-8 included), which a schema cannot state, so a shorter one may still be 413.
-_MAX_TEXT = 65536
-_ATTACHMENT = {
-    "type": "object",
-    "description": "A file/attach entry of this session's workspace (snake_case or camelCase keys)",
-    "properties": {
-        "ref_id": {"type": "string", "pattern": "^sha256:[0-9A-Fa-f]{64}$"},
-        "workspace_path": {"type": "string"},
-        "marker": {"type": "string"},
-    },
+def _same(schema: Any) -> Any:
+    return schema
+
+
+def _masked(schema: Any) -> Any:
+    """The config as `config/get` shows it: a secret (pydantic's `writeOnly` string) reads as the mask."""
+    if isinstance(schema, dict):
+        if schema.get("writeOnly") is True:
+            return {"const": MASK, "description": "a secret that is set; its value is never shown"}
+        return {k: _masked(v) for k, v in schema.items()}
+    if isinstance(schema, list):
+        return [_masked(v) for v in schema]
+    return schema
+
+
+class _Components:
+    """`components/schemas`, filled as models are referenced; two models may not claim one name differently."""
+
+    def __init__(self) -> None:
+        self.schemas: dict[str, JsonSchema] = {}
+
+    def _add(self, name: str, schema: JsonSchema) -> None:
+        if self.schemas.setdefault(name, schema) != schema:
+            raise ValueError(f"two different schemas named {name}")
+
+    def _schema(self, model: type[BaseModel], shown: Callable[[Any], Any] = _same) -> JsonSchema:
+        schema: JsonSchema = shown(_untitled(model.model_json_schema(by_alias=True, ref_template=_REF)))
+        for name, definition in schema.pop("$defs", {}).items():
+            self._add(name, definition)
+        return schema
+
+    def ref(self, model: type[BaseModel], shown: Callable[[Any], Any] = _same) -> JsonSchema:
+        """`model` in `components/schemas` (as `shown` makes it), and a reference to it."""
+        self._add(model.__name__, self._schema(model, shown))
+        return {"$ref": _REF.format(model=model.__name__)}
+
+    def params(self, model: type[BaseModel], *, without: Iterable[str] = ()) -> JsonSchema:
+        """`model`'s object schema, inline, without the properties named `without` (those the path carries)."""
+        schema = self._schema(model)
+        drop = set(without)
+        schema["properties"] = {k: v for k, v in schema.get("properties", {}).items() if k not in drop}
+        required = [k for k in schema.get("required", ()) if k not in drop]
+        if required:
+            schema["required"] = required
+        else:
+            schema.pop("required", None)
+        return schema
+
+    def parameters(self, model: type[BaseModel], where: str, names: Iterable[str]) -> list[JsonSchema]:
+        """OpenAPI parameters (`where`: path or query) for the properties `names` of `model`."""
+        schema = self._schema(model)
+        required = set(schema.get("required", ()))
+        out = []
+        for name in names:
+            prop = schema["properties"][name]
+            param: JsonSchema = {"name": name, "in": where, "required": where == "path" or name in required}
+            if "description" in prop:
+                param["description"] = prop["description"]
+            param["schema"] = _not_null({k: v for k, v in prop.items() if k != "description"})
+            out.append(param)
+        return out
+
+
+# -- statuses --------------------------------------------------------------------------------------------------
+
+_ERROR = {"$ref": _REF.format(model="ErrorAnswer")}
+_HOST = "Host not allowed (the DNS-rebinding guard) or a malformed Content-Length (invalid_request)"
+_INVALID = "invalid_params: a field fails its params model (`errors` names the fields), or a body that is not an object"
+_STATUS_TEXT = {
+    401: "Missing, malformed, unknown or revoked bearer token (auth_required)",
+    403: "Missing grant (forbidden, `grant`)",
+    413: "Request body over 64 KiB (limit_exceeded, name body); counted in bytes of JSON",
+    503: "The database cannot be reached to check the token or do the work (storage_unavailable)",
 }
 
-_SESSION_ID = {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"}
-_SESSION_ID_PARAM = {"name": "id", "in": "path", "required": True, "schema": _SESSION_ID}
+
+def _error(status: int, description: str) -> dict[str, Any]:
+    return {str(status): {"description": description, "content": {"application/json": {"schema": _ERROR}}}}
 
 
-def _session_paths(bearer: list[dict[str, list[str]]]) -> dict[str, Any]:
-    """The session routes and the webhook (R-GW-2, R-GW-3); shapes as their RPC twins (SPEC §7.1)."""
-    busy = _error(409, "A turn is already running on the session (session_busy)")
-    not_found = _error(404, "Unknown, killed or deleted session, or a closed chat session (session_not_found)")
-    not_owned = _error(403, "Missing grant (forbidden) or another principal's session (session_not_owned)")
-    limit = _error(429, "Live-session limit reached (session_limit)")
-    prompt_result = {"$ref": "#/components/schemas/PromptResult"}
-    return {
+def _responses(ok: dict[str, Any], *, bearer: bool, invalid: str | None = _INVALID, **specific: str) -> dict[str, Any]:
+    """`ok`, then every error status the operation can answer: the middleware's 400 (Host guard) and 413 on
+    every operation, 401/403/503 with a bearer token, and `specific` (`s404="…"`) as the route adds."""
+    out = dict(ok)
+    out |= _error(400, f"{_HOST}; or {invalid}" if invalid else _HOST)
+    texts = {status: text for status, text in _STATUS_TEXT.items() if bearer or status == 413}
+    texts |= {int(key.removeprefix("s")): text for key, text in specific.items()}
+    for status in sorted(texts):
+        out |= _error(status, texts[status])
+    return out
+
+
+def _ok(description: str, schema: JsonSchema, status: int = 200) -> dict[str, Any]:
+    return {str(status): {"description": description, "content": {"application/json": {"schema": schema}}}}
+
+
+def _body(schema: JsonSchema, required: bool = True, description: str | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"required": required, "content": {"application/json": {"schema": schema}}}
+    if description:
+        body["description"] = description
+    return body
+
+
+_TEXT_BOUND = (
+    "The text is at most `[limits] max_prompt_chars` characters (400 invalid_params beyond), and the whole body "
+    "at most 64 KiB of JSON (413)"
+)
+
+
+def openapi_spec(version: str) -> dict[str, Any]:
+    """The document (a fresh copy: generating it walks a dozen models, ~10 ms, once per version)."""
+    return copy.deepcopy(_spec(version))
+
+
+@cache
+def _spec(version: str) -> dict[str, Any]:
+    # Imported here, not at the top: gateway.webhook imports gateway.rest, which imports this module.
+    from gateway.webhook import WebhookBody
+
+    c = _Components()
+    bearer: list[dict[str, list[str]]] = [{"bearer": []}]
+    c.ref(m.ErrorAnswer)
+    session_id = c.parameters(MessagesParams, "path", ["sessionId"])[0] | {"name": "id"}
+    busy = "A turn is already running on the session (session_busy)"
+    not_found = "Unknown, killed or deleted session, or a closed chat session (session_not_found)"
+    not_owned = "Missing grant (forbidden) or another principal's session (session_not_owned)"
+    limit = "Live-session limit reached (session_limit)"
+    prompt_body = c.params(PromptParams, without=["sessionId"])
+    # PromptParams leaves the count to the files service; its constant, stated here until the model carries it.
+    prompt_body["properties"]["attachments"]["anyOf"][0]["maxItems"] = MAX_ATTACHMENTS
+    domain_400 = f"{_INVALID}; or a value the domain refuses (unknown property, wrong type, too long a prompt)"
+    paths: dict[str, Any] = {
+        "/health": {
+            "get": {
+                "summary": "Liveness (no token)",
+                "security": [],
+                "responses": _responses(_ok("Up", c.ref(m.Health)), bearer=False, invalid=None),
+            }
+        },
+        "/openapi.json": {
+            "get": {
+                "summary": "This document (no token)",
+                "security": [],
+                "responses": _responses(_ok("OpenAPI", c.ref(m.OpenApiDocument)), bearer=False, invalid=None),
+            }
+        },
+        "/pair": {
+            "post": {
+                "summary": "Trade a one-time 6-digit pairing code for a bearer token",
+                "security": [],
+                "parameters": [
+                    {
+                        "name": "X-Pairing-Code",
+                        "in": "header",
+                        "required": True,
+                        "schema": {"type": "string", "pattern": m.PAIRING_CODE_PATTERN},
+                    }
+                ],
+                "requestBody": _body(c.params(m.PairBody), required=False),
+                "responses": _responses(
+                    _ok("Paired", c.ref(m.PairedToken), 201),
+                    bearer=False,
+                    invalid="a missing X-Pairing-Code header or a bad `user`/`label` (invalid_params)",
+                    s403="Wrong or expired pairing code, or its user no longer exists (forbidden)",
+                    s429="Pairing locked out after failed attempts (limit_exceeded, Retry-After)",
+                ),
+            }
+        },
+        "/api/status": {
+            "get": {
+                "summary": "Daemon status, as the status method answers (grant system:read)",
+                "security": bearer,
+                "responses": _responses(_ok("Status", c.ref(m.Status)), bearer=True, invalid=None),
+            }
+        },
+        "/api/config": {
+            "get": {
+                "summary": "The config with secrets masked, or one property with ?prop= (grant config:read)",
+                "security": bearer,
+                "parameters": c.parameters(GetParams, "query", ["prop"]),
+                "responses": _responses(
+                    _ok(
+                        "The whole config (secrets masked as ***), or {prop, value} with ?prop=",
+                        {"anyOf": [c.ref(Config, _masked), c.ref(m.ConfigProp)]},
+                    ),
+                    bearer=True,
+                    invalid=f"{_INVALID}; or an unknown property path",
+                ),
+            }
+        },
+        "/api/config/{prop}": {
+            "put": {
+                "summary": "Set one property (grant config:update and a config write path)",
+                "security": bearer,
+                "parameters": c.parameters(SetParams, "path", ["prop"]),
+                "requestBody": _body(c.params(SetParams, without=["prop"])),
+                "responses": _responses(
+                    _ok("Set", c.ref(m.ConfigSet)),
+                    bearer=True,
+                    invalid=f"{_INVALID}; or an unknown property or a value of the wrong type",
+                    s403="Missing grant, or the path is outside the caller's config write paths (forbidden)",
+                ),
+            }
+        },
         "/api/sessions": {
             "get": {
                 "summary": "The caller's sessions, like session/list; admin sees all (grant sessions:read)",
                 "security": bearer,
-                "parameters": [
-                    {"name": "includeKilled", "in": "query", "required": False, "schema": {"type": "boolean"}}
-                ],
-                "responses": {
-                    **_ok("Sessions", {"$ref": "#/components/schemas/SessionList"}),
-                    **_errors(400, 401, 403),
-                },
+                "parameters": c.parameters(ListParams, "query", ["includeKilled"]),
+                "responses": _responses(_ok("Sessions", c.ref(m.SessionList)), bearer=True),
             }
         },
         "/api/sessions/{id}/messages": {
             "get": {
                 "summary": "The visible transcript, like session/messages (grant sessions:read)",
                 "security": bearer,
-                "parameters": [
-                    _SESSION_ID_PARAM,
-                    {
-                        "name": "limit",
-                        "in": "query",
-                        "required": False,
-                        "schema": {"type": "integer", "minimum": 0, "maximum": 10000, "default": 100},
-                    },
-                    {
-                        "name": "before",
-                        "in": "query",
-                        "required": False,
-                        # session/messages' own bound: SQLite integers are 64-bit
-                        "schema": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1},
-                        "description": "an index, exclusive",
-                    },
-                ],
-                "responses": {
-                    **_ok("Messages", {"$ref": "#/components/schemas/Messages"}),
-                    **_errors(400, 401),
-                    **not_owned,
-                    **not_found,
-                },
+                "parameters": [session_id, *c.parameters(MessagesParams, "query", ["limit", "before"])],
+                "responses": _responses(
+                    _ok("Messages", c.ref(m.Messages)), bearer=True, s403=not_owned, s404=not_found
+                ),
             }
         },
         "/api/sessions/{id}/prompt": {
@@ -103,26 +280,20 @@ def _session_paths(bearer: list[dict[str, list[str]]]) -> dict[str, Any]:
                 "Tools that need approval are rejected at once unless auto-approved or a client of the same "
                 "principal watches the session; elicitation answers 'no interactive client is attached'",
                 "security": bearer,
-                "parameters": [_SESSION_ID_PARAM],
+                "parameters": [session_id],
                 "requestBody": _body(
-                    {
-                        "type": "object",
-                        "required": ["prompt"],
-                        "properties": {
-                            "prompt": {"type": "string", "maxLength": _MAX_TEXT},
-                            "attachments": {"type": ["array", "null"], "maxItems": 64, "items": _ATTACHMENT},
-                        },
-                    }
+                    prompt_body,
+                    description=f"{_TEXT_BOUND}; `attachments` are file/attach entries of this session",
                 ),
-                "responses": {
-                    **_ok("The turn's final result", prompt_result),
-                    **_errors(400, 401),
-                    **not_owned,
-                    **not_found,
-                    **busy,
-                    **_errors(413),
-                    **limit,
-                },
+                "responses": _responses(
+                    _ok("The turn's final result", c.ref(m.PromptResult)),
+                    bearer=True,
+                    invalid=domain_400,
+                    s403=not_owned,
+                    s404=not_found,
+                    s409=busy,
+                    s429=limit,
+                ),
             }
         },
         "/webhook/{agent}": {
@@ -132,230 +303,42 @@ def _session_paths(bearer: list[dict[str, list[str]]]) -> dict[str, Any]:
                 "(created with that id when unknown)",
                 "security": bearer,
                 "parameters": [{"name": "agent", "in": "path", "required": True, "schema": {"type": "string"}}],
-                "requestBody": _body(
-                    {
-                        "type": "object",
-                        "required": ["message"],
-                        "properties": {
-                            "message": {"type": "string", "maxLength": _MAX_TEXT},
-                            "sessionId": {**_SESSION_ID, "type": ["string", "null"]},
-                        },
-                    }
+                "requestBody": _body(c.params(WebhookBody), description=_TEXT_BOUND),
+                "responses": _responses(
+                    _ok("The turn's final text", c.ref(m.WebhookResult)),
+                    bearer=True,
+                    invalid=f"{domain_400}; or a sessionId naming an ACP session or another agent's",
+                    s403="Missing grant or agent right (forbidden), or another principal's session",
+                    s404="Unknown agent (not_found), or a closed or killed chat session",
+                    s409=busy,
+                    s429=limit,
                 ),
+            }
+        },
+        "/rpc": {
+            "get": {
+                "summary": "JSON-RPC 2.0 over WebSocket: one message per text frame (initialize with authToken "
+                "or send Authorization: Bearer on the upgrade)",
+                "security": [],
                 "responses": {
-                    **_ok(
-                        "The turn's final text",
-                        {
-                            "type": "object",
-                            "required": ["sessionId", "content"],
-                            "properties": {"sessionId": {"type": "string"}, "content": {"type": "string"}},
-                        },
+                    "101": {"description": "Switching Protocols"},
+                    **_responses(
+                        {},
+                        bearer=False,
+                        invalid=None,
+                        s403="Origin not allowed (forbidden)",
+                        s426="Not a WebSocket upgrade request (invalid_request, Upgrade: websocket)",
                     ),
-                    **_errors(400, 401),
-                    **_error(403, "Missing grant or agent right (forbidden), or another principal's session"),
-                    **_error(404, "Unknown agent (not_found), or a closed or killed chat session"),
-                    **busy,
-                    **_errors(413),
-                    **limit,
                 },
             }
         },
     }
-
-
-def _ok(description: str, schema: dict[str, Any], status: int = 200) -> dict[str, Any]:
-    return {str(status): {"description": description, "content": {"application/json": {"schema": schema}}}}
-
-
-def _body(schema: dict[str, Any], required: bool = True) -> dict[str, Any]:
-    return {"required": required, "content": {"application/json": {"schema": schema}}}
-
-
-def openapi_spec(version: str) -> dict[str, Any]:
-    bearer: list[dict[str, list[str]]] = [{"bearer": []}]
-    any_json: dict[str, Any] = {}
     return {
         "openapi": "3.1.0",
         "info": {"title": "zeroclaw gateway", "version": version},
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": "zc_<64 hex>"}},
-            "schemas": {
-                "Error": {
-                    "type": "object",
-                    "required": ["error"],
-                    "properties": {
-                        "error": {
-                            "type": "object",
-                            "required": ["kind", "message"],
-                            "properties": {"kind": {"type": "string"}, "message": {"type": "string"}},
-                            "additionalProperties": True,
-                        }
-                    },
-                },
-                "SessionList": {
-                    "type": "object",
-                    "required": ["sessions"],
-                    "properties": {
-                        "sessions": {
-                            "type": "array",
-                            "items": {
-                                "type": "object",
-                                "required": [
-                                    "sessionId",
-                                    "agentAlias",
-                                    "mode",
-                                    "live",
-                                    "killed",
-                                    "createdAt",
-                                    "lastActivity",
-                                    "messageCount",
-                                ],
-                                "properties": {
-                                    "sessionId": {"type": "string"},
-                                    "agentAlias": {"type": "string"},
-                                    "mode": {"enum": ["acp", "chat"]},
-                                    "live": {"type": "boolean"},
-                                    "killed": {"type": "boolean"},
-                                    "createdAt": {"type": "string", "format": "date-time"},
-                                    "lastActivity": {"type": "string", "format": "date-time"},
-                                    "messageCount": {"type": "integer"},
-                                },
-                            },
-                        }
-                    },
-                },
-                "Messages": {
-                    "type": "object",
-                    "required": ["sessionId", "messages", "total"],
-                    "properties": {
-                        "sessionId": {"type": "string"},
-                        "total": {"type": "integer"},
-                        "messages": {
-                            "type": "array",
-                            "items": {
-                                "type": "object",
-                                "required": ["index", "role", "content"],
-                                "properties": {
-                                    "index": {"type": "integer"},
-                                    "role": {"type": "string"},
-                                    "content": {"type": "string"},
-                                    "toolCallId": {"type": "string"},
-                                    "name": {"type": "string"},
-                                    "marker": {"type": "string"},
-                                },
-                            },
-                        },
-                    },
-                },
-                "PromptResult": {
-                    "type": "object",
-                    "required": ["sessionId", "stopReason", "content"],
-                    "properties": {
-                        "sessionId": {"type": "string"},
-                        "stopReason": {"enum": ["end_turn", "cancelled", "failed", "max_turns"]},
-                        "content": {"type": "string"},
-                    },
-                },
-                "PairedToken": {
-                    "type": "object",
-                    "required": ["tokenId", "token", "user", "createdAt"],
-                    "properties": {
-                        "tokenId": {"type": "string"},
-                        "token": {"type": "string", "pattern": "^zc_[0-9a-f]{64}$"},
-                        "user": {"type": "string"},
-                        "createdAt": {"type": "string", "format": "date-time"},
-                    },
-                },
-            },
+            "schemas": dict(sorted(c.schemas.items())),
         },
-        "paths": {
-            "/health": {
-                "get": {
-                    "summary": "Liveness (no token)",
-                    "security": [],
-                    "responses": _ok(
-                        "Up", {"type": "object", "required": ["status"], "properties": {"status": {"const": "ok"}}}
-                    ),
-                }
-            },
-            "/openapi.json": {
-                "get": {"summary": "This document (no token)", "security": [], "responses": _ok("OpenAPI", any_json)}
-            },
-            "/pair": {
-                "post": {
-                    "summary": "Trade a one-time 6-digit pairing code for a bearer token",
-                    "security": [],
-                    "parameters": [
-                        {
-                            "name": "X-Pairing-Code",
-                            "in": "header",
-                            "required": True,
-                            "schema": {"type": "string", "pattern": "^[0-9]{6}$"},
-                        }
-                    ],
-                    "requestBody": _body(
-                        {
-                            "type": "object",
-                            "properties": {
-                                "user": {
-                                    "type": ["string", "null"],
-                                    "minLength": 1,
-                                    "maxLength": 128,
-                                    "description": "must match the code's user if given",
-                                },
-                                "label": {"type": ["string", "null"], "minLength": 1, "maxLength": 256},
-                            },
-                        },
-                        required=False,
-                    ),
-                    "responses": {
-                        **_ok("Paired", {"$ref": "#/components/schemas/PairedToken"}, 201),
-                        **_errors(400, 403, 413, 429),
-                    },
-                }
-            },
-            "/api/status": {
-                "get": {
-                    "summary": "Daemon status (grant system:read)",
-                    "security": bearer,
-                    "responses": {**_ok("Status", {"type": "object"}), **_errors(401, 403)},
-                }
-            },
-            "/api/config": {
-                "get": {
-                    "summary": "The config with secrets masked, or one property with ?prop= (grant config:read)",
-                    "security": bearer,
-                    "parameters": [{"name": "prop", "in": "query", "required": False, "schema": _PROP}],
-                    "responses": {**_ok("Config", {"type": "object"}), **_errors(400, 401, 403)},
-                }
-            },
-            "/api/config/{prop}": {
-                "put": {
-                    "summary": "Set one property (grant config:update and a config write path)",
-                    "security": bearer,
-                    "parameters": [{"name": "prop", "in": "path", "required": True, "schema": _PROP}],
-                    "requestBody": _body({"type": "object", "required": ["value"], "properties": {"value": {}}}),
-                    "responses": {
-                        **_ok(
-                            "Set",
-                            {
-                                "type": "object",
-                                "required": ["prop", "set"],
-                                "properties": {"prop": {"type": "string"}, "set": {"const": True}},
-                            },
-                        ),
-                        **_errors(400, 401, 403, 413),
-                    },
-                }
-            },
-            **_session_paths(bearer),
-            "/rpc": {
-                "get": {
-                    "summary": "JSON-RPC 2.0 over WebSocket: one message per text frame (initialize with authToken "
-                    "or send Authorization: Bearer on the upgrade)",
-                    "security": [],
-                    "responses": {"101": {"description": "Switching Protocols"}, **_errors(400, 403, 426)},
-                }
-            },
-        },
+        "paths": paths,
     }

@@ -1,0 +1,151 @@
+"""`/openapi.json` is generated from the params and result models (R-GW-2, gateway/openapi.py): every answer
+is described (no bare `object`), every operation lists the statuses it can answer, the constraints are the
+models' own, and the result models describe what a running gateway really answers (so they cannot drift)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from gateway_env import Env
+from jsonschema import Draft202012Validator
+
+from app.config.props import MAX_PROP_CHARS
+from gateway import openapi_models as m
+from gateway import rest
+from gateway.openapi import openapi_spec
+from rpc.methods import config as config_methods
+from rpc.methods.session import MessagesParams
+
+SPEC = openapi_spec("test")
+OPERATIONS = [(f"{verb.upper()} {path}", op) for path, item in SPEC["paths"].items() for verb, op in item.items()]
+REST = [(label, op) for label, op in OPERATIONS if label != "GET /rpc"]
+
+
+def _resolve(schema: dict[str, Any]) -> dict[str, Any]:
+    ref = schema.get("$ref")
+    if ref is None:
+        return schema
+    resolved: dict[str, Any] = SPEC["components"]["schemas"][ref.rsplit("/", 1)[1]]
+    return resolved
+
+
+def _described(schema: dict[str, Any]) -> bool:
+    schema = _resolve(schema)
+    if "anyOf" in schema:
+        return all(_described(branch) for branch in schema["anyOf"])
+    return schema.get("type") == "object" and bool(schema.get("properties"))
+
+
+def _answer_schema(label: str, status: str) -> dict[str, Any]:
+    op = dict(OPERATIONS)[label]
+    schema: dict[str, Any] = op["responses"][status]["content"]["application/json"]["schema"]
+    return schema
+
+
+def _check(label: str, status: int, body: Any) -> None:
+    """`body` against the document's schema of that answer."""
+    schema = {**_answer_schema(label, str(status)), "components": SPEC["components"]}
+    errors = [e.message for e in Draft202012Validator(schema).iter_errors(body)]
+    assert not errors, (label, status, errors)
+
+
+@pytest.mark.req("R-GW-2")
+@pytest.mark.parametrize(("label", "op"), REST, ids=[label for label, _ in REST])
+def test_no_answer_is_a_bare_object(label: str, op: dict[str, Any]) -> None:
+    ok = [s for s in op["responses"] if s.startswith("2")]
+    assert ok, label
+    for status in ok:
+        assert _described(op["responses"][status]["content"]["application/json"]["schema"]), (label, status)
+
+
+@pytest.mark.req("R-GW-2")
+@pytest.mark.parametrize(("label", "op"), OPERATIONS, ids=[label for label, _ in OPERATIONS])
+def test_every_operation_lists_the_statuses_it_can_answer(label: str, op: dict[str, Any]) -> None:
+    statuses = set(op["responses"])
+    assert {"400", "413"} <= statuses, label  # the Host guard and the body limit stand before every route
+    if op["security"]:
+        assert {"401", "403", "503"} <= statuses, label  # the token is resolved (storage) and the grant checked
+    for status, response in op["responses"].items():
+        if int(status) >= 400:
+            assert response["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ErrorAnswer"}
+
+
+@pytest.mark.req("R-GW-2")
+def test_limits_are_the_models_own() -> None:
+    paths = SPEC["paths"]
+    (get_prop,) = paths["/api/config"]["get"]["parameters"]
+    (put_prop,) = paths["/api/config/{prop}"]["put"]["parameters"]
+    # One property-path limit: the domain's (app/config/props.py), which the RPC params models reference.
+    assert get_prop["schema"]["maxLength"] == put_prop["schema"]["maxLength"] == MAX_PROP_CHARS
+    for model in (config_methods.GetParams, config_methods.SetParams, config_methods.DeleteParams):
+        assert model.model_json_schema()["properties"]["prop"].get("maxLength", MAX_PROP_CHARS) == MAX_PROP_CHARS
+    pattern = MessagesParams.model_json_schema(by_alias=True)["properties"]["sessionId"]["pattern"]
+    for path in ("/api/sessions/{id}/messages", "/api/sessions/{id}/prompt"):
+        (item,) = paths[path].values()
+        assert item["parameters"][0]["schema"]["pattern"] == pattern
+    # `POST /pair` is validated by hand (gateway/rest.py); its body model states the same limits.
+    assert m.MAX_LABEL_CHARS == rest.MAX_LABEL_CHARS
+    webhook = paths["/webhook/{agent}"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert webhook["properties"]["sessionId"]["anyOf"][0]["pattern"] == pattern
+
+
+@pytest.mark.req("R-GW-2")
+async def test_real_answers_match_the_result_models(client: httpx.AsyncClient, env: Env) -> None:
+    _, token = await env.token("boss")
+    auth = {"Authorization": f"Bearer {token}"}
+    boss = env.services.auth.policy().for_user("boss")
+    assert boss is not None
+    sid = (await env.services.sessions.open(boss, session_id="drift")).session.session_id
+
+    health = await client.get("/health")
+    m.Health.model_validate(health.json())
+    _check("GET /health", 200, health.json())
+    document = await client.get("/openapi.json")
+    m.OpenApiDocument.model_validate(document.json())
+    _check("GET /openapi.json", 200, document.json())
+
+    code = env.codes.issue("boss")
+    paired = await client.post("/pair", headers={"X-Pairing-Code": code}, json={"label": "drift"})
+    assert paired.status_code == 201, paired.text
+    m.PairedToken.model_validate(paired.json())
+    _check("POST /pair", 201, paired.json())
+
+    status = await client.get("/api/status", headers=auth)
+    m.Status.model_validate(status.json())
+    _check("GET /api/status", 200, status.json())
+    env.services.gateway_url = "http://127.0.0.1:42617"  # the answer with a gateway
+    status = await client.get("/api/status", headers=auth)
+    assert m.Status.model_validate(status.json()).gateway is not None
+    _check("GET /api/status", 200, status.json())
+
+    whole = await client.get("/api/config", headers=auth)
+    _check("GET /api/config", 200, whole.json())
+    one = await client.get("/api/config", params={"prop": "limits.max_sessions"}, headers=auth)
+    m.ConfigProp.model_validate(one.json())
+    _check("GET /api/config", 200, one.json())
+    put = await client.put("/api/config/limits.max_sessions", json={"value": 8}, headers=auth)
+    m.ConfigSet.model_validate(put.json())
+    _check("PUT /api/config/{prop}", 200, put.json())
+
+    for text in ("hello", "/bash true"):  # the second one is a tool call (rejected): rows with toolCallId, name
+        prompt = await client.post(f"/api/sessions/{sid}/prompt", json={"prompt": text}, headers=auth)
+        assert prompt.status_code == 200, prompt.text
+        m.PromptResult.model_validate(prompt.json())
+        _check("POST /api/sessions/{id}/prompt", 200, prompt.json())
+    messages = await client.get(f"/api/sessions/{sid}/messages", headers=auth)
+    rows = m.Messages.model_validate(messages.json()).messages
+    assert any(row.tool_call_id for row in rows), messages.json()
+    _check("GET /api/sessions/{id}/messages", 200, messages.json())
+    listed = await client.get("/api/sessions", params={"includeKilled": "true"}, headers=auth)
+    assert m.SessionList.model_validate(listed.json()).sessions
+    _check("GET /api/sessions", 200, listed.json())
+    hook = await client.post("/webhook/default", json={"message": "hi"}, headers=auth)
+    assert hook.status_code == 200, hook.text
+    m.WebhookResult.model_validate(hook.json())
+    _check("POST /webhook/{agent}", 200, hook.json())
+
+    denied = await client.get("/api/status")
+    m.ErrorAnswer.model_validate(denied.json())
+    _check("GET /api/status", 401, denied.json())
