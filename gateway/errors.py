@@ -25,7 +25,7 @@ Messages are fixed sentences: never a value, a token or exception text.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 from starlette.exceptions import HTTPException
@@ -50,6 +50,7 @@ __all__ = [
     "handle_api_error",
     "handle_http_exception",
     "json_response",
+    "mapped",
     "rpc_error_handler",
 ]
 
@@ -89,6 +90,9 @@ class ApiError(Exception):
         self.extra = extra
 
 
+T = TypeVar("T")
+
+
 def from_rpc_error(exc: RpcError) -> ApiError:
     """The HTTP form of a protocol error: `kind` and the rest of `data` go into the error object."""
     data = dict(exc.data)
@@ -122,6 +126,17 @@ def domain_boundary(
         return route
 
     return wrap
+
+
+async def mapped(rpc_server: RpcServer, step: Awaitable[T]) -> T:
+    """Await a domain step of a route that has no bearer caller (`/pair`, once its code was redeemed): a failure
+    is mapped as `domain_boundary` maps one, so a database that cannot be written answers 503, not 500."""
+    try:
+        return await step
+    except (ApiError, HTTPException, RpcError):
+        raise
+    except Exception as exc:
+        raise rpc_server.to_rpc_error(exc) from None
 
 
 def rpc_error_handler(services: Services) -> Callable[[Request, Exception], Awaitable[Response]]:

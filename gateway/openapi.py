@@ -217,6 +217,7 @@ def _spec(version: str) -> dict[str, Any]:
                     invalid="a missing X-Pairing-Code header or a bad `user`/`label` (invalid_params)",
                     s403="Wrong or expired pairing code, or its user no longer exists (forbidden)",
                     s429="Pairing locked out after failed attempts (limit_exceeded, Retry-After)",
+                    s503="The new token cannot be stored: the database cannot be written (storage_unavailable)",
                 ),
             }
         },

@@ -20,7 +20,7 @@ from app.auth.pairing_codes import PairingCodes, PairingLocked, PairingRejected
 from app.config.props import MAX_PROP_CHARS
 from app.storage import iso_z
 from gateway.auth import authorize, grant_of, http_peer
-from gateway.errors import ApiError, json_response
+from gateway.errors import ApiError, json_response, mapped
 from gateway.openapi import openapi_spec
 from rpc.dispatcher import Registry
 from rpc.methods.lifecycle import PROTOCOL_VERSION
@@ -80,7 +80,9 @@ class RestApi:
         if self.services.auth.policy().for_user(binding.user) is None:
             self.services.audit.record("denied", peer, None)
             raise ApiError(403, "forbidden", "The user of this pairing code no longer exists")
-        record, token = await self.services.pairing.create(binding.user, label or binding.label)
+        record, token = await mapped(
+            self.rpc_server, self.services.pairing.create(binding.user, label or binding.label)
+        )
         result = {
             "tokenId": record.token_id,
             "token": token,

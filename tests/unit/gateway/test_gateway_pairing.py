@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 
 import httpx
 import pytest
@@ -157,3 +158,24 @@ async def test_a_code_for_a_user_removed_since_is_refused(client: httpx.AsyncCli
     response = await client.post("/pair", headers={"X-Pairing-Code": code})
     assert response.status_code == 403
     assert await env.services.pairing.store.list_active("ghost") == []
+
+
+@pytest.mark.req("R-STORE-3")
+async def test_pair_answers_503_when_the_token_cannot_be_stored(
+    client: httpx.AsyncClient, env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: a full disk while storing the new token was a bare 500; it is storage_unavailable, as on every
+    other route, and no token is handed out."""
+
+    async def full(*_args: object) -> object:
+        exc = sqlite3.OperationalError("database or disk is full")
+        exc.sqlite_errorcode = 13
+        raise exc
+
+    monkeypatch.setattr(env.services.pairing, "create", full)
+    code = env.app.state.pairing_codes.issue("alice")
+    response = await client.post("/pair", headers={"X-Pairing-Code": code}, json={"label": "phone"})
+    assert response.status_code == 503
+    error = response.json()["error"]
+    assert (error["kind"], error["reason"]) == ("storage_unavailable", "disk_full") and error["error_id"]
+    assert "token" not in response.text
