@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Final, cast
 
 from sqlalchemy.orm import Session
@@ -37,24 +38,15 @@ def sqlite_time(moment: datetime) -> str:
     return moment.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
 
 
+@lru_cache(maxsize=4096)  # thread-safe; the reader threads share it
 def _utc(value: str) -> datetime:
     """A stored DATETIME (naive UTC text) as aware UTC: what `as_utc(datetime.fromisoformat(value))` gives.
 
     `fromisoformat` with "+00:00" (it returns the `UTC` singleton) costs a sixth of `replace(tzinfo=UTC)`; and
-    `session/list` reads the same times on every call, so a parse is remembered (a bounded dict, emptied when
-    full), which also hands `iso_z` the same objects again, whose renderings it remembers.
+    `session/list` reads the same times on every call, so parses are remembered, which also hands `iso_z` the
+    same objects again, whose renderings it remembers.
     """
-    moment = _PARSED.get(value)
-    if moment is None:
-        moment = datetime.fromisoformat(value + "+00:00")
-        if len(_PARSED) >= _PARSED_MAX:
-            _PARSED.clear()
-        _PARSED[value] = moment
-    return moment
-
-
-_PARSED: dict[str, datetime] = {}  # reader threads share it: single dict operations are atomic under the GIL
-_PARSED_MAX: Final = 4096
+    return datetime.fromisoformat(value + "+00:00")
 
 
 def _connection(s: Session) -> sqlite3.Connection:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import lru_cache
 
 __all__ = ["as_utc", "iso_z", "utcnow"]
 
@@ -16,30 +17,22 @@ def as_utc(moment: datetime) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
+@lru_cache(maxsize=4096)
 def iso_z(moment: datetime) -> str:
     """ISO-8601 in UTC with a `Z` suffix, millisecond precision (what JS `Date` round-trips), as
     `isoformat(timespec="milliseconds")` writes it.
 
-    `session/list` renders two times per session on every call, mostly the same ones each time: a rendering is
-    remembered (a bounded dict, emptied when full), and a new one is %-formatted, which costs half of `isoformat`.
+    `session/list` renders two times per session on every call, mostly the same ones each time, so renderings are
+    remembered (equal datetimes are the same instant: one rendering, whatever their zone); a new one is
+    %-formatted, which costs half of `isoformat`.
     """
-    text = _RENDERED.get(moment)
-    if text is None:
-        utc = moment if moment.tzinfo is UTC else moment.astimezone(UTC)
-        text = "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ" % (  # noqa: UP031 (faster than an f-string with format specs)
-            utc.year,
-            utc.month,
-            utc.day,
-            utc.hour,
-            utc.minute,
-            utc.second,
-            utc.microsecond // 1000,
-        )
-        if len(_RENDERED) >= _RENDERED_MAX:
-            _RENDERED.clear()
-        _RENDERED[moment] = text  # equal datetimes are the same instant: the same rendering, whatever their zone
-    return text
-
-
-_RENDERED: dict[datetime, str] = {}
-_RENDERED_MAX = 4096
+    utc = moment if moment.tzinfo is UTC else moment.astimezone(UTC)
+    return "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ" % (  # noqa: UP031 (faster than an f-string with format specs)
+        utc.year,
+        utc.month,
+        utc.day,
+        utc.hour,
+        utc.minute,
+        utc.second,
+        utc.microsecond // 1000,
+    )

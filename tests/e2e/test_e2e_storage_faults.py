@@ -23,7 +23,7 @@ import db_backend
 import httpx
 import pytest
 from e2e_harness import READY_RE, Daemon, DaemonFactory
-from session_client import Peer, new_sid
+from session_client import TOKEN_USER_CONFIG, Peer, new_sid
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint")
 
@@ -32,15 +32,6 @@ sqlite_only = pytest.mark.sqlite_only  # the fault knob drives SQLite pragmas
 FAULT_ENV = "ZEROCLAW_STORAGE_FAULT_FILE"
 # A prompt whose transcript row needs pages of its own (overflow pages): a full database cannot take it.
 BIG_PROMPT = "spill " * 8000
-
-GATEWAY_CONFIG = """
-[permission_profiles.runner]
-grants = { sessions = ["create", "execute", "read"] }
-allowed_agents = ["*"]
-
-[users.alice]
-permission_profiles = ["runner"]
-"""
 
 
 # ------------------------------------------------------------------------------------------------ start-up
@@ -205,7 +196,7 @@ async def test_a_full_disk_during_a_turn_answers_storage_unavailable_and_the_ses
 async def test_a_read_only_database_refuses_writes_and_answers_reads_over_the_socket_and_rest(
     daemon_factory: DaemonFactory,
 ) -> None:
-    daemon, knob = faulty_daemon(daemon_factory, GATEWAY_CONFIG, no_gateway=False, args=["--gateway-port", "0"])
+    daemon, knob = faulty_daemon(daemon_factory, TOKEN_USER_CONFIG, no_gateway=False, args=["--gateway-port", "0"])
     assert daemon.ready_line is not None
     m = READY_RE.match(daemon.ready_line)
     assert m is not None and m["gateway"] != "off", daemon.ready_line
