@@ -33,9 +33,9 @@ from app.storage.db_lock import acquire as acquire_database_lock
 from app.storage.deferred import DeferredStorage
 from app.storage.errors import masked_url, open_failure
 from app.storage.migrate import create_new_sqlite, is_current_sqlite_file
+from rpc.dispatcher import Dispatcher
 from rpc.methods import ERROR_MAPPERS, build_registry
 from rpc.methods.files import connection_closed as files_connection_closed
-from rpc.server import RpcServer
 from rpc.transports.stream import NdjsonProtocol
 from rpc.transports.unix import EndpointError, UnixListener, peer_of, serve_unix
 
@@ -128,7 +128,7 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
         cleanup.callback(_close_files, services)
         grace = config_store.current.daemon.ephemeral_grace_secs
         watch = EphemeralWatch(grace, stop.set) if options.ephemeral else None
-        server = RpcServer(
+        dispatcher = Dispatcher(
             build_registry(),
             services,
             services.audit,
@@ -136,10 +136,10 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
             on_count_change=watch.connections_changed if watch else lambda _n: None,
         )
         for mapper in ERROR_MAPPERS:
-            server.add_error_mapper(mapper)
-        server.add_close_listener(files_connection_closed)
-        await _listen(paths.endpoint, server, cleanup)
-        gateway = await _start_gateway(options, services, server) if options.gateway else None
+            dispatcher.add_error_mapper(mapper)
+        dispatcher.add_close_listener(files_connection_closed)
+        await _listen(paths.endpoint, dispatcher, cleanup)
+        gateway = await _start_gateway(options, services, dispatcher) if options.gateway else None
         if gateway is not None:
             cleanup.push_async_callback(gateway.close)  # first out: WebSocket peers get close 1012
         gateway_label = gateway.url if gateway is not None else "off"
@@ -284,7 +284,7 @@ def _close_files(services: Services) -> None:
         services.files.close()
 
 
-async def _start_gateway(options: DaemonOptions, services: Services, server: RpcServer) -> GatewayHandle:
+async def _start_gateway(options: DaemonOptions, services: Services, dispatcher: Dispatcher) -> GatewayHandle:
     # Imported here so that `--no-gateway` never loads uvicorn; Starlette and the routes come with the first request.
     from gateway.server import AppOnFirstRequest, GatewayStartError, start_gateway
     from rpc.transports.websocket import ws_max_size
@@ -292,7 +292,7 @@ async def _start_gateway(options: DaemonOptions, services: Services, server: Rpc
     def build() -> Starlette:
         from gateway.app import create_app  # imported by now (`AppOnFirstRequest`, in a worker thread)
 
-        return create_app(services, server, server.registry, pairing_codes=services.pairing_codes)
+        return create_app(dispatcher, pairing_codes=services.pairing_codes)
 
     config = services.config
     app = AppOnFirstRequest("gateway.app", build)
@@ -319,7 +319,7 @@ def _after_ready() -> None:
 
 
 async def _listen(
-    endpoint: str, server: RpcServer, cleanup: contextlib.AsyncExitStack, *, pipe: bool = sys.platform == "win32"
+    endpoint: str, dispatcher: Dispatcher, cleanup: contextlib.AsyncExitStack, *, pipe: bool = sys.platform == "win32"
 ) -> None:
     """Serve the local endpoint: the named pipe on Windows, the Unix socket elsewhere. Both serve the same
     `NdjsonProtocol`, so they share one read/write loop (R-ARCH-1); only accepting differs."""
@@ -327,31 +327,31 @@ async def _listen(
         from rpc.transports.pipe import PipeEndpointError, pipe_peer, serve_pipe  # never imported on Unix
 
         try:
-            pipe_server = await serve_pipe(endpoint, lambda: NdjsonProtocol(server, pipe_peer))
+            pipe_server = await serve_pipe(endpoint, lambda: NdjsonProtocol(dispatcher, pipe_peer))
         except PipeEndpointError as exc:
             raise StartupError(str(exc)) from None
-        cleanup.push_async_callback(_shutdown_pipe, pipe_server, server)
+        cleanup.push_async_callback(_shutdown_pipe, pipe_server, dispatcher)
         return
     try:
-        listener = await serve_unix(Path(endpoint), lambda: NdjsonProtocol(server, peer_of))
+        listener = await serve_unix(Path(endpoint), lambda: NdjsonProtocol(dispatcher, peer_of))
     except EndpointError as exc:
         raise StartupError(str(exc)) from None
-    cleanup.push_async_callback(_shutdown, listener, server)
+    cleanup.push_async_callback(_shutdown, listener, dispatcher)
 
 
-async def _shutdown(listener: UnixListener, server: RpcServer) -> None:
+async def _shutdown(listener: UnixListener, dispatcher: Dispatcher) -> None:
     listener.server.close()
     listener.remove_socket_file()
-    server.close_all()
+    dispatcher.close_all()
     try:
         await asyncio.wait_for(listener.server.wait_closed(), 2.0)
     except TimeoutError:
         log.warning("some connections did not close within 2 s")
 
 
-async def _shutdown_pipe(pipe: PipeServer, server: RpcServer) -> None:
+async def _shutdown_pipe(pipe: PipeServer, dispatcher: Dispatcher) -> None:
     pipe.close()  # no new clients; the connected ones are closed next, as on the socket
-    server.close_all()
+    dispatcher.close_all()
     try:
         await asyncio.wait_for(pipe.wait_closed(), 2.0)
     except TimeoutError:

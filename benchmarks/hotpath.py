@@ -29,8 +29,8 @@ from app.auth.authenticator import Authenticator
 from app.config.store import ConfigStore
 from app.paths import resolve
 from app.services import Services
+from rpc.dispatcher import Dispatcher
 from rpc.methods import build_registry
-from rpc.server import RpcServer
 from rpc.transports.base import Peer
 from rpc.transports.stream import NdjsonProtocol
 
@@ -84,7 +84,7 @@ def daemon_protocols(data_dir: str) -> list[Any]:
         pairing=None,  # type: ignore[arg-type]
         sessions=NoSessions(),  # type: ignore[arg-type]
     )
-    server = RpcServer(build_registry(), services, services.audit, limits=lambda: store.current.limits)
+    server = Dispatcher(build_registry(), services, services.audit, limits=lambda: store.current.limits)
     protocols = []
     for _ in range(CONNECTIONS):
         protocol = NdjsonProtocol(server, lambda transport: Peer("bench", uid=os.getuid()))

@@ -43,13 +43,11 @@ from gateway.rest import RestApi
 from gateway.rest_sessions import GatewayTurns, SessionApi
 from gateway.webhook import WebhookApi
 from gateway.ws import rpc_endpoint, rpc_without_upgrade
-from rpc.dispatcher import Registry
+from rpc.dispatcher import Dispatcher
 from rpc.errors import RpcError
-from rpc.server import RpcServer
 
 if TYPE_CHECKING:
     from app.config.schema import Config
-    from app.services import Services
 
 __all__ = ["DEFAULT_ALLOWED_HOSTS", "PANEL_CSP", "allowed_hosts", "create_app", "panel_routes", "web_dir"]
 
@@ -105,19 +103,18 @@ def panel_routes(directory: Path | None = None) -> list[BaseRoute]:
 
 
 def create_app(
-    services: Services,
-    rpc_server: RpcServer,
-    registry: Registry,
+    dispatcher: Dispatcher,
     *,
     pairing_codes: PairingCodes | None = None,
     body_limit: int = BODY_LIMIT,
 ) -> Starlette:
     """The gateway app. `app.state.pairing_codes` is where the daemon issues pairing codes."""
     codes = pairing_codes if pairing_codes is not None else PairingCodes()
-    api = RestApi(services, rpc_server, registry, codes)
+    services = dispatcher.services
+    api = RestApi(dispatcher, codes)
     turns = GatewayTurns(services.sessions)
-    session_api = SessionApi(services, rpc_server, registry, turns)
-    webhook_api = WebhookApi(services, rpc_server, registry, turns)
+    session_api = SessionApi(dispatcher, turns)
+    webhook_api = WebhookApi(dispatcher, turns)
     cache: tuple[Config | None, frozenset[str]] = (None, frozenset())
 
     def hosts() -> frozenset[str]:
@@ -127,9 +124,8 @@ def create_app(
             cache = (config, allowed_hosts(config.gateway.host, config.gateway.allowed_hosts))
         return cache[1]
 
-    # The bearer routes' one error boundary: a domain failure becomes its RpcError (the RPC twin's answer), which
-    # the app's RpcError handler audits and renders.
-    bearer = domain_boundary(rpc_server, passthrough=(BodyTooLarge,))
+    # What a bearer route raises outside `dispatcher.call` goes through the dispatcher's error boundary too.
+    bearer = domain_boundary(dispatcher, passthrough=(BodyTooLarge,))
     routes = [
         Route("/health", api.health, methods=["GET"]),
         Route("/openapi.json", api.openapi, methods=["GET"]),
@@ -141,7 +137,7 @@ def create_app(
         Route("/api/sessions/{id}/messages", bearer(session_api.messages), methods=["GET"]),
         Route("/api/sessions/{id}/prompt", bearer(session_api.prompt), methods=["POST"]),
         Route("/webhook/{agent}", bearer(webhook_api.webhook), methods=["POST"]),
-        WebSocketRoute("/rpc", rpc_endpoint(rpc_server, services)),
+        WebSocketRoute("/rpc", rpc_endpoint(dispatcher)),
         Route("/rpc", rpc_without_upgrade, methods=["GET"]),  # plain HTTP: 426 (other methods 405)
         *panel_routes(),
     ]
@@ -155,7 +151,7 @@ def create_app(
         ],
         exception_handlers={
             ApiError: handle_api_error,
-            RpcError: rpc_error_handler(services),
+            RpcError: rpc_error_handler,
             HTTPException: handle_http_exception,
         },
     )

@@ -1,6 +1,6 @@
 """Bearer authentication for the REST surface (R-GW-2, R-GW-6): every request resolves its token again, so a
-revoked token or a changed policy applies at once. Grants are read from the method registry, so a REST route
-and its RPC method can never disagree: a route names the method it mirrors (`authorize(request, ..., "status")`)."""
+revoked token or a changed policy applies at once. What the caller may do is not decided here: a route calls its
+JSON-RPC twin through the dispatcher (`dispatcher.call`), which admits it by the grant the registry declares."""
 
 from __future__ import annotations
 
@@ -12,14 +12,16 @@ from starlette.requests import HTTPConnection
 from app.auth.authenticator import Credential
 from app.auth.policy import Principal
 from gateway.errors import ApiError
-from rpc.dispatcher import Registry
-from rpc.server import storage_unavailable
+from rpc.boundary import storage_unavailable
+from rpc.context import CallContext
+from rpc.dispatcher import Dispatcher
+from rpc.transports.base import Peer
 from rpc.transports.websocket import bearer_token
 
 if TYPE_CHECKING:
     from app.services import Services
 
-__all__ = ["Caller", "authenticate", "authorize", "grant_of", "http_peer", "require_grant"]
+__all__ = ["Caller", "authenticate", "caller_context", "http_peer"]
 
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
 
@@ -38,15 +40,6 @@ def http_peer(conn: HTTPConnection) -> str:
         return "http:unknown"
     host = f"[{client.host}]" if ":" in client.host else client.host
     return f"http:{host}:{client.port}"
-
-
-def grant_of(registry: Registry, method: str) -> str:
-    """The grant the RPC method `method` declares (a route mirroring a method that is not registered, or one that
-    needs no grant, is a wiring error)."""
-    spec = registry.get(method)
-    if spec is None or spec.grant is None:
-        raise LookupError(f"no grant for RPC method {method!r}")
-    return spec.grant
 
 
 async def authenticate(conn: HTTPConnection, services: Services) -> Caller:
@@ -70,16 +63,11 @@ async def authenticate(conn: HTTPConnection, services: Services) -> Caller:
     return Caller(credential, principal, peer)
 
 
-def require_grant(caller: Caller, grant: str, services: Services) -> None:
-    if not caller.principal.has_grant(grant):
-        services.audit.record("denied", caller.peer, caller.principal.id)
-        raise ApiError(403, "forbidden", f"Missing grant {grant}", grant=grant)
-
-
-async def authorize(request: HTTPConnection, services: Services, registry: Registry, method: str) -> Caller:
-    """The caller, holding the grant of the RPC method `method` the route mirrors (401, 403). From here on the
-    route's failures are domain failures, audited as this caller (`request.state.caller`, `domain_boundary`)."""
-    caller = await authenticate(request, services)
-    request.state.caller = caller
-    require_grant(caller, grant_of(registry, method), services)
-    return caller
+async def caller_context(request: HTTPConnection, dispatcher: Dispatcher) -> CallContext:
+    """The call context of the bearer of this request (401 when there is none). From here on the route's failures
+    are the caller's, audited as such (`request.state.caller`, `gateway.errors.domain_boundary`); its grant is
+    checked where its JSON-RPC twin's is, by `dispatcher.call` (R-ARCH-3)."""
+    caller = await authenticate(request, dispatcher.services)
+    context = dispatcher.http_context(Peer(caller.peer), caller.credential, caller.principal)
+    request.state.caller = context
+    return context

@@ -3,9 +3,9 @@
 `kind` uses the JSON-RPC names of SPEC §3.1 where one fits (`auth_required`, `forbidden`, `invalid_params`,
 `invalid_request`, `limit_exceeded`, `internal_error`); HTTP-only situations add `not_found` and
 `method_not_allowed`. Routes raise: `ApiError` for HTTP-only situations, `RpcError` or a domain exception for the
-rest. `domain_boundary` turns a domain exception of an authenticated route into its `RpcError` through the RPC
-server's error mappers, and `rpc_error_handler` (the app's one `RpcError` handler) audits and answers it, so a
-REST route answers a domain failure exactly like its JSON-RPC twin.
+rest. A route's work runs through `dispatcher.call`, whose error boundary maps and audits what it raises;
+`domain_boundary` sends what a route raises outside it through the same boundary, and `rpc_error_handler` (the
+app's one `RpcError` handler) renders it, so a REST route answers a failure exactly like its JSON-RPC twin.
 Messages are fixed sentences: never a value, a token or exception text.
 
     status  kind                 when
@@ -32,11 +32,10 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-from rpc.errors import AuthRequired, Forbidden, RpcError
+from rpc.errors import RpcError
 
 if TYPE_CHECKING:
-    from app.services import Services
-    from rpc.server import RpcServer
+    from rpc.dispatcher import Dispatcher
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 
@@ -103,13 +102,14 @@ def from_rpc_error(exc: RpcError) -> ApiError:
 
 
 def domain_boundary(
-    rpc_server: RpcServer, passthrough: tuple[type[BaseException], ...] = ()
+    dispatcher: Dispatcher, passthrough: tuple[type[BaseException], ...] = ()
 ) -> Callable[[Endpoint], Endpoint]:
-    """Wrap a bearer route: once it knows its caller (`request.state.caller`, set by `gateway.auth.authorize`),
-    any exception it raises is a domain failure, mapped to its `RpcError` by the RPC server's error mappers
-    (unknown ones become `internal_error` with an error_id, the traceback logged there), as the RPC surface does
-    for a handler. Before that, and for `ApiError`, `HTTPException`, a client that went away or `passthrough`
-    (the body limit's signal), the exception goes on unchanged."""
+    """Wrap a bearer route: once it knows its caller (`request.state.caller`, set by `gateway.auth.caller_context`),
+    any exception it raises outside `dispatcher.call` is a domain failure, answered through the dispatcher's error
+    boundary (mapped, audited when a refusal; unknown ones become `internal_error` with an error_id, the traceback
+    logged there), as a JSON-RPC handler's would be. Before that, and for `ApiError`, `HTTPException`, `RpcError`
+    (already answered), a client that went away or `passthrough` (the body limit's signal), the exception goes on
+    unchanged."""
     skip: tuple[type[BaseException], ...] = (ApiError, HTTPException, RpcError, ClientDisconnect, *passthrough)
 
     def wrap(endpoint: Endpoint) -> Endpoint:
@@ -119,16 +119,17 @@ def domain_boundary(
             except skip:
                 raise
             except Exception as exc:
-                if getattr(request.state, "caller", None) is None:
+                caller = getattr(request.state, "caller", None)
+                if caller is None:
                     raise
-                raise rpc_server.to_rpc_error(exc) from None
+                raise dispatcher.errors.answer(exc, caller.peer.label, caller.authority.principal_id) from None
 
         return route
 
     return wrap
 
 
-async def mapped(rpc_server: RpcServer, step: Awaitable[T]) -> T:
+async def mapped(dispatcher: Dispatcher, step: Awaitable[T]) -> T:
     """Await a domain step of a route that has no bearer caller (`/pair`, once its code was redeemed): a failure
     is mapped as `domain_boundary` maps one, so a database that cannot be written answers 503, not 500."""
     try:
@@ -136,21 +137,14 @@ async def mapped(rpc_server: RpcServer, step: Awaitable[T]) -> T:
     except (ApiError, HTTPException, RpcError):
         raise
     except Exception as exc:
-        raise rpc_server.to_rpc_error(exc) from None
+        raise dispatcher.to_rpc_error(exc) from None
 
 
-def rpc_error_handler(services: Services) -> Callable[[Request, Exception], Awaitable[Response]]:
-    """The app's handler of `RpcError`: its HTTP form (`from_rpc_error`), audited as `denied` exactly when the
-    RPC twin would be (-32010, -32012: not a 403 `session_not_owned`), R-SEC-3."""
-
-    async def handle(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, RpcError)
-        caller = getattr(request.state, "caller", None)
-        if caller is not None and isinstance(exc, AuthRequired | Forbidden):
-            services.audit.record("denied", caller.peer, caller.principal.id)
-        return await handle_api_error(request, from_rpc_error(exc))
-
-    return handle
+async def rpc_error_handler(request: Request, exc: Exception) -> Response:
+    """The app's handler of `RpcError`: its HTTP form (`from_rpc_error`). It was audited where it was answered, by
+    the dispatcher's error boundary (R-SEC-3)."""
+    assert isinstance(exc, RpcError)
+    return await handle_api_error(request, from_rpc_error(exc))
 
 
 def json_response(data: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:

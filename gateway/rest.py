@@ -1,48 +1,50 @@
 """The REST routes (R-GW-2, R-GW-6, R-AUTH-4): health, pairing, status and config.
 
-Each route is a thin adapter like an RPC handler: authenticate, check the grant its RPC twin declares, call
-one domain service, shape the result. A domain failure is raised as is: `gateway.errors.domain_boundary` and the
-app's `RpcError` handler answer it as its RPC twin would. The session routes and `/webhook/{agent}` come with the
-session service.
+Each bearer route is an adapter over its JSON-RPC twin: authenticate the bearer, then `dispatcher.call` the twin
+(its admission, params model, handler, error boundary and audit), and answer its result. Failures come back as the
+`RpcError` the twin would have answered, rendered by the app's `RpcError` handler. The session routes and
+`/webhook/{agent}` are in `gateway/rest_sessions.py` and `gateway/webhook.py`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Annotated, Any, TypeVar
 
 import orjson
+from pydantic import Field, ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
-from app.auth import policy
 from app.auth.pairing_codes import PairingCodes, PairingLocked, PairingRejected
-from app.config.props import MAX_PROP_CHARS
 from app.storage import iso_z
-from gateway.auth import authorize, grant_of, http_peer
+from gateway.auth import caller_context, http_peer
 from gateway.errors import ApiError, json_response, mapped
 from gateway.openapi import openapi_spec
-from rpc.dispatcher import Registry
-from rpc.methods.lifecycle import PROTOCOL_VERSION
-from rpc.server import RpcServer
+from rpc.dispatcher import Dispatcher
+from rpc.errors import InvalidParams
+from rpc.registry import Params, validation_errors
 
-if TYPE_CHECKING:
-    from app.services import Services
-
-__all__ = ["MAX_LABEL_CHARS", "RestApi"]
+__all__ = ["MAX_LABEL_CHARS", "PairBody", "RestApi", "json_object", "validate"]
 
 MAX_LABEL_CHARS = 256
 
+P = TypeVar("P", bound=Params)
+
+
+class PairBody(Params):
+    """The optional body of `POST /pair`."""
+
+    user: Annotated[str | None, Field(min_length=1, max_length=128)] = None
+    label: Annotated[str | None, Field(min_length=1, max_length=MAX_LABEL_CHARS)] = None
+
 
 class RestApi:
-    def __init__(
-        self, services: Services, rpc_server: RpcServer, registry: Registry, pairing_codes: PairingCodes
-    ) -> None:
-        self.services = services
-        self.rpc_server = rpc_server
-        self.registry = registry
+    def __init__(self, dispatcher: Dispatcher, pairing_codes: PairingCodes) -> None:
+        self.dispatcher = dispatcher
+        self.services = dispatcher.services
         self.pairing_codes = pairing_codes
-        self._openapi = orjson.dumps(openapi_spec(services.version))
+        self._openapi = orjson.dumps(openapi_spec(self.services.version))
 
     # -- no token --------------------------------------------------------------------------------------
 
@@ -54,15 +56,13 @@ class RestApi:
 
     async def pair(self, request: Request) -> Response:
         """`X-Pairing-Code` + optional `{"user"?, "label"?}` → a paired token of the code's user (201)."""
-        body = await _json_object(request, optional=True)
-        user = _optional_str(body, "user", 128)
-        label = _optional_str(body, "label", MAX_LABEL_CHARS)
+        body = validate(PairBody, await json_object(request, optional=True))
         code = request.headers.get("x-pairing-code")
         if code is None:
             raise ApiError(400, "invalid_params", "The X-Pairing-Code header is required", errors=[_field("code")])
         peer = http_peer(request)
         try:
-            binding = self.pairing_codes.redeem(code.strip(), user)
+            binding = self.pairing_codes.redeem(code.strip(), body.user)
         except PairingLocked:
             retry = self.pairing_codes.retry_after()
             self.services.audit.record("denied", peer, None)
@@ -81,7 +81,7 @@ class RestApi:
             self.services.audit.record("denied", peer, None)
             raise ApiError(403, "forbidden", "The user of this pairing code no longer exists")
         record, token = await mapped(
-            self.rpc_server, self.services.pairing.create(binding.user, label or binding.label)
+            self.dispatcher, self.services.pairing.create(binding.user, body.label or binding.label)
         )
         result = {
             "tokenId": record.token_id,
@@ -91,57 +91,39 @@ class RestApi:
         }
         return json_response(result, status=201)
 
-    # -- bearer token ----------------------------------------------------------------------------------
+    # -- bearer token: each route is its JSON-RPC twin through the dispatcher ------------------------------
 
     async def status(self, request: Request) -> Response:
-        await authorize(request, self.services, self.registry, "status")
-        return json_response(
-            {
-                **self.services.describe(),
-                "protocolVersion": PROTOCOL_VERSION,
-                "connections": len(self.rpc_server.connections),
-            }
-        )
+        context = await caller_context(request, self.dispatcher)
+        return json_response(await self.dispatcher.call("status", None, context))
 
     async def get_config(self, request: Request) -> Response:
-        """The whole config (secrets masked), or `{prop, value}` with `?prop=` — like `config/get`."""
-        await authorize(request, self.services, self.registry, "config/get")
+        """The whole config (secrets masked), or `{prop, value}` with `?prop=` — `config/get`."""
+        context = await caller_context(request, self.dispatcher)
         prop = request.query_params.get("prop")
-        if prop is not None and not 0 < len(prop) <= MAX_PROP_CHARS:
-            raise ApiError(400, "invalid_params", "Invalid params", errors=[_field("prop", "string_too_long")])
-        value = self.services.config_store.get(prop)
-        return json_response(value if prop is None else {"prop": prop, "value": value})
+        return json_response(await self.dispatcher.call("config/get", {"prop": prop}, context))
 
     async def put_config(self, request: Request) -> Response:
-        """`PUT /api/config/{prop}` with `{"value": …}` → `{prop, set: true}`, like `config/set`."""
-        caller = await authorize(request, self.services, self.registry, "config/set")
-        prop = request.path_params["prop"]
-        if not 0 < len(prop) <= MAX_PROP_CHARS:
-            raise ApiError(400, "invalid_params", "Invalid params", errors=[_field("prop", "string_too_long")])
-        body = await _json_object(request)
-        if "value" not in body:
-            raise ApiError(400, "invalid_params", 'Body must be {"value": …}', errors=[_field("value")])
-        grant = grant_of(self.registry, "config/set")
-
-        def check(requested: Sequence[str]) -> None:
-            # Runs under the config write lock: the caller's authority as of now, not as of the request (R-CFG-3).
-            principal = self.services.auth.refresh(caller.credential)
-            if principal is None:
-                self.services.audit.record("denied", caller.peer, caller.principal.id)
-                raise ApiError(401, "auth_required", "The bearer token is no longer valid")
-            if not principal.has_grant(grant):
-                raise policy.Forbidden(f"Missing grant {grant}", grant=grant)
-            policy.check_config_write(principal, requested, indexed=False)
-
-        await self.services.config_store.set(prop, body["value"], authorize=check)
-        return json_response({"prop": prop, "set": True})
+        """`PUT /api/config/{prop}` with `{"value": …}` → `{prop, set: true}` — `config/set`."""
+        context = await caller_context(request, self.dispatcher)
+        body = await json_object(request)
+        params = {"prop": request.path_params["prop"], **({"value": body["value"]} if "value" in body else {})}
+        return json_response(await self.dispatcher.call("config/set", params, context))
 
 
 def _field(name: str, type_: str = "missing", message: str = "required") -> dict[str, str]:
     return {"field": name, "type": type_, "message": message}
 
 
-async def _json_object(request: Request, *, optional: bool = False) -> dict[str, Any]:
+def validate(model: type[P], data: Mapping[str, Any]) -> P:
+    """`data` through a params model: a failure is 400 `invalid_params` naming the fields (never values)."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidParams(errors=validation_errors(exc)) from None
+
+
+async def json_object(request: Request, *, optional: bool = False) -> dict[str, Any]:
     body = await request.body()  # BodyLimit stops this at 64 KiB
     if not body.strip() and optional:
         return {}
@@ -152,14 +134,3 @@ async def _json_object(request: Request, *, optional: bool = False) -> dict[str,
     if not isinstance(data, dict):
         raise ApiError(400, "invalid_request", "The body must be a JSON object")
     return data
-
-
-def _optional_str(body: dict[str, Any], key: str, max_chars: int) -> str | None:
-    value = body.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str) or not 0 < len(value) <= max_chars:
-        raise ApiError(
-            400, "invalid_params", "Invalid params", errors=[_field(key, "string_type", f"1 to {max_chars} chars")]
-        )
-    return value

@@ -21,24 +21,22 @@ approve them); `ask_user`/`poll` get "no interactive client is attached" (see ga
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from app.auth.policy import Principal
 from app.sessions.errors import AgentNotAllowed, SessionNotOwned
-from gateway.auth import authorize
+from gateway.auth import caller_context
 from gateway.errors import ApiError, json_response
-from gateway.rest import _json_object
-from gateway.rest_sessions import GatewayTurns, validate
-from rpc.dispatcher import Params, Registry
+from gateway.rest import json_object, validate
+from gateway.rest_sessions import GatewayTurns
+from rpc.context import CallContext
+from rpc.dispatcher import Dispatcher
 from rpc.errors import InvalidParams
 from rpc.methods.session import SessionId
-from rpc.server import RpcServer
-
-if TYPE_CHECKING:
-    from app.services import Services
+from rpc.registry import Params
 
 __all__ = ["WebhookApi", "WebhookBody"]
 
@@ -49,28 +47,28 @@ class WebhookBody(Params):
 
 
 class WebhookApi:
-    def __init__(self, services: Services, rpc_server: RpcServer, registry: Registry, turns: GatewayTurns) -> None:
-        self.services = services
-        self.rpc_server = rpc_server
-        self.registry = registry
+    def __init__(self, dispatcher: Dispatcher, turns: GatewayTurns) -> None:
+        self.dispatcher = dispatcher
+        self.services = dispatcher.services
         self.turns = turns
 
     async def webhook(self, request: Request) -> Response:
-        caller = await authorize(request, self.services, self.registry, "session/prompt")
-        principal = caller.principal
+        context = await caller_context(request, self.dispatcher)
+        self.dispatcher.admit("session/prompt", context)  # the grant of the turn, before a session is opened
+        principal = context.principal
         agent = request.path_params["agent"]
         if not principal.may_use_agent(agent):
             raise AgentNotAllowed
         if agent not in self.services.config.agents:
             raise ApiError(404, "not_found", "Unknown agent")
-        params = validate(WebhookBody, await _json_object(request))
+        params = validate(WebhookBody, await json_object(request))
         sessions = self.services.sessions
         sessions.check_prompt(params.message, field="message")
         if params.session_id is None:
             opened = await sessions.open(principal, agent_alias=agent, mode="chat", surface="gateway")
             session_id: str = opened.session.session_id
             async with self.turns.hold(session_id, created=True):
-                outcome = await self.turns.prompt(principal, session_id, params.message)
+                outcome = await self._turn(context, session_id, params.message)
         else:
             session_id = params.session_id
             async with self.turns.hold(session_id):
@@ -78,8 +76,14 @@ class WebhookApi:
                     await sessions.open(
                         principal, agent_alias=agent, session_id=session_id, mode="chat", surface="gateway"
                     )
-                outcome = await self.turns.prompt(principal, session_id, params.message)
-        return json_response({"sessionId": session_id, "content": outcome.content})
+                outcome = await self._turn(context, session_id, params.message)
+        return json_response({"sessionId": session_id, "content": outcome["content"]})
+
+    async def _turn(self, context: CallContext, session_id: str, message: str) -> dict[str, Any]:
+        turn: dict[str, Any] = await self.dispatcher.call(
+            "session/prompt", {"sessionId": session_id, "prompt": message}, context
+        )
+        return turn
 
     async def _needs_open(self, principal: Principal, session_id: str, agent: str) -> bool:
         """Whether `session_id` must be opened (resumed or created) before its turn; raises when it is not a chat

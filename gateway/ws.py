@@ -8,7 +8,6 @@ A plain HTTP request to `/rpc` (no upgrade) gets 426 Upgrade Required; another m
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
@@ -17,11 +16,8 @@ from starlette.websockets import WebSocket
 
 from gateway.errors import ApiError, error_body
 from gateway.middleware import deny_websocket, split_host
-from rpc.server import RpcServer
+from rpc.dispatcher import Dispatcher
 from rpc.transports.websocket import WebSocketTransport, websocket_peer
-
-if TYPE_CHECKING:
-    from app.services import Services
 
 __all__ = ["origin_allowed", "rpc_endpoint", "rpc_without_upgrade"]
 
@@ -46,7 +42,7 @@ def origin_allowed(origin: str | None, host: str | None, scheme: str) -> bool:
     return parsed.hostname.lower().rstrip(".") == name and origin_port == port
 
 
-def rpc_endpoint(rpc_server: RpcServer, services: Services) -> Callable[[WebSocket], Awaitable[None]]:
+def rpc_endpoint(dispatcher: Dispatcher) -> Callable[[WebSocket], Awaitable[None]]:
     async def endpoint(websocket: WebSocket) -> None:
         headers = websocket.headers
         peer = websocket_peer(
@@ -54,11 +50,11 @@ def rpc_endpoint(rpc_server: RpcServer, services: Services) -> Callable[[WebSock
             headers.get("authorization"),
         )
         if not origin_allowed(headers.get("origin"), headers.get("host"), websocket.url.scheme):
-            services.audit.record("denied", peer.label, None)
+            dispatcher.audit.record("denied", peer.label, None)
             await deny_websocket(websocket.scope, websocket.send, 403, error_body("forbidden", "Origin not allowed"))
             return
         await websocket.accept()
-        await WebSocketTransport(websocket, rpc_server, peer).run()
+        await WebSocketTransport(websocket, dispatcher, peer).run()
 
     return endpoint
 

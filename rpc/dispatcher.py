@@ -1,213 +1,411 @@
-"""The method registry (R-ARCH-2) and the call pipeline (R-WIRE-3 order of checks).
+"""The dispatcher: every call on every surface goes bytes → transport → here → handler → here → transport.
 
-Each method is declared once: its params model, the grant it needs, whether it is local-only, and its
-handler. `initialize.methods`, the grant gate and the local-only rule all read this registry.
-Handlers are plain functions when they never suspend (they run inline, on the read path) and coroutine
-functions when they do (each call gets its own task).
+One `Dispatcher` serves the daemon. It accepts peers (the connection cap), classifies their frames (`envelope`),
+admits each request (`rpc.admission`: method, initialized, local-only, grant), validates its params, runs its
+handler inline (a plain function) or as its own task (a coroutine function), keeps the in-flight table that gives
+every request with an id exactly one answer, routes responses to the connection's pending requests, and turns
+whatever a handler raises into the one error it answers (`rpc.boundary`, which also audits refusals). HTTP routes
+call `call()`, the same pipeline without a connection (R-ARCH-3).
+
+The in-flight entry of a request is removed exactly once, by its task's done callback, and nothing answers an id
+that is not (or no longer) in the table.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import suppress
+from enum import Enum
+from functools import partial
+from typing import TYPE_CHECKING, Any, Final
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-from pydantic.alias_generators import to_camel
+import orjson
 
-from app.auth.grants import parse_grant
-from rpc.errors import AuthRequired, Forbidden, InvalidParams, MethodNotFound
+from rpc.admission import Admissions, admit, require_grant
+from rpc.boundary import ErrorBoundary, ErrorMapper
+from rpc.connection import Connection
+from rpc.context import Authority, CallContext, NoClient, Surface
+from rpc.envelope import (
+    NO_ID,
+    Id,
+    Reject,
+    Request,
+    Response,
+    classify,
+    encode_error,
+    encode_result,
+    parse,
+    request_fields,
+)
+from rpc.errors import AuthRequired, InternalError, InvalidRequest, LimitExceeded, MethodNotFound, ParseError, RpcError
+from rpc.registry import AfterReply, MethodSpec, Registry
+from rpc.transports.base import ConnectionClosed, FrameTransport, Peer
 
 if TYPE_CHECKING:
+    from app.audit import AuditLog
     from app.auth.policy import Principal
+    from app.config.schema import Limits
     from app.services import Services
-    from rpc.connection import Connection
 
-__all__ = ["AfterReply", "Call", "MethodSpec", "NoParams", "Params", "Registry", "validation_errors"]
+__all__ = ["NOT_TAKEN", "Dispatcher", "NotTaken"]
 
+log = logging.getLogger("zeroclaw.rpc")
 
-@dataclass(frozen=True, slots=True)
-class AfterReply:
-    """A handler result plus an action to run right after the reply is queued on the connection.
-
-    For effects that must not be observable before the answer (R-SES-3: a connection starts watching a
-    session only once its `session/new` answer is on its way, so no update can overtake it).
-    """
-
-    result: Any
-    then: Callable[[], None]
+_PARSE_ERROR = encode_error(None, ParseError())
+_loads = orjson.loads
 
 
-class Params(BaseModel):
-    """Base of every params model: camelCase and snake_case both accepted (R-WIRE-8); unknown keys ignored.
+class NotTaken(Enum):
+    """What `Dispatcher.take_frame` returns for a frame it cannot take yet (an enum, so type checkers narrow)."""
 
-    `defer_build`: a model's validator is built by its first validation, not when its module is imported, so a
-    daemon start (issue 15) does not pay for the ~40 models of families it has not been called on yet.
-    """
-
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=True,
-        extra="ignore",
-        frozen=True,
-        hide_input_in_errors=True,
-        defer_build=True,
-    )
+    NOT_TAKEN = 0
 
 
-class NoParams(Params):
-    pass
+NOT_TAKEN: Final = NotTaken.NOT_TAKEN
 
 
-P = TypeVar("P", bound=Params)
-_UNKNOWN: Any = object()  # `MethodSpec.empty` before the first call without params
-
-
-class Call:
-    """What a handler sees: the calling connection (principal, capabilities) and the daemon's services.
-
-    One per connection (created once, not per request): it holds nothing request-specific.
-    """
-
-    __slots__ = ("connection",)
-
-    def __init__(self, connection: Connection) -> None:
-        self.connection = connection
-
-    @property
-    def services(self) -> Services:
-        return self.connection.server.services
-
-    @property
-    def principal(self) -> Principal:
-        """The caller, as of the grant check that admitted this call."""
-        principal = self.connection.principal
-        if principal is None:  # only `initialize` runs unauthenticated, and it does not ask
-            raise AuthRequired
-        return principal
-
-
-Handler = Callable[[Call, P], Any]  # a plain function, or a coroutine function (run as its own task)
-
-
-@dataclass(frozen=True, slots=True)
-class MethodSpec(Generic[P]):
-    name: str
-    handler: Handler[P]
-    params: type[P]
-    grant: str | None  # None only for `initialize`
-    local_only: bool = False
-    requires_init: bool = True
-    barrier: bool = False  # stop reading the connection until this call completes
-    is_async: bool = field(init=False)
-    # The params model's instance for "no params" (None when {} is invalid), made by the first call without
-    # params: validating {} at registration would build every model at start-up (`Params.defer_build`).
-    empty: Params | None = field(init=False, default=_UNKNOWN)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "is_async", inspect.iscoroutinefunction(self.handler))
-
-    def params_from(self, raw: object) -> Params:
-        """The validated params model for a request's `params` (an object, an array, or absent/None)."""
-        if not raw:
-            empty = self.empty
-            if empty is _UNKNOWN:
-                empty = self._empty()
-            if empty is not None:
-                return empty  # params models are frozen, so one shared instance is safe
-        return _validate(self.params, raw)
-
-    def _empty(self) -> Params | None:
-        try:
-            empty: Params | None = self.params.model_validate({})
-        except ValidationError:
-            empty = None
-        object.__setattr__(self, "empty", empty)
-        return empty
-
-
-class Registry:
-    def __init__(self) -> None:
-        self._methods: dict[str, MethodSpec[Any]] = {}
-        self._admitted: dict[tuple[Principal, bool], dict[str, MethodSpec[Any]]] = {}
-        self._admitted_generation = -1
-
-    def method(
+class Dispatcher:
+    def __init__(
         self,
-        name: str,
+        registry: Registry,
+        services: Services,
+        audit: AuditLog,
         *,
-        params: type[P],
-        grant: str | None,
-        local_only: bool = False,
-        requires_init: bool = True,
-        barrier: bool = False,
-    ) -> Callable[[Handler[P]], Handler[P]]:
-        if grant is not None and parse_grant(grant) != tuple(grant.split(":")):
-            raise ValueError(f"method {name!r} declares a non-canonical grant")
+        limits: Callable[[], Limits],
+        on_count_change: Callable[[int], None] = lambda _count: None,
+    ) -> None:
+        self.registry = registry
+        self.services = services
+        self.audit = audit
+        self.errors = ErrorBoundary(audit)
+        self._limits = limits
+        self._on_count_change = on_count_change
+        self._admissions = Admissions()
+        self._close_listeners: list[Callable[[Connection], None]] = []
+        self.connections: set[Connection] = set()
 
-        def register(handler: Handler[P]) -> Handler[P]:
-            if name in self._methods:
-                raise ValueError(f"method {name!r} registered twice")
-            self._methods[name] = MethodSpec(name, handler, params, grant, local_only, requires_init, barrier)
-            return handler
+    # -- the daemon's view ---------------------------------------------------------------------------------
 
-        return register
+    @property
+    def limits(self) -> Limits:
+        """The limits in force now (config changes apply to the next connection or call)."""
+        return self._limits()
 
-    def get(self, name: str) -> MethodSpec[Any] | None:
-        return self._methods.get(name)
+    @property
+    def connection_count(self) -> int:
+        return len(self.connections)
 
-    def names(self) -> list[str]:
-        return sorted(self._methods)
+    def method_names(self) -> list[str]:
+        return self.registry.names()
 
-    def admitted(self, principal: Principal, remote: bool, generation: int) -> dict[str, MethodSpec[Any]]:
-        """The table of methods already admitted to `principal` on a local or remote endpoint under the policy
-        `generation` (filled by `admit`).
+    def add_error_mapper(self, mapper: ErrorMapper) -> None:
+        self.errors.add_mapper(mapper)
 
-        Admission depends on nothing else, so every connection acting as the same principal on the same kind
-        of endpoint shares one table: with many connections, one shared table stays in the CPU cache where a
-        table per connection would not. A new generation starts empty tables.
+    def to_rpc_error(self, exc: BaseException) -> RpcError:
+        return self.errors.to_rpc_error(exc)
+
+    def add_close_listener(self, listener: Callable[[Connection], None]) -> None:
+        """Run `listener(connection)` when a connection ends (e.g. to discard what it staged)."""
+        self._close_listeners.append(listener)
+
+    def close_all(self) -> None:
+        for connection in list(self.connections):
+            connection.transport.close()
+
+    # -- peers ---------------------------------------------------------------------------------------------
+
+    def accept(self, transport: FrameTransport, peer: Peer) -> Connection | None:
+        """A new peer, or None when the connection cap refused it (one error frame, then closed)."""
+        limits = self.limits
+        if len(self.connections) >= limits.max_connections:
+            refusal = LimitExceeded("Too many connections", name="connections", limit=limits.max_connections)
+            transport.send(encode_error(None, refusal))
+            transport.close()
+            self.audit.record("denied", peer.label, None)
+            return None
+        surface = Surface.WEBSOCKET if peer.remote else Surface.LOCAL
+        connection = Connection(
+            transport,
+            peer,
+            surface,
+            max_inflight=limits.max_inflight_per_connection,
+            max_pending=limits.max_pending_client_requests,
+        )
+        authority = connection.authority
+        connection.context = CallContext(
+            self.services,
+            self,
+            surface,
+            peer,
+            authority,
+            connection,
+            partial(self._recheck, authority, surface),
+            partial(self._sign_in, connection),
+        )
+        self.connections.add(connection)
+        self.audit.record("connect", peer.label, None)
+        self._on_count_change(len(self.connections))
+        return connection
+
+    def input_ended(self, connection: Connection) -> None:
+        connection.input_ended()
+
+    def connection_lost(self, connection: Connection) -> None:
+        if not connection.lost() or connection not in self.connections:
+            return
+        self.connections.discard(connection)
+        for listener in self._close_listeners:
+            listener(connection)
+        self.audit.record("disconnect", connection.peer.label, connection.authority.principal_id)
+        self._on_count_change(len(self.connections))
+
+    # -- inbound frames ------------------------------------------------------------------------------------
+
+    def frames_received(self, connection: Connection, lines: Sequence[bytes]) -> int:
+        """Handle frames in order until the connection is saturated; returns how many were taken."""
+        send = connection.transport.send
+        taken = 0
+        for line in lines:
+            answer = self.take_frame(connection, line)
+            if answer is NOT_TAKEN:
+                break
+            taken += 1
+            if answer is not None:
+                send(answer)
+        return taken
+
+    def take_frame(self, connection: Connection, line: bytes) -> bytes | NotTaken | None:
+        """Handle one frame (JSON text; surrounding whitespace such as the NDJSON newline is allowed).
+
+        Returns `NOT_TAKEN` while the connection is saturated (or closed): the transport keeps the frame and
+        stops reading. A request for a method this connection was already admitted to under the policy in force
+        (`Admissions`) goes straight to params validation and its handler, and the answer of a handler that does
+        not suspend comes back encoded, for the transport to write (benchmarks/README.md, ping-pong). Every other
+        frame goes through `_frame`, which decides the same way and sends what it answers itself.
         """
-        if generation != self._admitted_generation:
-            self._admitted, self._admitted_generation = {}, generation
-        return self._admitted.setdefault((principal, remote), {})
+        transport = connection.transport
+        if connection.barrier or transport.writing_paused or len(connection.inflight) >= connection.max_inflight:
+            return NOT_TAKEN
+        if connection.closed:
+            return NOT_TAKEN
+        try:
+            frame = _loads(line)
+        except orjson.JSONDecodeError:
+            transport.send(_PARSE_ERROR)
+            return None
+        fields = request_fields(frame)
+        if fields is not None:
+            method, params, rid = fields
+            authority = connection.authority
+            spec: MethodSpec[Any] | None = authority.cleared.get(method)
+            if (
+                spec is not None
+                and rid not in connection.inflight
+                and authority.generation == self.services.auth.generation
+            ):
+                if spec.is_async:
+                    self._execute(connection, rid, spec, params)
+                    return None
+                handler = spec.handler  # called through a local: `spec.handler(...)` is an unspecialized lookup
+                try:  # the inline branch of `_execute`, for its encoded answer
+                    return encode_result(rid, handler(connection.context, spec.params_from(params)))
+                except Exception as exc:
+                    self._send_error(connection, rid, exc)
+                    return None
+        self._frame(connection, classify(frame, line))
+        return None
 
-    def admit(self, connection: Connection, method: str) -> MethodSpec[Any]:
-        """Run the checks in the order the spec fixes: method, initialized, grant (params come next).
+    def frame_received(self, connection: Connection, line: bytes) -> None:
+        """One frame from a message-oriented transport (the WebSocket)."""
+        self._frame(connection, parse(line))
 
-        A method admitted on an initialized connection is remembered in `connection.cleared` for the policy
-        generation in force, so its next calls skip these checks (any policy change moves the generation).
-        """
-        spec = self._methods.get(method)
+    def _frame(self, connection: Connection, frame: Request | Response | Reject | None) -> None:
+        if isinstance(frame, Request):
+            if frame.id is NO_ID:
+                self._on_notification(connection, frame)
+            else:
+                self._on_request(connection, frame, frame.id)  # type: ignore[arg-type]  # narrowed: not NO_ID
+        elif isinstance(frame, Response):
+            connection.response_received(frame)
+        elif isinstance(frame, Reject):
+            connection.transport.send(encode_error(frame.id, frame.error))
+        else:
+            log.info("dropped a malformed response-shaped frame from %s", connection.peer.label)
+
+    def _on_request(self, connection: Connection, request: Request, rid: Id) -> None:
+        if rid in connection.inflight:
+            error = InvalidRequest("Request id already in flight", kind="duplicate_id", id=rid)
+            connection.transport.send(encode_error(None, error))
+            return
+        try:
+            spec = self._admit(connection, request.method)
+        except RpcError as exc:
+            self._send_error(connection, rid, exc)
+            return
+        self._execute(connection, rid, spec, request.params)
+
+    def _on_notification(self, connection: Connection, request: Request) -> None:
+        """Run it for its effect; nothing is ever answered, not even an error."""
+        try:
+            spec = self._admit(connection, request.method)
+            params = spec.params_from(request.params)
+            if not spec.is_async:
+                spec.handler(connection.context, params)
+                return
+        except RpcError:
+            return
+        except Exception as exc:
+            self.errors.to_rpc_error(exc)  # logs it under an error id
+            return
+        task = asyncio.get_running_loop().create_task(spec.handler(connection.context, params))
+        connection.background.add(task)
+        task.add_done_callback(partial(self._notification_done, connection))
+
+    def _notification_done(self, connection: Connection, task: asyncio.Task[Any]) -> None:
+        connection.background.discard(task)
+        if connection.input_closed and not connection.closed:
+            connection.transport.resume()  # after EOF the transport closes once nothing runs (R-WIRE-9)
+
+    # -- admission -----------------------------------------------------------------------------------------
+
+    def _admit(self, connection: Connection, method: str) -> MethodSpec[Any]:
+        """The method's spec, once `admit` let this connection's caller run it; remembered for the policy in force."""
+        spec = self.registry.get(method)
         if spec is None:
             raise MethodNotFound
-        if connection.cleared.get(method) is spec and connection.auth_generation == connection.auth.generation:
+        authority = connection.authority
+        admitted: MethodSpec[Any] | None = authority.cleared.get(method)
+        if admitted is spec and authority.generation == self.services.auth.generation:
             return spec
-        if spec.requires_init and not connection.initialized:
-            raise AuthRequired("First call must be 'initialize'")
-        if spec.local_only and connection.peer.remote:
-            raise Forbidden("This method is only served on the local endpoint", kind="local_only")
-        if spec.grant is not None:
-            connection.authorize(spec.grant)
-        if connection.initialized:
-            connection.cleared[method] = spec
+        principal = self._current(authority, connection.surface) if authority.initialized else None
+        admit(spec, principal, connection.surface)
+        if authority.initialized:
+            authority.cleared[method] = spec
         return spec
 
+    def _current(self, authority: Authority, surface: Surface) -> Principal:
+        """The caller under the policy in force now: a changed policy re-resolves the credential first."""
+        auth = self.services.auth
+        if authority.generation != auth.generation:
+            principal = auth.refresh(authority.credential)  # type: ignore[arg-type]  # what `sign_in` stored
+            if principal is None:
+                authority.sign_out()
+                raise AuthRequired("The credential of this connection is no longer valid")
+            authority.act_as(principal, auth.generation, self._admissions.table(principal, surface, auth.generation))
+        assert authority.principal is not None  # signed in implies a principal
+        return authority.principal
 
-def _validate(model: type[Params], params: object) -> Params:
-    if not params:
-        params = {}
-    elif isinstance(params, list):
-        raise InvalidParams("Invalid params: pass params as an object", errors=[{"field": "", "type": "by_name"}])
-    try:
-        return model.model_validate(params)
-    except ValidationError as exc:
-        raise InvalidParams(errors=validation_errors(exc)) from None
+    def _recheck(self, authority: Authority, surface: Surface, grant: str) -> Principal:
+        principal = self._current(authority, surface)
+        require_grant(principal, grant)
+        return principal
+
+    def _sign_in(
+        self, connection: Connection, credential: object, principal: Principal, capabilities: Mapping[str, Any]
+    ) -> None:
+        """`initialize` authenticated the peer as `principal`, under the policy in force now."""
+        generation = self.services.auth.generation
+        table = self._admissions.table(principal, connection.surface, generation)
+        connection.authority.sign_in(credential, principal, generation, table)
+        connection.capabilities = capabilities
+
+    # -- running a call ------------------------------------------------------------------------------------
+
+    def _execute(self, connection: Connection, rid: Id, spec: MethodSpec[Any], raw_params: object) -> None:
+        """Validate the params of an admitted request, then run its handler inline or as its own task."""
+        try:
+            params = spec.params_from(raw_params)
+            if not spec.is_async:
+                result = spec.handler(connection.context, params)
+                connection.transport.send(encode_result(rid, result))
+                return
+        except Exception as exc:
+            self._send_error(connection, rid, exc)
+            return
+        task = asyncio.get_running_loop().create_task(self._answer_when_writable(connection, spec.handler, params))
+        connection.inflight[rid] = task
+        if spec.barrier:
+            connection.barrier = True
+        task.add_done_callback(partial(self._finished, connection, rid, spec.barrier))
+
+    async def _answer_when_writable(
+        self, connection: Connection, handler: Callable[[CallContext, Any], Awaitable[Any]], params: Any
+    ) -> Any:
+        """Run an async handler; while the peer is not reading, its answer waits like streamed output does, so a
+        few large answers at once do not pile up beyond the outbound limit (R-LIM: the limit plus one frame)."""
+        result = await handler(connection.context, params)
+        if connection.transport.writing_paused:
+            # Dropped or closing meanwhile: the answer goes nowhere, which is no failure of the call.
+            with suppress(ConnectionClosed):
+                await connection.transport.wait_writable()
+        return result
+
+    def _finished(self, connection: Connection, rid: Id, barrier: bool, task: asyncio.Task[Any]) -> None:
+        if connection.inflight.get(rid) is task:
+            del connection.inflight[rid]
+        if barrier:
+            connection.barrier = False
+        if connection.closed:
+            return
+        transport = connection.transport
+        if task.cancelled():
+            self._send_error(connection, rid, InternalError("The request was cancelled"))
+        elif (exc := task.exception()) is not None:
+            self._send_error(connection, rid, exc)
+        else:
+            result = task.result()
+            if isinstance(result, AfterReply):
+                transport.send(encode_result(rid, result.result))
+                result.then()
+            else:
+                transport.send(encode_result(rid, result))
+        transport.resume()
+
+    def _send_error(self, connection: Connection, rid: Id, exc: BaseException) -> None:
+        error = self.errors.answer(exc, connection.peer.label, connection.authority.principal_id)
+        connection.transport.send(encode_error(rid, error))
+
+    # -- HTTP routes ---------------------------------------------------------------------------------------
+
+    def http_context(self, peer: Peer, credential: object, principal: Principal) -> CallContext:
+        """The context of one HTTP request by the holder of a bearer token (R-ARCH-3)."""
+        authority = Authority()
+        generation = self.services.auth.generation
+        authority.sign_in(credential, principal, generation, {})
+        surface = Surface.HTTP
+        client = NoClient(principal.id)
+        return CallContext(
+            self.services, self, surface, peer, authority, client, partial(self._recheck, authority, surface), _signed
+        )
+
+    def admit(self, method: str, context: CallContext) -> MethodSpec[Any]:
+        """Admit an HTTP caller to `method` before a route does its own work around the call (refusals audited)."""
+        spec = self.registry.get(method)
+        if spec is None:
+            raise LookupError(f"no RPC method {method!r}")  # a route naming a method that does not exist
+        authority = context.authority
+        try:
+            admit(spec, self._current(authority, context.surface), context.surface)
+        except RpcError as exc:
+            raise self.errors.answer(exc, context.peer.label, authority.principal_id) from None
+        return spec
+
+    async def call(self, method: str, params: object, context: CallContext) -> Any:
+        """Run `method` for an HTTP route: the same admission, params model, handler and error boundary as a
+        JSON-RPC request. Raises the `RpcError` the request would have been answered with (refusals audited)."""
+        spec = self.admit(method, context)
+        try:
+            result = spec.handler(context, spec.params_from(params))
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as exc:
+            raise self.errors.answer(exc, context.peer.label, context.authority.principal_id) from None
+        # An effect after the answer (`AfterReply.then`) is a connection's subscription: an HTTP caller has none.
+        return result.result if isinstance(result, AfterReply) else result
 
 
-def validation_errors(exc: ValidationError) -> list[dict[str, str]]:
-    """Name the failing fields with pydantic's message; never the offending value (R-WIRE-4)."""
-    return [
-        {"field": ".".join(str(p) for p in err["loc"]), "type": err["type"], "message": err["msg"]}
-        for err in exc.errors(include_url=False, include_input=False, include_context=False)
-    ]
+def _signed(credential: object, principal: Principal, capabilities: Mapping[str, Any]) -> None:
+    raise RuntimeError("an HTTP caller is signed in by its bearer token, not by `initialize`")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rpc.dispatcher import Registry
+from rpc.boundary import ErrorMapper
 from rpc.methods import config, files, lifecycle, pairing, session
-from rpc.server import ErrorMapper
+from rpc.registry import Registry
 
 __all__ = ["ERROR_MAPPERS", "build_registry"]
 

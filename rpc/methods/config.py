@@ -10,8 +10,9 @@ from pydantic import Field
 from app.auth import policy
 from app.config import errors as config_errors
 from app.config.props import MAX_PROP_CHARS
-from rpc.dispatcher import Call, Params, Registry
+from rpc.context import CallContext
 from rpc.errors import Forbidden, InternalError, InvalidParams, RpcError, error_mapper
+from rpc.registry import Params, Registry
 
 __all__ = ["map_config_error", "register"]
 
@@ -72,33 +73,33 @@ map_config_error = error_mapper(
 )
 
 
-def _authorizer(call: Call, *, indexed: bool) -> Callable[[Sequence[str]], None]:
+def _authorizer(ctx: CallContext, *, indexed: bool) -> Callable[[Sequence[str]], None]:
     def authorize(props: Sequence[str]) -> None:
         # Runs under the config write lock: the grant and the paths are judged by the policy in force now,
         # so a revocation that landed while this request waited for the lock rejects it (R-CFG-3).
-        call.connection.authorize("config:update")
-        policy.check_config_write(call.principal, props, indexed=indexed)
+        principal = ctx.recheck("config:update")
+        policy.check_config_write(principal, props, indexed=indexed)
 
     return authorize
 
 
-def get(call: Call, params: GetParams) -> Any:
-    store = call.services.config_store
+def get(ctx: CallContext, params: GetParams) -> Any:
+    store = ctx.services.config_store
     if params.prop is None:
         return store.get()
     return {"prop": params.prop, "value": store.get(params.prop)}
 
 
-async def set_(call: Call, params: SetParams) -> dict[str, Any]:
-    await call.services.config_store.set(params.prop, params.value, authorize=_authorizer(call, indexed=False))
+async def set_(ctx: CallContext, params: SetParams) -> dict[str, Any]:
+    await ctx.services.config_store.set(params.prop, params.value, authorize=_authorizer(ctx, indexed=False))
     return {"prop": params.prop, "set": True}
 
 
-async def delete(call: Call, params: DeleteParams) -> dict[str, Any]:
-    await call.services.config_store.delete(params.prop, authorize=_authorizer(call, indexed=False))
+async def delete(ctx: CallContext, params: DeleteParams) -> dict[str, Any]:
+    await ctx.services.config_store.delete(params.prop, authorize=_authorizer(ctx, indexed=False))
     return {"prop": params.prop, "deleted": True}
 
 
-async def set_many(call: Call, params: SetManyParams) -> dict[str, Any]:
-    props = await call.services.config_store.set_many(params.sets, authorize=_authorizer(call, indexed=True))
+async def set_many(ctx: CallContext, params: SetManyParams) -> dict[str, Any]:
+    props = await ctx.services.config_store.set_many(params.sets, authorize=_authorizer(ctx, indexed=True))
     return {"props": props, "set": True}

@@ -2,8 +2,8 @@
 
 Inputs accept snake_case and camelCase (the `Params` base); outputs are snake_case exactly as §8 shows
 (R-WIRE-8). The upload methods are local-only (R-FILE-5: the registry answers WebSocket peers -32012
-`local_only`). Uploads are keyed by the calling `Connection`; `connection_closed` is the RPC server's close
-listener that discards them (R-FILE-3).
+`local_only`). Uploads are keyed by the caller's `ClientChannel` (its connection); `connection_closed` is the
+dispatcher's close listener that discards them (R-FILE-3).
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import ConfigDict, Field
 
-from rpc.dispatcher import Call, Params, Registry
+from rpc.context import CallContext
 from rpc.errors import InternalError, InvalidParams, LimitExceeded, RpcError, UploadNotFound
 from rpc.methods.session import SessionId, files_of
+from rpc.registry import Params, Registry
 
 # `app.files` is imported by the first call that needs the files service (`Services.file_service`), not at start-up.
 if TYPE_CHECKING:
@@ -90,40 +91,40 @@ def map_file_error(exc: Exception) -> RpcError | None:
 
 
 def connection_closed(connection: Connection) -> None:
-    """The RPC server's close listener: discard what the connection staged (R-FILE-3)."""
-    files: FileService | None = getattr(connection.server.services, "files", None)
+    """The dispatcher's close listener: discard what the connection staged (R-FILE-3). Uploads are keyed by the
+    caller's `ClientChannel`, which for a connection is the connection itself."""
+    files: FileService | None = getattr(connection.context.services, "files", None)
     if files is not None:
         files.connection_closed(connection)
 
 
-def _files(call: Call) -> FileService:
-    return files_of(call.services)
+def _files(ctx: CallContext) -> FileService:
+    return files_of(ctx.services)
 
 
-def _verifier(call: Call) -> Callable[[], Principal]:
+def _verifier(ctx: CallContext) -> Callable[[], Principal]:
     """Re-checks the caller's credential and `files:create` under the policy in force when the commit step
     calls it (a revoked token → -32010, a removed grant → -32012), and returns the principal it resolved."""
 
     def verify() -> Principal:
-        call.connection.authorize(GRANT)
-        return call.principal
+        return ctx.recheck(GRANT)
 
     return verify
 
 
-async def attach(call: Call, params: AttachParams) -> dict[str, Any]:
+async def attach(ctx: CallContext, params: AttachParams) -> dict[str, Any]:
     from app.files.service import IncomingFile
 
     files = [IncomingFile(f.data_b64, f.filename, f.mime_type) for f in params.files]
     # A refusal raised here (-32010, -32012) is audited once, where the connection answers it (R-SEC-3).
-    entries = await _files(call).attach(call.principal, params.session_id, files, _verifier(call))
+    entries = await _files(ctx).attach(ctx.principal, params.session_id, files, _verifier(ctx))
     return {"files": [e.to_wire() for e in entries]}
 
 
-async def begin(call: Call, params: BeginParams) -> dict[str, Any]:
-    result = await _files(call).begin(
-        call.connection,
-        call.principal,
+async def begin(ctx: CallContext, params: BeginParams) -> dict[str, Any]:
+    result = await _files(ctx).begin(
+        ctx.client,
+        ctx.principal,
         params.session_id,
         size_bytes=params.size_bytes,
         filename=params.filename,
@@ -133,12 +134,12 @@ async def begin(call: Call, params: BeginParams) -> dict[str, Any]:
     return result.to_wire()
 
 
-def chunk(call: Call, params: ChunkParams) -> dict[str, Any]:
+def chunk(ctx: CallContext, params: ChunkParams) -> dict[str, Any]:
     # Synchronous on purpose: runs inline on the read path, so chunks of one connection apply in order.
-    received = _files(call).chunk(call.connection, params.upload_id, params.offset, params.data_b64)
+    received = _files(ctx).chunk(ctx.client, params.upload_id, params.offset, params.data_b64)
     return {"upload_id": params.upload_id, "received_bytes": received}
 
 
-async def commit(call: Call, params: CommitParams) -> dict[str, Any]:
-    entry = await _files(call).commit(call.connection, params.upload_id, _verifier(call))
+async def commit(ctx: CallContext, params: CommitParams) -> dict[str, Any]:
+    entry = await _files(ctx).commit(ctx.client, params.upload_id, _verifier(ctx))
     return entry.to_wire()

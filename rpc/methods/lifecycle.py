@@ -9,8 +9,10 @@ import orjson
 from pydantic import Field, Strict
 
 from app.paths import process_uid
-from rpc.dispatcher import Call, NoParams, Params, Registry
+from rpc.context import CallContext
 from rpc.errors import AuthRequired, VersionMismatch
+from rpc.registry import NoParams, Params, Registry
+from rpc.wire import to_wire
 
 if TYPE_CHECKING:
     from app.services import Services
@@ -37,35 +39,34 @@ def register(registry: Registry) -> None:
     registry.method("status", params=NoParams, grant="system:read")(StatusAnswer().answer)
 
 
-async def initialize(call: Call, params: InitializeParams) -> dict[str, Any]:
-    conn = call.connection
-    services = call.services
+async def initialize(ctx: CallContext, params: InitializeParams) -> dict[str, Any]:
+    services = ctx.services
+    peer = ctx.peer
     if params.protocol_version != PROTOCOL_VERSION:
-        conn.deauthenticate()
-        services.audit.record("denied", conn.peer.label, None)  # a refused initialize (R-SEC-3)
+        ctx.sign_out()
+        services.audit.record("denied", peer.label, None)  # a refused initialize (R-SEC-3)
         raise VersionMismatch(supported=[PROTOCOL_VERSION], requested=params.protocol_version)
-    token = params.auth_token if params.auth_token is not None else conn.peer.bearer_token
+    token = params.auth_token if params.auth_token is not None else peer.bearer_token
     if token is not None:
         resolved = await services.auth.token(token)
-    elif conn.peer.remote:
+    elif ctx.surface.remote:
         resolved = None  # a WebSocket peer always needs a token (R-AUTH-3)
     else:
         # Where the OS does not say who connected, only the owner (or root) can reach a 0600 socket; on Windows,
         # only the owner (or SYSTEM) can open the pipe (R-SEC-4).
-        resolved = services.auth.local(conn.peer.uid if conn.peer.uid is not None else process_uid())
+        resolved = services.auth.local(peer.uid if peer.uid is not None else process_uid())
     if resolved is None:
-        conn.deauthenticate()  # a failed re-initialize must not leave the old principal in place
+        ctx.sign_out()  # a failed re-initialize must not leave the old principal in place
         raise AuthRequired("Authentication failed")  # audited as `denied` when answered
     credential, principal = resolved
-    conn.authenticated(credential, principal)
-    conn.client_capabilities = params.client_capabilities or {}
-    services.audit.record("initialize", conn.peer.label, principal.id)
+    ctx.sign_in(credential, principal, params.client_capabilities or {})
+    services.audit.record("initialize", peer.label, principal.id)
     return {
         "protocolVersion": PROTOCOL_VERSION,
         "serverVersion": services.version,
         "serverPid": os.getpid(),
         "principal": {"id": principal.id, "admin": principal.admin},
-        "methods": conn.server.registry.names(),
+        "methods": ctx.daemon.method_names(),
     }
 
 
@@ -87,21 +88,21 @@ class StatusAnswer:
         self._gateway_url: str | None = None
         self._value = orjson.Fragment(b"{}")
 
-    def answer(self, call: Call, params: NoParams) -> orjson.Fragment:
-        server = call.connection.server
-        services = server.services
+    def answer(self, ctx: CallContext, params: NoParams) -> orjson.Fragment:
+        services = ctx.services
+        connections = ctx.daemon.connection_count
         live = services.sessions.live
         clock = services.clock  # an attribute holding a function: called through a local, the lookup is cheaper
         now = clock()
         if (
             now >= self._expires_ns
-            or len(server.connections) != self._connections
+            or connections != self._connections
             or len(live) != len(self._session_ids)
             or (live and live.keys() != self._session_ids)
             or services.gateway_url is not self._gateway_url
             or services is not self._services
         ):
-            self._rebuild(services, len(server.connections), now)
+            self._rebuild(services, connections, now)
         return self._value
 
     def _rebuild(self, services: Services, connections: int, now: int) -> None:
@@ -109,7 +110,7 @@ class StatusAnswer:
         self._expires_ns = services.started_ns + (uptime_ms + 1) * 1_000_000
         self._services, self._connections, self._gateway_url = services, connections, services.gateway_url
         self._session_ids = frozenset(services.sessions.live)
-        status: dict[str, Any] = services.describe(now)
+        status: dict[str, Any] = to_wire(services.describe(now))
         status["protocolVersion"] = PROTOCOL_VERSION
         status["connections"] = connections
         self._value = orjson.Fragment(orjson.dumps(status))

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from app.storage import iso_z
-from rpc.dispatcher import Call, NoParams, Params, Registry
+from rpc.context import CallContext
 from rpc.errors import Forbidden, InvalidParams
+from rpc.registry import NoParams, Params, Registry
 
 if TYPE_CHECKING:
     from app.auth.pairing import PairingRecord
@@ -48,41 +49,41 @@ def _record(record: PairingRecord) -> dict[str, Any]:
     }
 
 
-def _check_pairable(call: Call, user: str) -> None:
-    principal = call.principal
+def _check_pairable(ctx: CallContext, user: str) -> None:
+    principal = ctx.principal
     if not principal.admin and principal.user != user:
         raise Forbidden("A non-admin principal may pair only its own user", grant="pairing:create")
-    if call.services.auth.policy().for_user(user) is None:
+    if ctx.services.auth.policy().for_user(user) is None:
         unknown = {"field": "user", "type": "unknown_user", "message": "no such user"}
         raise InvalidParams("Unknown user", errors=[unknown])
 
 
-def code(call: Call, params: CodeParams) -> dict[str, Any]:
-    _check_pairable(call, params.user)
-    codes = call.services.pairing_codes
+def code(ctx: CallContext, params: CodeParams) -> dict[str, Any]:
+    _check_pairable(ctx, params.user)
+    codes = ctx.services.pairing_codes
     return {"code": codes.issue(params.user, params.label), "user": params.user, "expiresInSecs": codes.ttl_secs}
 
 
-async def create(call: Call, params: CreateParams) -> dict[str, Any]:
-    _check_pairable(call, params.user)
-    record, token = await call.services.pairing.create(params.user, params.label)
+async def create(ctx: CallContext, params: CreateParams) -> dict[str, Any]:
+    _check_pairable(ctx, params.user)
+    record, token = await ctx.services.pairing.create(params.user, params.label)
     return {"tokenId": record.token_id, "token": token, "user": record.user, "createdAt": iso_z(record.created_at)}
 
 
-async def list_tokens(call: Call, params: NoParams) -> dict[str, Any]:
-    principal = call.principal
-    records = await call.services.pairing.store.list_active(None if principal.admin else principal.user or "")
+async def list_tokens(ctx: CallContext, params: NoParams) -> dict[str, Any]:
+    principal = ctx.principal
+    records = await ctx.services.pairing.store.list_active(None if principal.admin else principal.user or "")
     return {"tokens": [_record(r) for r in records]}
 
 
-async def revoke(call: Call, params: RevokeParams) -> dict[str, Any]:
-    principal = call.principal
-    store = call.services.pairing.store
+async def revoke(ctx: CallContext, params: RevokeParams) -> dict[str, Any]:
+    principal = ctx.principal
+    store = ctx.services.pairing.store
     visible = await store.list_active(None if principal.admin else principal.user or "")
     if not any(r.token_id == params.token_id for r in visible):
         # Unknown, already revoked, or another user's token: the same answer, so ids cannot be probed.
         raise InvalidParams(
             "Unknown token", errors=[{"field": "tokenId", "type": "unknown_token", "message": "no active token"}]
         )
-    await call.services.pairing.revoke(params.token_id)
+    await ctx.services.pairing.revoke(params.token_id)
     return {"tokenId": params.token_id, "revoked": True}

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field
 
 from app.sessions import errors as domain
-from rpc.dispatcher import AfterReply, Call, Params, Registry
+from rpc.context import CallContext
 from rpc.errors import (
     InternalError,
     InvalidParams,
@@ -19,7 +19,9 @@ from rpc.errors import (
     SessionNotOwned,
     error_mapper,
 )
-from rpc.session_bridge import ConnectionChannel, sink_for
+from rpc.registry import AfterReply, Params, Registry
+from rpc.session_bridge import Elicitor, sink_for
+from rpc.wire import to_wire
 
 if TYPE_CHECKING:
     from app.files.service import FileService
@@ -106,9 +108,9 @@ def files_of(services: Services) -> FileService:
     return files
 
 
-async def new(call: Call, params: NewParams) -> AfterReply:
-    opened = await call.services.sessions.open(
-        call.principal,
+async def new(ctx: CallContext, params: NewParams) -> AfterReply:
+    opened = await ctx.services.sessions.open(
+        ctx.principal,
         agent_alias=params.agent_alias,
         cwd=params.cwd,
         session_id=params.session_id,
@@ -116,46 +118,44 @@ async def new(call: Call, params: NewParams) -> AfterReply:
         surface="rpc",
     )
     # Watch only once the answer is queued, so no update of a running turn can overtake it (R-SES-3).
-    # The ignore: UpdateSink declares `principal_id` settable, ConnectionSink's is read-only (rpc/session_bridge.py).
-    return AfterReply(opened.describe(), lambda: opened.session.watch(sink_for(call.connection)))
+    return AfterReply(to_wire(opened.describe()), lambda: opened.session.watch(sink_for(ctx)))
 
 
-async def prompt(call: Call, params: PromptParams) -> dict[str, Any]:
-    call.services.sessions.check_prompt(params.prompt)
+async def prompt(ctx: CallContext, params: PromptParams) -> dict[str, Any]:
+    ctx.services.sessions.check_prompt(params.prompt)
     text = params.prompt
     if params.attachments:
-        text = await files_of(call.services).prompt_with_attachments(
-            call.principal, params.session_id, text, params.attachments
+        text = await files_of(ctx.services).prompt_with_attachments(
+            ctx.principal, params.session_id, text, params.attachments
         )
-    outcome = await call.services.sessions.prompt(
-        call.principal,
+    outcome = await ctx.services.sessions.prompt(
+        ctx.principal,
         params.session_id,
         text,
-        sink=sink_for(call.connection),
-        client=ConnectionChannel(call.connection, params.session_id),
+        sink=sink_for(ctx),
+        client=Elicitor(ctx.client, params.session_id),
     )
     return {"sessionId": params.session_id, "stopReason": outcome.stop_reason, "content": outcome.content}
 
 
-def cancel(call: Call, params: SessionParams) -> dict[str, Any]:
-    call.services.sessions.cancel(call.principal, params.session_id)
+def cancel(ctx: CallContext, params: SessionParams) -> dict[str, Any]:
+    ctx.services.sessions.cancel(ctx.principal, params.session_id)
     return {"sessionId": params.session_id, "cancelled": True}
 
 
-def approve(call: Call, params: ApproveParams) -> dict[str, Any]:
-    call.services.sessions.approve(call.principal, params.session_id, params.request_id, params.decision)
+def approve(ctx: CallContext, params: ApproveParams) -> dict[str, Any]:
+    ctx.services.sessions.approve(ctx.principal, params.session_id, params.request_id, params.decision)
     return {"sessionId": params.session_id, "requestId": params.request_id, "acknowledged": True}
 
 
-async def list_sessions(call: Call, params: ListParams) -> dict[str, Any]:
-    return {
-        "sessions": await call.services.sessions.list_sessions(call.principal, include_killed=params.include_killed)
-    }
+async def list_sessions(ctx: CallContext, params: ListParams) -> dict[str, Any]:
+    listed = await ctx.services.sessions.list_sessions(ctx.principal, include_killed=params.include_killed)
+    return {"sessions": to_wire(listed)}
 
 
-async def messages(call: Call, params: MessagesParams) -> dict[str, Any]:
-    rows, total = await call.services.sessions.messages(
-        call.principal, params.session_id, limit=params.limit, before=params.before
+async def messages(ctx: CallContext, params: MessagesParams) -> dict[str, Any]:
+    rows, total = await ctx.services.sessions.messages(
+        ctx.principal, params.session_id, limit=params.limit, before=params.before
     )
     return {"sessionId": params.session_id, "messages": [message_row(r) for r in rows], "total": total}
 
@@ -172,16 +172,16 @@ def message_row(row: TranscriptRow) -> dict[str, Any]:
     return out
 
 
-async def close(call: Call, params: SessionParams) -> dict[str, Any]:
-    await call.services.sessions.close(call.principal, params.session_id)
+async def close(ctx: CallContext, params: SessionParams) -> dict[str, Any]:
+    await ctx.services.sessions.close(ctx.principal, params.session_id)
     return {"sessionId": params.session_id, "closed": True}
 
 
-async def kill(call: Call, params: SessionParams) -> dict[str, Any]:
-    await call.services.sessions.kill(call.principal, params.session_id)
+async def kill(ctx: CallContext, params: SessionParams) -> dict[str, Any]:
+    await ctx.services.sessions.kill(ctx.principal, params.session_id)
     return {"sessionId": params.session_id, "killed": True}
 
 
-async def delete(call: Call, params: SessionParams) -> dict[str, Any]:
-    await call.services.sessions.delete(call.principal, params.session_id)
+async def delete(ctx: CallContext, params: SessionParams) -> dict[str, Any]:
+    await ctx.services.sessions.delete(ctx.principal, params.session_id)
     return {"sessionId": params.session_id, "deleted": True}

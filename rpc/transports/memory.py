@@ -1,6 +1,6 @@
 """An in-memory transport for tests: frames in with `feed()`, frames out in `sent`.
 
-Frames go through `Connection.frames_received` like the socket's, so tests cover the same hot path; a frame
+Frames go through `Dispatcher.frames_received` like the socket's, so tests cover the same hot path; a frame
 fed while the connection is saturated waits (as it would in the socket) until `resume()`.
 """
 
@@ -12,14 +12,14 @@ from typing import Any
 import orjson
 
 from rpc.connection import Connection
-from rpc.server import RpcServer
+from rpc.dispatcher import Dispatcher
 from rpc.transports.base import ConnectionClosed, Peer
 
 __all__ = ["MemoryTransport"]
 
 
 class MemoryTransport:
-    def __init__(self, server: RpcServer, peer: Peer | None = None) -> None:
+    def __init__(self, dispatcher: Dispatcher, peer: Peer | None = None) -> None:
         self.sent: list[bytes] = []
         self.closed = False
         self.paused = False
@@ -29,7 +29,8 @@ class MemoryTransport:
         self._writable.set()
         self._arrived = asyncio.Event()
         self.connection: Connection | None = None
-        self.connection = server.accept(self, peer or Peer("memory", uid=0))
+        self.dispatcher = dispatcher
+        self.connection = dispatcher.accept(self, peer or Peer("memory", uid=0))
 
     # FrameTransport
     def send(self, frame: bytes) -> None:
@@ -45,7 +46,7 @@ class MemoryTransport:
         if not self.closed:
             self.closed = True
             if self.connection is not None:
-                self.connection.connection_lost()
+                self.dispatcher.connection_lost(self.connection)
 
     def resume(self) -> None:
         self.resumes += 1
@@ -74,7 +75,7 @@ class MemoryTransport:
 
     def _take(self) -> None:
         if self.connection is not None and self.waiting and not self.closed:
-            taken = self.connection.frames_received(self.waiting)
+            taken = self.dispatcher.frames_received(self.connection, self.waiting)
             del self.waiting[:taken]
 
     def messages(self) -> list[Any]:

@@ -1,7 +1,7 @@
 """The byte-stream read/write loop shared by the Unix socket and the Windows named pipe (R-ARCH-1).
 
 An `asyncio.Protocol`, not a StreamReader/StreamWriter pair: per-connection state stays small, lines are
-handed to the connection as they are split, and what is answered during one read is coalesced into one
+handed to the dispatcher as they are split, and what is answered during one read is coalesced into one
 `write()` (or one per `_FLUSH_BYTES`). Flow control both ways:
   * inbound — while the connection is saturated (in-flight cap, `initialize` running, peer not reading),
     reading is paused and already-split lines wait in `_lines`; nothing is dropped;
@@ -12,7 +12,7 @@ handed to the connection as they are split, and what is answered during one read
 End of input (R-WIRE-9): `eof_received` keeps our sending side open. Reading stops, the connection fails its own
 pending requests to the peer at once, a last line without a newline is taken as a frame, and every frame already
 read (also those still held in `_lines`) runs to its answer; once nothing runs and nothing is held, the
-connection closes after writing what is queued. `connection_lost` (the real end) is what the server counts and
+connection closes after writing what is queued. `connection_lost` (the real end) is what the dispatcher counts and
 audits as a disconnect.
 """
 
@@ -23,11 +23,11 @@ from collections import deque
 from collections.abc import Callable
 from typing import cast
 
-from rpc.connection import NOT_TAKEN, Connection
+from rpc.connection import Connection
+from rpc.dispatcher import NOT_TAKEN, Dispatcher
 from rpc.envelope import encode_error
 from rpc.errors import InvalidRequest
 from rpc.framing import FrameTooLarge, LineSplitter
-from rpc.server import RpcServer
 from rpc.transports.base import ConnectionClosed, Peer
 from rpc.transports.flow import FlowControl
 
@@ -43,6 +43,7 @@ class NdjsonProtocol(asyncio.Protocol):
     __slots__ = (
         "_closing",
         "_conn",
+        "_dispatcher",
         "_eof",
         "_flow",
         "_flush_scheduled",
@@ -54,15 +55,14 @@ class NdjsonProtocol(asyncio.Protocol):
         "_partial",
         "_peer_of",
         "_reading_paused",
-        "_server",
         "_splitter",
         "_transport",
         "_written",
         "writing_paused",
     )
 
-    def __init__(self, server: RpcServer, peer_of: Callable[[asyncio.BaseTransport], Peer]) -> None:
-        self._server = server
+    def __init__(self, dispatcher: Dispatcher, peer_of: Callable[[asyncio.BaseTransport], Peer]) -> None:
+        self._dispatcher = dispatcher
         self._peer_of = peer_of
         self._conn: Connection | None = None
         self._transport: asyncio.WriteTransport | None = None
@@ -83,7 +83,7 @@ class NdjsonProtocol(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.WriteTransport, transport)
-        limits = self._server.limits
+        limits = self._dispatcher.limits
         self._frame_limit = limits.max_frame_bytes
         self._splitter = LineSplitter(limits.max_frame_bytes)
         self._transport.set_write_buffer_limits(high=limits.max_outbound_buffer_bytes)
@@ -92,7 +92,7 @@ class NdjsonProtocol(asyncio.Protocol):
             limits.outbound_stall_secs, progress=self._delivered, on_stall=self._abort, label=peer.label
         )
         self._in_batch = True
-        self._conn = self._server.accept(self, peer)
+        self._conn = self._dispatcher.accept(self, peer)
         self._end_batch()
 
     def data_received(self, data: bytes) -> None:
@@ -112,7 +112,7 @@ class NdjsonProtocol(asyncio.Protocol):
             # object's own fields: with many connections, every other object touched is a likely cache miss
             # (benchmarks/README.md).
             self._in_batch = True
-            answer = conn.take_frame(data)
+            answer = self._dispatcher.take_frame(conn, data)
             self._in_batch = False
             if answer is NOT_TAKEN:
                 self._hold([data])
@@ -138,7 +138,7 @@ class NdjsonProtocol(asyncio.Protocol):
         if self._lines:
             self._take(lines)
         elif lines:  # nothing waits, so hand the frames over directly
-            taken = conn.frames_received(lines)
+            taken = self._dispatcher.frames_received(conn, lines)
             if taken < len(lines):
                 self._hold(lines[taken:])
         self._in_batch = False
@@ -155,7 +155,7 @@ class NdjsonProtocol(asyncio.Protocol):
         self._eof = True
         tail = self._splitter.finish()  # a last line without a newline is still a frame
         self._partial = False
-        conn.input_ended()  # fails our pending requests to the peer: it can no longer answer them
+        self._dispatcher.input_ended(conn)  # fails our pending requests to the peer: it can no longer answer them
         self._in_batch = True
         self._take([tail] if tail is not None else [])
         self._end_batch()
@@ -167,7 +167,7 @@ class NdjsonProtocol(asyncio.Protocol):
         if self._flow is not None:
             self._flow.close()  # wake producers so they see the closed connection
         if self._conn is not None:
-            self._conn.connection_lost()
+            self._dispatcher.connection_lost(self._conn)
 
     def pause_writing(self) -> None:
         self.writing_paused = True
@@ -253,7 +253,7 @@ class NdjsonProtocol(asyncio.Protocol):
         if self._lines:  # earlier frames still wait: they go first
             lines = [*self._lines, *lines]
             self._lines.clear()
-        taken = conn.frames_received(lines)
+        taken = self._dispatcher.frames_received(conn, lines)
         if taken < len(lines):
             self._hold(lines[taken:])
 

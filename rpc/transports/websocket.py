@@ -29,9 +29,9 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from rpc.connection import Connection
+from rpc.dispatcher import Dispatcher
 from rpc.envelope import encode_error
 from rpc.errors import InvalidRequest, ParseError
-from rpc.server import RpcServer
 from rpc.transports.base import ConnectionClosed, Peer
 from rpc.transports.flow import FlowControl
 
@@ -102,11 +102,11 @@ def websocket_peer(client: tuple[str, int] | None, authorization: str | None) ->
 class WebSocketTransport:
     """One accepted WebSocket as a `FrameTransport`; `run()` serves it until either side closes."""
 
-    def __init__(self, websocket: WebSocketLike, server: RpcServer, peer: Peer) -> None:
+    def __init__(self, websocket: WebSocketLike, dispatcher: Dispatcher, peer: Peer) -> None:
         self._ws = websocket
-        self._server = server
+        self._dispatcher = dispatcher
         self.peer = peer
-        limits = server.limits
+        limits = dispatcher.limits
         self._frame_limit = limits.max_frame_bytes
         self._high_water = limits.max_outbound_buffer_bytes
         self._flow = FlowControl(
@@ -125,8 +125,8 @@ class WebSocketTransport:
         self._lost = False
 
     async def run(self) -> None:
-        """Register with the server, pump both directions, and return once the socket is done."""
-        self._conn = self._server.accept(self, self.peer)
+        """Register with the dispatcher, pump both directions, and return once the socket is done."""
+        self._conn = self._dispatcher.accept(self, self.peer)
         if self._conn is None:
             self._close_code = CLOSE_TRY_LATER  # accept() queued the -32005 frame and called close()
         self._writer = asyncio.create_task(self._write_loop())
@@ -212,7 +212,7 @@ class WebSocketTransport:
             if len(text) > self._frame_limit or len(data) > self._frame_limit:
                 self._too_large()
             else:
-                conn.frame_received(data)  # lone surrogates fail to decode there: -32700
+                self._dispatcher.frame_received(conn, data)  # lone surrogates fail to decode there: -32700
             return
         data_bytes = message.get("bytes")
         if isinstance(data_bytes, bytes | bytearray):
@@ -273,4 +273,4 @@ class WebSocketTransport:
             return
         self._lost = True
         if self._conn is not None:
-            self._conn.connection_lost()
+            self._dispatcher.connection_lost(self._conn)

@@ -1,5 +1,6 @@
 """The daemon's `Services` is typed at every boundary a handler or route reads it through (issue 14): a misspelt
-service or a wrong call is a mypy error, not an `AttributeError` at run time. Runs mypy, with the project's
+service or a wrong call is a mypy error, not an `AttributeError` at run time; a handler's context has no way to the
+connection, and its channel to the client is typed. Runs mypy, with the project's
 config, on a snippet that uses the real modules, with a cache of its own (a cold run: about 10 s).
 """
 
@@ -26,30 +27,35 @@ from gateway.auth import Caller
 from gateway.rest import RestApi
 from gateway.rest_sessions import SessionApi
 from gateway.webhook import WebhookApi
-from rpc.dispatcher import Call, NoParams, Registry
-from rpc.server import RpcServer
+from rpc.context import CallContext
+from rpc.registry import NoParams, Registry
+from rpc.dispatcher import Dispatcher
 
 
-def handler(call: Call, params: NoParams) -> None:
-    call.services.sesions.close(1, 2, "extra")  # E: attr-defined
-    call.services.sessions.cancel(call.principal, "s", "extra")  # E: call-arg
-    call.services.sessions.cancel(call.principal, "s")
+async def handler(ctx: CallContext, params: NoParams) -> None:
+    ctx.services.sesions.close(1, 2, "extra")  # E: attr-defined
+    ctx.services.sessions.cancel(ctx.principal, "s", "extra")  # E: call-arg
+    ctx.services.sessions.cancel(ctx.principal, "s")
+    ctx.connection  # E: attr-defined
+    await ctx.client.request("elicitation/create", {}, timeout="soon")  # E: arg-type
+    await ctx.client.request("elicitation/create", {}, timeout=1.0)
 
 
 async def routes(rest: RestApi, sessions: SessionApi, webhook: WebhookApi, principal: Principal) -> None:
     rest.services.config_stor.get(None)  # E: attr-defined
-    await sessions.services.sessions.close(principal)  # E: call-arg
+    await sessions.dispatcher.services.sessions.close(principal)  # E: call-arg
     webhook.services.sessions.live.get(1)  # E: call-overload
-    await sessions.services.sessions.close(principal, "s")
+    await sessions.dispatcher.services.sessions.close(principal, "s")
 
 
-def server(rpc: RpcServer, caller: Caller) -> None:
+def server(rpc: Dispatcher, caller: Caller) -> None:
     rpc.services.audit.recrd("denied", caller.peer, None)  # E: attr-defined
     rpc.services.auth.refresh(caller.credential)
 
 
-def app(rpc: RpcServer, registry: Registry) -> Starlette:
-    return create_app(object(), rpc, registry)  # E: arg-type
+def app(rpc: Dispatcher, registry: Registry) -> Starlette:
+    create_app(rpc.registry)  # E: arg-type
+    return create_app(rpc)
 """
 
 

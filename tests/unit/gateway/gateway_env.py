@@ -25,9 +25,10 @@ from app.sessions.store import SessionStore
 from app.storage import Database, default_url
 from app.storage.migrate import upgrade
 from gateway.app import create_app
-from rpc.dispatcher import Call, NoParams, Registry
+from rpc.context import CallContext
+from rpc.dispatcher import Dispatcher
 from rpc.methods import ERROR_MAPPERS, build_registry
-from rpc.server import RpcServer
+from rpc.registry import NoParams, Registry
 
 BASE_TOML = """\
 [permission_profiles.admin]
@@ -65,7 +66,7 @@ def config_toml(**limits: Any) -> str:
 def test_registry() -> Registry:
     registry = build_registry()
 
-    def local(call: Call, params: NoParams) -> dict[str, bool]:
+    def local(call: CallContext, params: NoParams) -> dict[str, bool]:
         return {"local": True}
 
     # No real local-only method exists yet (file/upload/* come later): this one pins the rule (R-FILE-5).
@@ -77,7 +78,7 @@ def test_registry() -> Registry:
 class Env:
     services: Services
     registry: Registry
-    server: RpcServer
+    server: Dispatcher
     codes: PairingCodes
     app: Starlette
     tmp: Path
@@ -108,11 +109,11 @@ async def build_env(tmp: Path, toml: str, codes: PairingCodes | None = None) -> 
         paths=paths, config_store=config_store, auth=auth, audit=audit, db=db, pairing=pairing, sessions=sessions
     )
     registry = test_registry()
-    server = RpcServer(registry, services, audit, limits=lambda: config_store.current.limits)
+    server = Dispatcher(registry, services, audit, limits=lambda: config_store.current.limits)
     for mapper in ERROR_MAPPERS:
         server.add_error_mapper(mapper)
     codes = codes or PairingCodes()
-    app = create_app(services, server, registry, pairing_codes=codes)
+    app = create_app(server, pairing_codes=codes)
     return Env(services, registry, server, codes, app, tmp)
 
 

@@ -5,6 +5,7 @@ no route catches exceptions itself."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,6 @@ from typing import Any
 import httpx
 import pytest
 from gateway_env import Env
-
-from gateway.auth import grant_of
 
 pytestmark = pytest.mark.req("R-GW-6")
 
@@ -32,10 +31,24 @@ def test_no_route_module_catches_a_domain_failure_itself() -> None:
         assert broad == [], (name, broad)
 
 
-def test_a_route_takes_its_grant_from_the_method_it_mirrors(env: Env) -> None:
-    assert grant_of(env.registry, "session/prompt") == "sessions:execute"
-    with pytest.raises(LookupError):
-        grant_of(env.registry, "no/such-method")
+@pytest.mark.req("R-ARCH-3")
+async def test_a_route_is_admitted_by_the_grant_its_rpc_twin_declares_and_by_nothing_else(
+    env: Env, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, token = await env.token("alice")  # system:read and config:read
+    headers = {"Authorization": f"Bearer {token}"}
+    assert (await client.get("/api/config", headers=headers)).status_code == 200
+    # Declare another grant for `config/get` in the registry: the REST twin follows at once.
+    spec = env.registry.get("config/get")
+    assert spec is not None
+    monkeypatch.setitem(env.registry._methods, "config/get", dataclasses.replace(spec, grant="pairing:read"))
+    denied = await client.get("/api/config", headers=headers)
+    assert denied.status_code == 403
+    assert denied.json()["error"] == {
+        "kind": "forbidden",
+        "message": "Missing grant pairing:read",
+        "grant": "pairing:read",
+    }
 
 
 def _denied(env: Env) -> int:
@@ -46,7 +59,7 @@ def _denied(env: Env) -> int:
 async def test_an_unexpected_failure_after_auth_is_500_with_an_error_id_only(
     env: Env, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def boom(prop: Any) -> Any:
+    def boom(prop: Any = None) -> Any:
         raise RuntimeError("secret detail")
 
     monkeypatch.setattr(env.services.config_store, "get", boom)
@@ -62,7 +75,7 @@ async def test_an_unexpected_failure_after_auth_is_500_with_an_error_id_only(
 async def test_a_storage_failure_of_a_domain_call_is_503(
     env: Env, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def full(prop: Any) -> Any:
+    def full(prop: Any = None) -> Any:
         exc = sqlite3.OperationalError("database or disk is full")
         exc.sqlite_errorcode = 13
         raise exc

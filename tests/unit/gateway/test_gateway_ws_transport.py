@@ -11,7 +11,9 @@ import pytest
 from gateway_env import EnvFactory
 
 from rpc.connection import Connection
-from rpc.dispatcher import Call, Params
+from rpc.context import CallContext
+from rpc.dispatcher import Dispatcher
+from rpc.registry import Params
 from rpc.transports.base import ConnectionClosed
 from rpc.transports.websocket import WebSocketTransport, bearer_token, websocket_peer
 
@@ -84,7 +86,7 @@ def test_peer_label_and_bearer() -> None:
 async def test_saturated_connection_stops_receiving_until_a_slot_frees(make_env: EnvFactory) -> None:
     env = await make_env(max_inflight_per_connection=1)
 
-    async def sleep(call: Call, params: SleepParams) -> str:
+    async def sleep(call: CallContext, params: SleepParams) -> str:
         await asyncio.sleep(params.secs)
         return "slept"
 
@@ -116,11 +118,11 @@ async def test_outbound_buffer_pauses_writers_and_a_stalled_peer_is_dropped(make
     await until(lambda: len(env.server.connections) == 1)
     (conn,) = env.server.connections
     big = {"pad": "x" * 40000}
-    await conn.notify("test/n", big)
-    await conn.notify("test/n", big)  # queued: now over the high-water mark
+    await conn.notify_many("test/n", [big])
+    await conn.notify_many("test/n", [big])  # queued: now over the high-water mark
     assert transport.writing_paused and conn.saturated
     with pytest.raises(ConnectionClosed):
-        await conn.notify("test/n", big)  # waits outbound_stall_secs without progress, then drops the peer
+        await conn.notify_many("test/n", [big])  # waits outbound_stall_secs without progress, then drops the peer
     await asyncio.wait_for(runner, 2)
     assert conn.closed and not env.server.connections
     assert sock.closed_with is None  # dropped, not a polite close through a full buffer
@@ -145,7 +147,7 @@ async def test_a_slow_but_moving_peer_is_kept(make_env: EnvFactory) -> None:
     trickler = asyncio.create_task(trickle())
     # One frame leaves at 0.2 s (still paused), the stall check at 0.3 s sees progress and waits on; the second
     # frame at 0.4 s brings the queue under the mark.
-    await conn.notify("test/n", {"pad": "y"})
+    await conn.notify_many("test/n", [{"pad": "y"}])
     await trickler
     sock.unblock()
     await until(lambda: len(sock.sent) == 5)
@@ -158,13 +160,13 @@ async def test_close_flushes_then_closes_and_connection_lost_runs_once(
     make_env: EnvFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     lost: list[Connection] = []
-    original = Connection.connection_lost
+    original = Dispatcher.connection_lost
 
-    def counting(self: Connection) -> None:
-        lost.append(self)
-        original(self)
+    def counting(self: Dispatcher, connection: Connection) -> None:
+        lost.append(connection)
+        original(self, connection)
 
-    monkeypatch.setattr(Connection, "connection_lost", counting)
+    monkeypatch.setattr(Dispatcher, "connection_lost", counting)
     env = await make_env()
     sock = FakeSocket()
     transport = WebSocketTransport(sock, env.server, websocket_peer(("127.0.0.1", 4), None))
@@ -182,7 +184,7 @@ async def test_close_flushes_then_closes_and_connection_lost_runs_once(
     with pytest.raises(ConnectionClosed):
         await transport.wait_writable()
     with pytest.raises(ConnectionClosed):
-        await conn.notify("test/n", {})
+        await conn.notify_many("test/n", [{}])
 
 
 async def test_peer_leaving_with_frames_queued_ends_everything(make_env: EnvFactory) -> None:

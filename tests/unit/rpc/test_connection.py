@@ -10,11 +10,13 @@ import pytest
 
 from app.audit import AuditLog
 from app.config.schema import Limits
+from rpc.boundary import ErrorBoundary
 from rpc.connection import PeerError, PendingLimitReached
-from rpc.dispatcher import Call, NoParams, Params
+from rpc.context import CallContext
+from rpc.dispatcher import Dispatcher
 from rpc.errors import Forbidden
 from rpc.methods import build_registry
-from rpc.server import RpcServer
+from rpc.registry import NoParams, Params
 from rpc.transports.base import ConnectionClosed, Peer
 from rpc.transports.memory import MemoryTransport
 
@@ -83,24 +85,24 @@ class SleepParams(Params):
     secs: float
 
 
-def make_server(limits: Limits | None = None) -> tuple[RpcServer, FakeServices]:
+def make_server(limits: Limits | None = None) -> tuple[Dispatcher, FakeServices]:
     registry = build_registry()
     registry.method("test/echo", params=EchoParams, grant="system:read")(lambda call, p: {"sessionId": p.session_id})
 
-    async def sleep(call: Call, params: SleepParams) -> str:
+    async def sleep(call: CallContext, params: SleepParams) -> str:
         await asyncio.sleep(params.secs)
         return "slept"
 
     registry.method("test/sleep", params=SleepParams, grant="system:read")(sleep)
 
-    def boom(call: Call, params: NoParams) -> None:
+    def boom(call: CallContext, params: NoParams) -> None:
         raise RuntimeError("secret detail /etc/passwd")
 
     registry.method("test/boom", params=NoParams, grant="system:read")(boom)
     registry.method("test/local", params=NoParams, grant="system:read", local_only=True)(lambda c, p: "ok")
     services = FakeServices()
     lim = limits or Limits()
-    return RpcServer(registry, services, services.audit, limits=lambda: lim), services
+    return Dispatcher(registry, services, services.audit, limits=lambda: lim), services
 
 
 def req(method: str, params: Any = None, rid: Any = 1) -> dict[str, Any]:
@@ -110,7 +112,7 @@ def req(method: str, params: Any = None, rid: Any = 1) -> dict[str, Any]:
     return frame
 
 
-async def initialized(server: RpcServer, peer: Peer | None = None) -> MemoryTransport:
+async def initialized(server: Dispatcher, peer: Peer | None = None) -> MemoryTransport:
     transport = MemoryTransport(server, peer)
     token = {"authToken": "good"} if peer is not None and peer.remote else {}
     transport.feed(req("initialize", {"protocolVersion": 1, **token}, "init"))
@@ -258,28 +260,30 @@ async def test_connections_acting_as_the_same_principal_share_one_admission_tabl
     assert first.connection is not None and second.connection is not None and remote.connection is not None
     first.feed(req("status", rid=1))
     assert "result" in (await first.next_message())
-    assert second.connection.cleared is first.connection.cleared  # admitted once, for both
-    assert "status" in second.connection.cleared
-    assert remote.connection.cleared is not first.connection.cleared  # local-only methods differ remotely
+    assert second.connection.authority.cleared is first.connection.authority.cleared  # admitted once, for both
+    assert "status" in second.connection.authority.cleared
+    assert (
+        remote.connection.authority.cleared is not first.connection.authority.cleared
+    )  # local-only methods differ remotely
     remote.feed(req("test/local", rid=2))
     assert (await remote.next_message())["error"]["data"]["kind"] == "local_only"
-    assert "test/local" not in first.connection.cleared
+    assert "test/local" not in first.connection.authority.cleared
 
     # A failed re-initialize drops that connection's principal, and never the table the others use.
     second.feed(req("initialize", {"protocolVersion": 2}, rid=3))
     assert (await second.next_message())["error"]["code"] == -32011
     second.feed(req("status", rid=4))
     assert (await second.next_message())["error"]["code"] == -32010
-    assert "status" in first.connection.cleared
+    assert "status" in first.connection.authority.cleared
     first.feed(req("status", rid=5))
     assert "result" in (await first.next_message())
 
     # A new policy generation starts from empty tables; the old one is left to whoever still holds it.
-    old = first.connection.cleared
+    old = first.connection.authority.cleared
     services.auth.generation += 1
     first.feed(req("status", rid=6))
     assert "result" in (await first.next_message())
-    assert first.connection.cleared is not old and set(first.connection.cleared) == {"status"}
+    assert first.connection.authority.cleared is not old and set(first.connection.authority.cleared) == {"status"}
 
 
 @pytest.mark.req("R-AUTH-5")
@@ -517,7 +521,7 @@ async def test_notify_waits_while_the_peer_is_not_reading() -> None:
     conn = t.connection
     assert conn is not None
     t.set_writing_paused(True)
-    producer = asyncio.create_task(conn.notify("session/update", {"n": 1}))
+    producer = asyncio.create_task(conn.notify_many("session/update", [{"n": 1}]))
     await asyncio.sleep(0.02)
     assert not producer.done() and t.sent == []
     t.set_writing_paused(False)
@@ -560,8 +564,9 @@ async def test_every_32010_and_32012_answer_is_audited_as_denied_even_from_insid
     server, services = make_server()
     audit = RecordingAudit()
     server.audit = services.audit = audit
+    server.errors = ErrorBoundary(audit)  # the dispatcher's boundary audits refusals
 
-    async def refuses(call: Call, params: NoParams) -> None:
+    async def refuses(call: CallContext, params: NoParams) -> None:
         raise Forbidden("Missing grant config:update", grant="config:update")  # as a store's authorize does
 
     server.registry.method("test/refuses", params=NoParams, grant="system:read")(refuses)

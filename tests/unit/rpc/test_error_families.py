@@ -14,8 +14,8 @@ from app.auth.policy import Forbidden as PolicyForbidden
 from app.config.schema import Limits
 from app.sessions import errors as domain
 from gateway.errors import from_rpc_error
+from rpc.dispatcher import Dispatcher
 from rpc.methods import ERROR_MAPPERS, build_registry
-from rpc.server import RpcServer
 
 pytestmark = pytest.mark.req("R-ERR")
 
@@ -69,8 +69,8 @@ CASES: list[tuple[Exception, dict[str, Any], int]] = [
 ]
 
 
-def server() -> RpcServer:
-    rpc = RpcServer(build_registry(), None, AuditLog(None), limits=Limits)
+def server() -> Dispatcher:
+    rpc = Dispatcher(build_registry(), None, AuditLog(None), limits=Limits)
     for mapper in ERROR_MAPPERS:
         rpc.add_error_mapper(mapper)
     return rpc

@@ -511,7 +511,7 @@ async def test_the_daemon_serves_the_pipe_with_the_socket_s_protocol(
         (conn,) = server.connections
         assert conn.peer.label == PEER_LABEL
         # No uid from the OS: the owner, as the DACL admits only this user (and SYSTEM).
-        assert conn._credential == ("uid", process_uid()) and process_uid() == os.getuid()
+        assert conn.authority.credential == ("uid", process_uid()) and process_uid() == os.getuid()
     # Shut down: the listening instance is closed, the security attributes freed, the client's connection closed.
     assert api.created[1].handle in api.closed and len(api.freed) == 1
     assert sock.closed

@@ -19,7 +19,7 @@ async def test_a_closed_connection_that_watched_a_session_is_freed() -> None:
     transport = await initialized(server)
     connection = transport.connection
     assert connection is not None
-    assert sink_for(connection) is sink_for(connection)  # one sink per connection
+    assert sink_for(connection.context) is sink_for(connection.context)  # one sink per connection
     gone = weakref.ref(connection)
     transport.close()
     del connection

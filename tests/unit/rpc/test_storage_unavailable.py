@@ -11,15 +11,15 @@ from app.audit import AuditLog
 from app.config.schema import Limits
 from app.storage.faults import StorageFault
 from gateway.errors import from_rpc_error
+from rpc.dispatcher import Dispatcher
 from rpc.errors import StorageUnavailable
 from rpc.methods import ERROR_MAPPERS, build_registry
-from rpc.server import RpcServer
 
 pytestmark = pytest.mark.req("R-STORE-3")
 
 
-def server() -> RpcServer:
-    rpc = RpcServer(build_registry(), None, AuditLog(None), limits=Limits)
+def server() -> Dispatcher:
+    rpc = Dispatcher(build_registry(), None, AuditLog(None), limits=Limits)
     for mapper in ERROR_MAPPERS:
         rpc.add_error_mapper(mapper)
     return rpc

@@ -1,0 +1,67 @@
+"""The one exception → error → audit boundary (R-WIRE-4, R-SEC-3, R-STORE-3).
+
+Whatever a handler raises leaves through here, on every surface: an `RpcError` as it is, a domain exception
+through its family's mapper (`rpc.methods.ERROR_MAPPERS`), a refused or unreachable database as
+`storage_unavailable`, anything else as `internal_error` with an id to quote (the traceback stays in the log).
+Every `-32010` and `-32012` answer is audited as `denied`, once, here.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+
+from app.audit import AuditLog
+from app.storage.errors import unavailable_reason
+from rpc.errors import AuthRequired, Forbidden, InternalError, RpcError, StorageUnavailable
+
+__all__ = ["ErrorBoundary", "ErrorMapper", "storage_unavailable"]
+
+log = logging.getLogger("zeroclaw.rpc")
+
+ErrorMapper = Callable[[Exception], RpcError | None]
+
+
+class ErrorBoundary:
+    def __init__(self, audit: AuditLog) -> None:
+        self._audit = audit
+        self._mappers: list[ErrorMapper] = []
+
+    def add_mapper(self, mapper: ErrorMapper) -> None:
+        """Let a method family translate its domain exceptions into protocol errors."""
+        self._mappers.append(mapper)
+
+    def to_rpc_error(self, exc: BaseException) -> RpcError:
+        if isinstance(exc, RpcError):
+            return exc
+        if isinstance(exc, Exception):
+            for mapper in self._mappers:
+                mapped = mapper(exc)
+                if mapped is not None:
+                    return mapped
+        unavailable = storage_unavailable(exc)  # after the domain's own mappers: one may wrap a driver error
+        if unavailable is not None:
+            return unavailable
+        error_id = uuid.uuid4().hex[:16]
+        # The traceback stays in the daemon log; the peer only gets the id to quote.
+        log.error("unexpected failure error_id=%s", error_id, exc_info=exc)
+        return InternalError(error_id=error_id)
+
+    def answer(self, exc: BaseException, peer_label: str, principal_id: str | None) -> RpcError:
+        """The error a caller is answered for `exc`, audited when it is a refusal."""
+        error = self.to_rpc_error(exc)
+        if isinstance(error, AuthRequired | Forbidden):
+            self._audit.record("denied", peer_label, principal_id)
+        return error
+
+
+def storage_unavailable(exc: BaseException) -> StorageUnavailable | None:
+    """`-32603 storage_unavailable` when `exc` says the database refused or cannot be reached (R-STORE-3)."""
+    reason = unavailable_reason(exc)
+    if reason is None:
+        return None
+    error_id = uuid.uuid4().hex[:16]
+    # An expected condition, not a bug: one line per call and no traceback (a full disk fails every write).
+    log.warning("storage unavailable (%s) error_id=%s: %s", reason, error_id, type(exc).__name__)
+    return StorageUnavailable(reason=reason, error_id=error_id)

@@ -1,0 +1,179 @@
+"""What a handler sees of its call (R-ARCH-2): `CallContext`, never the connection.
+
+A context names the daemon's typed `Services`, the caller (`Authority`: principal, credential, policy generation),
+the `Surface` the call came in on and a `ClientChannel` for what the daemon asks or tells that caller. A socket,
+pipe or WebSocket connection makes one context when it opens; an HTTP route makes one per request, with a
+channel that can answer nothing (`NoClient`). The dispatcher (`rpc.dispatcher`) is what fills them in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Protocol
+
+from rpc.errors import AuthRequired
+from rpc.transports.base import ConnectionClosed
+
+if TYPE_CHECKING:
+    from app.auth.policy import Principal
+    from app.services import Services
+    from rpc.transports.base import Peer
+
+__all__ = ["Authority", "CallContext", "ClientChannel", "DaemonView", "NoClient", "Surface"]
+
+
+class Surface(Enum):
+    LOCAL = "local"  # the Unix socket or the Windows named pipe
+    WEBSOCKET = "websocket"  # the gateway's /rpc
+    HTTP = "http"  # the gateway's REST and webhook routes
+
+    @property
+    def remote(self) -> bool:
+        """Local-only methods (`file/*`) are refused here (R-FILE-1, `-32012`)."""
+        return self is not Surface.LOCAL
+
+
+class Authority:
+    """Who the caller is, and under which policy generation that was decided. A connection's changes with
+    `initialize`; an HTTP call's is its bearer token's. `cleared` is the dispatcher's memo of the methods
+    already admitted under that generation (`rpc.admission.Admissions`): state, read and written there."""
+
+    __slots__ = ("cleared", "credential", "generation", "initialized", "principal")
+
+    def __init__(self) -> None:
+        self.credential: object = None
+        self.principal: Principal | None = None
+        self.generation = -1
+        self.initialized = False
+        self.cleared: dict[str, Any] = {}  # method name → its `rpc.registry.MethodSpec`
+
+    @property
+    def principal_id(self) -> str | None:
+        return self.principal.id if self.principal is not None else None
+
+    def act_as(self, principal: Principal, generation: int, cleared: dict[str, Any]) -> None:
+        self.principal, self.generation, self.cleared = principal, generation, cleared
+
+    def sign_in(self, credential: object, principal: Principal, generation: int, cleared: dict[str, Any]) -> None:
+        self.credential = credential
+        self.act_as(principal, generation, cleared)
+        self.initialized = True
+
+    def sign_out(self) -> None:
+        self.cleared = {}  # never `.clear()`: the table may be shared between connections
+        self.credential = None
+        self.principal = None
+        self.initialized = False
+
+
+class ClientChannel(Protocol):
+    """The daemon→client direction of one caller (R-BIDI): requests it can answer, notifications it reads."""
+
+    @property
+    def closed(self) -> bool:
+        """Disconnected: nothing more reaches it."""
+
+    @property
+    def answerable(self) -> bool:
+        """It can still send (a `session/approve`, an answer to `elicitation/create`)."""
+
+    @property
+    def capabilities(self) -> Mapping[str, Any]:
+        """The `clientCapabilities` it declared in `initialize`."""
+
+    @property
+    def principal_id(self) -> str | None: ...
+
+    # The session bridge's sink for this client (`rpc.session_bridge.sink_for`), kept here so it dies with it.
+    sink: object
+
+    async def request(self, method: str, params: Any, *, timeout: float) -> Any:
+        """Ask the client; raise `PeerError`, `TimeoutError`, `ConnectionClosed` or `PendingLimitReached`."""
+
+    async def notify_many(self, method: str, params: Sequence[Any]) -> None:
+        """Send notifications in order, waiting while the client is not reading (bounded outbound buffer)."""
+
+    def when_gone(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once the client can answer nothing more (at once if that is already so)."""
+
+
+class NoClient:
+    """The channel of an HTTP call: the answer is the HTTP response, and nobody can be asked anything (an
+    elicitation is "unavailable", an approval request is rejected unless another client of the caller watches)."""
+
+    __slots__ = ("principal_id", "sink")
+
+    closed = False
+    answerable = False
+    capabilities: Mapping[str, Any] = {}
+
+    def __init__(self, principal_id: str | None) -> None:
+        self.principal_id = principal_id
+        self.sink: object = None
+
+    async def request(self, method: str, params: Any, *, timeout: float) -> Any:
+        raise ConnectionClosed
+
+    async def notify_many(self, method: str, params: Sequence[Any]) -> None:
+        return None
+
+    def when_gone(self, callback: Callable[[], None]) -> None:
+        callback()
+
+
+class DaemonView(Protocol):
+    """What a handler may know of the dispatcher: the methods it serves and how many peers it has."""
+
+    @property
+    def connection_count(self) -> int: ...
+
+    def method_names(self) -> list[str]: ...
+
+
+SignIn = Callable[[object, "Principal", Mapping[str, Any]], None]
+
+
+class CallContext:
+    __slots__ = ("_recheck", "_sign_in", "authority", "client", "daemon", "peer", "services", "surface")
+
+    def __init__(
+        self,
+        services: Services,
+        daemon: DaemonView,
+        surface: Surface,
+        peer: Peer,
+        authority: Authority,
+        client: ClientChannel,
+        recheck: Callable[[str], Principal],
+        sign_in: SignIn,
+    ) -> None:
+        self.services = services
+        self.daemon = daemon
+        self.surface = surface
+        self.peer = peer
+        self.authority = authority
+        self.client = client
+        self._recheck = recheck
+        self._sign_in = sign_in
+
+    @property
+    def principal(self) -> Principal:
+        """The caller, as of the admission of this call."""
+        principal = self.authority.principal
+        if principal is None:  # only `initialize` runs unauthenticated, and it does not ask
+            raise AuthRequired
+        return principal
+
+    def recheck(self, grant: str) -> Principal:
+        """The caller under the policy in force now, holding `grant`; raises `AuthRequired` (a revoked credential)
+        or `Forbidden`. For checks that must see a revocation that landed while the call waited (R-CFG-3)."""
+        return self._recheck(grant)
+
+    def sign_in(self, credential: object, principal: Principal, capabilities: Mapping[str, Any]) -> None:
+        """`initialize` authenticated the caller: from now on its calls run as `principal`."""
+        self._sign_in(credential, principal, capabilities)
+
+    def sign_out(self) -> None:
+        """`initialize` failed: the caller is no longer authenticated (a failed re-initialize keeps nothing)."""
+        self.authority.sign_out()

@@ -1,0 +1,101 @@
+"""Admission as a pure function of (method spec, principal, surface), and the call path without import cycles
+(issue 14, R-ARCH-1, R-ARCH-2, R-WIRE-3 order of checks)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from rpc.admission import Admissions, admit
+from rpc.context import Surface
+from rpc.errors import AuthRequired, Forbidden
+from rpc.registry import MethodSpec, NoParams
+
+RPC = Path(__file__).resolve().parents[3] / "rpc"
+
+
+@dataclass(frozen=True)
+class Holder:
+    id: str
+    grants: frozenset[str]
+
+    def has_grant(self, grant: str) -> bool:
+        return grant in self.grants
+
+
+def spec(**kw: object) -> MethodSpec[NoParams]:
+    fields = {"grant": "system:read", "local_only": False, "requires_init": True} | kw
+    return MethodSpec("m", lambda ctx, params: None, NoParams, **fields)  # type: ignore[arg-type]
+
+
+READER = Holder("reader", frozenset({"system:read"}))
+
+
+@pytest.mark.req("R-WIRE-3")
+def test_not_initialized_needs_initialize_first_whatever_else_is_wrong() -> None:
+    with pytest.raises(AuthRequired):
+        admit(spec(local_only=True, grant="config:update"), None, Surface.WEBSOCKET)
+    admit(spec(grant=None, requires_init=False), None, Surface.WEBSOCKET)  # `initialize` itself
+
+
+@pytest.mark.req("R-FILE-1")
+@pytest.mark.parametrize("surface", [Surface.WEBSOCKET, Surface.HTTP])
+def test_local_only_is_refused_off_the_local_endpoint_before_the_grant(surface: Surface) -> None:
+    with pytest.raises(Forbidden) as refused:
+        admit(spec(local_only=True, grant="files:create"), READER, surface)  # type: ignore[arg-type]
+    assert refused.value.data["kind"] == "local_only"
+    with pytest.raises(Forbidden) as missing:
+        admit(spec(local_only=True, grant="files:create"), READER, Surface.LOCAL)  # type: ignore[arg-type]
+    assert missing.value.data == {"kind": "forbidden", "grant": "files:create"}
+
+
+@pytest.mark.req("R-AUTH-5")
+def test_the_grant_decides_and_nothing_else_is_consulted() -> None:
+    for surface in Surface:
+        admit(spec(), READER, surface)  # type: ignore[arg-type]
+        with pytest.raises(Forbidden):
+            admit(spec(grant="config:read"), READER, surface)  # type: ignore[arg-type]
+
+
+@pytest.mark.req("R-AUTH-5")
+def test_admission_tables_are_shared_per_principal_and_surface_and_start_empty_per_generation() -> None:
+    tables = Admissions()
+    first = tables.table(READER, Surface.LOCAL, 1)  # type: ignore[arg-type]
+    assert tables.table(READER, Surface.LOCAL, 1) is first  # type: ignore[arg-type]
+    assert tables.table(READER, Surface.WEBSOCKET, 1) is not first  # type: ignore[arg-type]
+    first["m"] = spec()
+    assert tables.table(READER, Surface.LOCAL, 2) == {}  # type: ignore[arg-type]
+
+
+def _imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("rpc."):
+            found.add(node.module)
+    return found
+
+
+@pytest.mark.req("R-ARCH-1")
+def test_no_import_cycle_among_rpc_modules_not_even_for_type_checking() -> None:
+    graph = {
+        ".".join(p.relative_to(RPC.parent).with_suffix("").parts): _imports(p)
+        for p in RPC.rglob("*.py")
+        if p.name != "__init__.py"
+    }
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for dep in sorted(graph.get(module, ())):
+            assert state.get(dep) != 1, " -> ".join([*path, dep])
+            if dep in graph and dep not in state:
+                visit(dep, [*path, dep])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert {"rpc.dispatcher", "rpc.connection", "rpc.context", "rpc.admission"} <= set(graph)
