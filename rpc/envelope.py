@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -118,6 +119,7 @@ def is_valid_id(value: object) -> bool:
 
 # JSON types of a request id taken as decoded (`type()`, so no bool); a float id goes through `exact_id`.
 ID_TYPES: Final = (str, int, type(None))
+MAX_NESTING: Final = 1024  # orjson refuses deeper documents (-32700)
 PARAMS_TYPES: Final = (dict, list)
 
 
@@ -131,16 +133,31 @@ def exact_id(line: bytes, rid: float) -> ExactId | float:
     """The id of request frame `line`, which orjson decoded as the float `rid`, exactly as the peer wrote it.
 
     orjson reads an integer outside 64 bits as a float; the stdlib decoder hands over the number's text. This
-    runs only for float ids. `rid` is kept if the stdlib cannot read the frame (nesting past its recursion limit).
+    runs only for float ids, on frames orjson accepted, so nested at most `MAX_NESTING` deep.
     """
     try:
-        frame = json.loads(line, parse_int=_NumberText, parse_float=_NumberText)
+        frame = _read_numbers_as_text(line)
     except (ValueError, RecursionError):
         return rid
     text = frame.get("id") if type(frame) is dict else None
     if type(text) is not _NumberText:
         return rid
     return ExactId(str(text))
+
+
+def _read_numbers_as_text(line: bytes) -> Any:
+    try:
+        return json.loads(line, parse_int=_NumberText, parse_float=_NumberText)
+    except RecursionError:
+        pass
+    # Nested deeper than the interpreter's recursion limit lets the stdlib decoder go (orjson allows 1024 levels):
+    # read it once more with room for that depth (regression: such ids came back rounded, found by the fuzz kit).
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + MAX_NESTING + 64)
+    try:
+        return json.loads(line, parse_int=_NumberText, parse_float=_NumberText)
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def parse(line: bytes) -> Request | Response | Reject | None:

@@ -42,6 +42,7 @@ _FLUSH_BYTES = 8 * 1024
 class NdjsonProtocol(asyncio.Protocol):
     __slots__ = (
         "_closing",
+        "_closing_error",
         "_conn",
         "_dispatcher",
         "_eof",
@@ -75,7 +76,8 @@ class NdjsonProtocol(asyncio.Protocol):
         self._reading_paused = False
         self.writing_paused = False  # an attribute, not a property: read once per frame
         self._closing = False
-        self._eof = False  # the peer ended its sending side (R-WIRE-9)
+        self._eof = False  # nothing more is read: the peer ended its sending side (R-WIRE-9), or sent too much
+        self._closing_error: bytes | None = None  # the last frame before the close, once everything is answered
         self._written = 0  # bytes `_flush` handed to the transport: with its buffer size, the stall rule's progress
         self._flow: FlowControl | None = None
 
@@ -125,7 +127,7 @@ class NdjsonProtocol(asyncio.Protocol):
             if self._out_bytes:
                 self._flush()
             return
-        if conn is None or self._closing:
+        if conn is None or self._closing or self._eof:
             return
         try:
             lines = self._splitter.feed(data)
@@ -271,6 +273,8 @@ class NdjsonProtocol(asyncio.Protocol):
         """After EOF: once every frame read has been answered, write what is queued and close (R-WIRE-9)."""
         conn = self._conn
         if conn is not None and not self._closing and not self._lines and conn.idle:
+            if self._closing_error is not None:
+                self.send(self._closing_error)
             self.close()
 
     def _abort(self) -> None:
@@ -285,13 +289,22 @@ class NdjsonProtocol(asyncio.Protocol):
         return self._written - (transport.get_write_buffer_size() if transport is not None else 0)
 
     def _too_large(self, complete: list[bytes]) -> None:
+        """An oversize frame ends the connection (R-WIRE-2) as EOF would: nothing more is read, every frame before
+        it (also those still held) is answered, then `frame_too_large`, then the close. Closing at once cancelled
+        the calls still running (regression, found by the fuzz kit: benchmarks/fuzz.py)."""
+        conn = self._conn
+        assert conn is not None
+        error = InvalidRequest("Frame too large", kind="frame_too_large", limit=self._frame_limit)
+        self._closing_error = encode_error(None, error)
+        self._eof = True
+        if not self._reading_paused and self._transport is not None:
+            self._reading_paused = True
+            cast(asyncio.ReadTransport, self._transport).pause_reading()
+        self._dispatcher.input_ended(conn)  # it can answer nothing more: what we asked it fails now
         self._in_batch = True
         self._take(complete)
-        self._lines.clear()
-        error = InvalidRequest("Frame too large", kind="frame_too_large", limit=self._frame_limit)
-        self.send(encode_error(None, error))
-        self.close()
         self._end_batch()
+        self._finish_if_done()
 
     def _end_batch(self) -> None:
         self._in_batch = False

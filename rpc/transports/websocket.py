@@ -123,6 +123,7 @@ class WebSocketTransport:
         self._close_code = CLOSE_NORMAL
         self._writer: asyncio.Task[None] | None = None
         self._lost = False
+        self._too_big = False  # an oversize message arrived: answer what came before it, then close 1009
 
     async def run(self) -> None:
         """Register with the dispatcher, pump both directions, and return once the socket is done."""
@@ -167,6 +168,8 @@ class WebSocketTransport:
 
     def resume(self) -> None:
         self._readable.set()  # the reader re-checks `saturated` itself
+        if self._too_big:
+            self._close_when_idle()
 
     @property
     def writing_paused(self) -> bool:
@@ -186,7 +189,7 @@ class WebSocketTransport:
         conn = self._conn
         assert conn is not None
         try:
-            while not self._closing:
+            while not self._closing and not self._too_big:
                 if conn.saturated:
                     self._readable.clear()
                     await self._readable.wait()
@@ -199,7 +202,7 @@ class WebSocketTransport:
                     self._on_message(message)
         except Exception as exc:  # the server reports a vanished peer as an exception on some paths
             log.debug("WebSocket receive from %s ended: %s", self.peer.label, type(exc).__name__)
-        if not self._closing:
+        if not self._closing and not self._too_big:
             self._abort()  # the peer left: nothing queued can be delivered any more
 
     def _on_message(self, message: Mapping[str, Any]) -> None:
@@ -224,6 +227,16 @@ class WebSocketTransport:
             self.send(encode_error(None, error))
 
     def _too_large(self) -> None:
+        """Read nothing more; once every message before this one is answered, `frame_too_large` and close 1009.
+        Closing at once cancelled the calls still running (regression, found by the fuzz kit)."""
+        self._too_big = True
+        if self._conn is not None:
+            self._dispatcher.input_ended(self._conn)  # it can answer nothing more: what we asked it fails now
+        self._close_when_idle()
+
+    def _close_when_idle(self) -> None:
+        if self._closing or (self._conn is not None and not self._conn.idle):
+            return
         error = InvalidRequest("Frame too large", kind="frame_too_large", limit=self._frame_limit)
         self.send(encode_error(None, error))
         self.close(CLOSE_TOO_BIG)

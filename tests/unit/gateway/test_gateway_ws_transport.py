@@ -209,3 +209,29 @@ async def test_oversize_text_by_characters_is_refused_before_encoding(make_env: 
     await asyncio.wait_for(runner, 2)
     assert sock.sent[0]["error"]["data"] == {"kind": "frame_too_large", "limit": 1024}
     assert sock.closed_with == 1009
+
+
+@pytest.mark.req("R-WIRE-5")
+async def test_regression_calls_before_an_oversize_message_are_answered_before_the_1009_close(
+    make_env: EnvFactory,
+) -> None:
+    """Found by the fuzz kit: the 1009 close cancelled the calls still running (no answer at all)."""
+    env = await make_env(max_frame_bytes=1024)
+
+    async def sleep(ctx: CallContext, params: SleepParams) -> str:
+        await asyncio.sleep(params.secs)
+        return "slept"
+
+    env.registry.method("test/sleep2", params=SleepParams, grant="system:read")(sleep)
+    _, token = await env.token("boss")
+    sock = FakeSocket()
+    transport = WebSocketTransport(sock, env.server, websocket_peer(("127.0.0.1", 7), f"Bearer {token}"))
+    runner = asyncio.create_task(transport.run())
+    sock.feed('{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":1}')
+    sock.feed('{"jsonrpc":"2.0","method":"test/sleep2","params":{"secs":0.05},"id":2}')
+    sock.feed("x" * 5000)
+    await asyncio.wait_for(runner, 2)
+    assert [m.get("id") for m in sock.sent] == [1, 2, None]
+    assert sock.sent[1]["result"] == "slept"
+    assert sock.sent[2]["error"]["data"] == {"kind": "frame_too_large", "limit": 1024}
+    assert sock.closed_with == 1009

@@ -105,11 +105,7 @@ def test_a_number_beyond_the_double_range_is_invalid_json() -> None:
 
 
 @pytest.mark.req("R-WIRE-3")
-def test_exact_id_keeps_the_float_when_the_stdlib_cannot_read_the_frame() -> None:
-    deep = b"[" * 1010 + b"]" * 1010  # within orjson's nesting limit, past the stdlib decoder's recursion limit
-    line = b'{"jsonrpc":"2.0","method":"status","params":[' + deep + b'],"id":1.5}'
-    out = parse(line)
-    assert isinstance(out, Request) and type(out.id) is float and out.id == 1.5
+def test_exact_id_keeps_the_float_when_the_text_holds_no_number_id() -> None:
     assert exact_id(b"not json", 2.5) == 2.5
     assert exact_id(b'{"id":"2.5"}', 2.5) == 2.5  # not a number in the text: keep what orjson read
 
@@ -121,3 +117,17 @@ def test_only_float_ids_leave_the_fast_path() -> None:
     assert isinstance(out, Request) and out.id == 7 and type(out.id) is int
     out = classify({**frame, "id": "7"}, b"")
     assert isinstance(out, Request) and out.id == "7"
+
+
+@pytest.mark.req("R-WIRE-3")
+@pytest.mark.parametrize("depth", [1, 990, 1021])  # 1021 arrays inside params and the frame: orjson's last level
+def test_regression_a_big_id_of_a_frame_nested_past_the_recursion_limit_is_exact(depth: int) -> None:
+    """Found by the fuzz kit (benchmarks/fuzz.py): the stdlib re-read hit its recursion limit at ~990 levels and
+    the id came back rounded (-1.0000000000000001e+23)."""
+    line = b'{"jsonrpc":"2.0","method":"status","params":{"x":%s},"id":-100000000000000000000003}' % (
+        b"[" * depth + b"]" * depth
+    )
+    frame = parse(line)
+    assert isinstance(frame, Request)
+    assert frame.id == ExactId("-100000000000000000000003")
+    assert encode_result(frame.id, 1) == b'{"jsonrpc":"2.0","id":-100000000000000000000003,"result":1}'

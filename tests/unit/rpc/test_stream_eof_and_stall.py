@@ -210,3 +210,23 @@ async def test_flow_control_pauses_watches_and_calls_on_stall_once() -> None:
     flow.resume()
     await asyncio.sleep(0.1)
     assert stalls == [1] and not flow.paused and not flow.watching
+
+
+@pytest.mark.req("R-WIRE-5")
+async def test_regression_calls_before_an_oversize_frame_are_answered_before_the_close() -> None:
+    """Found by the fuzz kit (benchmarks/fuzz.py): the close at an oversize frame cancelled the calls still running,
+    so `session/list` requests sent just before it got no answer at all. Now an oversize frame ends the input as
+    EOF does: every earlier request is answered, then `frame_too_large`, then the close."""
+    protocol, sock, _ = connect(Limits(max_frame_bytes=1024))
+    protocol.data_received(
+        frame("initialize", "init", {"protocolVersion": 1})
+        + frame("test/sleep", "slow", {"secs": 0.05})
+        + frame("status", "st")
+        + b"x" * 2000
+        + b"\n"
+        + frame("status", "after")  # past the oversize frame: never read
+    )
+    await until(lambda: sock.closed)
+    messages = sock.messages()
+    assert [m.get("id") for m in messages] == ["init", "st", "slow", None]
+    assert messages[-1]["error"]["data"] == {"kind": "frame_too_large", "limit": 1024}
