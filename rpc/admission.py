@@ -16,18 +16,24 @@ if TYPE_CHECKING:
     from rpc.context import Surface
     from rpc.registry import MethodSpec
 
-__all__ = ["Admissions", "admit", "require_grant"]
+__all__ = ["Admissions", "admit", "check_surface", "require_grant"]
 
 
 def admit(spec: MethodSpec[Any], principal: Principal | None, surface: Surface) -> None:
     """Raise the refusal of a call of `spec` by `principal` (None: not initialized) on `surface`, in the order the
     spec fixes (the method exists already; initialized, local-only, grant; params come next)."""
-    if principal is None and spec.requires_init:
+    check_surface(spec, principal is not None, surface)
+    if spec.grant is not None:
+        require_grant(principal, spec.grant)
+
+
+def check_surface(spec: MethodSpec[Any], initialized: bool, surface: Surface) -> None:
+    """The checks before the grant: they need no principal, so a connection runs them before it re-resolves its
+    credential under a changed policy (which may itself refuse, -32010)."""
+    if not initialized and spec.requires_init:
         raise AuthRequired("First call must be 'initialize'")
     if spec.local_only and surface.remote:
         raise Forbidden("This method is only served on the local endpoint", kind="local_only")
-    if spec.grant is not None:
-        require_grant(principal, spec.grant)
 
 
 def require_grant(principal: Principal | None, grant: str) -> None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from rpc.admission import Admissions, admit, require_grant
+from rpc.admission import Admissions, admit, check_surface, require_grant
 from rpc.boundary import ErrorBoundary, ErrorMapper
 from rpc.connection import Connection
 from rpc.context import Authority, CallContext, NoClient, Surface
@@ -280,8 +280,9 @@ class Dispatcher:
         admitted: MethodSpec[Any] | None = authority.cleared.get(method)
         if admitted is spec and authority.generation == self.services.auth.generation:
             return spec
-        principal = self._current(authority, connection.surface) if authority.initialized else None
-        admit(spec, principal, connection.surface)
+        check_surface(spec, authority.initialized, connection.surface)
+        if spec.grant is not None:  # `admit`'s last step, once the credential is current
+            require_grant(self._current(authority, connection.surface), spec.grant)
         if authority.initialized:
             authority.cleared[method] = spec
         return spec
