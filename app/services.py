@@ -6,7 +6,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.audit import AuditLog
 from app.auth.authenticator import Authenticator
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from app.sessions.registry import SessionRegistry
     from app.storage.database import Database
 
-__all__ = ["Services", "package_version"]
+__all__ = ["DaemonStatus", "GatewayInfo", "Services", "package_version"]
 
 
 def package_version() -> str:
@@ -31,6 +31,26 @@ def package_version() -> str:
         return version("zeroclaw")
     except PackageNotFoundError:  # running from a source tree that was not installed
         return "0.0.0"
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayInfo:
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonStatus:
+    """The daemon half of `status` (`Services.describe`); the protocol layer adds what it knows."""
+
+    server_version: str
+    pid: int
+    endpoint: str
+    gateway: GatewayInfo | None
+    data_dir: str
+    config_file: str
+    uptime_secs: float
+    active_sessions: int
+    session_ids: list[str]
 
 
 @dataclass(eq=False)
@@ -53,7 +73,7 @@ class Services:
 
     @property
     def version(self) -> str:
-        """The installed package's version (`serverVersion`)."""
+        """The installed package's version (`server_version`)."""
         if self._version is None:
             self._version = package_version()
         return self._version
@@ -69,21 +89,21 @@ class Services:
         """The config in force now (swapped whole on every commit)."""
         return self.config_store.current
 
-    def describe(self, now_ns: int | None = None) -> dict[str, Any]:
+    def describe(self, now_ns: int | None = None) -> DaemonStatus:
         """The daemon half of `status` at `now_ns` (a reading of `clock`) or now; the protocol layer adds what it
         knows. Built afresh: the one cache of `status` is the JSON-RPC method's (`rpc.methods.lifecycle`)."""
         live = self.sessions.live
-        return {
-            "serverVersion": self.version,
-            "pid": os.getpid(),
-            "endpoint": self.paths.endpoint,
-            "gateway": {"url": self.gateway_url} if self.gateway_url else None,
-            "dataDir": str(self.paths.data_dir),
-            "configFile": str(self.paths.config_file),
-            "uptimeSecs": self.uptime_ms(now_ns) / 1000,
-            "activeSessions": len(live),
-            "sessionIds": sorted(live),
-        }
+        return DaemonStatus(
+            server_version=self.version,
+            pid=os.getpid(),
+            endpoint=self.paths.endpoint,
+            gateway=GatewayInfo(self.gateway_url) if self.gateway_url else None,
+            data_dir=str(self.paths.data_dir),
+            config_file=str(self.paths.config_file),
+            uptime_secs=self.uptime_ms(now_ns) / 1000,
+            active_sessions=len(live),
+            session_ids=sorted(live),
+        )
 
     def uptime_ms(self, now_ns: int | None = None) -> int:
         """Milliseconds since start, at `now_ns` (a reading of `clock`) or now."""

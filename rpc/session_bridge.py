@@ -15,9 +15,10 @@ from app.sessions.errors import SessionError
 from rpc.connection import PeerError, PendingLimitReached
 from rpc.context import Authority, CallContext, ClientChannel
 from rpc.transports.base import ConnectionClosed
-from rpc.wire import event_to_wire
+from rpc.wire import events_to_wire
 
 if TYPE_CHECKING:
+    from app.sessions.events import ApprovalRequest, SessionEvent
     from app.sessions.registry import SessionRegistry
 
 __all__ = ["ClientSink", "Elicitor", "sink_for"]
@@ -52,16 +53,14 @@ class ClientSink:
     def closed(self) -> bool:
         return self._client.closed
 
-    async def send_updates(self, updates: Sequence[dict[str, Any]]) -> None:
+    async def send_updates(self, updates: Sequence[SessionEvent]) -> None:
         """Domain events (`app.sessions.events`) out as `session/update` notifications, in their wire shape."""
-        await self._client.notify_many("session/update", [event_to_wire(u) for u in updates])
-        if len(updates) == 1 and updates[0].get("type") == "approval_request":  # emitted alone, never batched
+        await self._client.notify_many("session/update", events_to_wire(updates))
+        if len(updates) == 1 and updates[0]["type"] == "approval_request":  # emitted alone, never batched
             self._shown_approval(updates[0])
 
-    def _shown_approval(self, update: dict[str, Any]) -> None:
-        session_id, request_id = update.get("session_id"), update.get("request_id")
-        if not isinstance(session_id, str) or not isinstance(request_id, str):
-            return
+    def _shown_approval(self, update: ApprovalRequest) -> None:
+        session_id, request_id = update["session_id"], update["request_id"]
         if not self.answerable:
             self._reject_unless_watched(session_id, request_id)
             return

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from app.sessions.events import SessionEvent
 from app.sessions.store_types import Mode, Surface
 
 __all__ = ["LiveSession", "Mode", "UpdateSink"]
@@ -26,7 +27,7 @@ class UpdateSink(Protocol):
     @property
     def closed(self) -> bool: ...
 
-    async def send_updates(self, updates: Sequence[dict[str, Any]]) -> None:
+    async def send_updates(self, updates: Sequence[SessionEvent]) -> None:
         """Deliver updates in order; waits while the receiver is slow; raises if it is gone."""
         ...
 

@@ -39,7 +39,7 @@ from app.sessions.store_types import Surface
 from app.sessions.trim import trim_context
 from app.sessions.turn import TurnOutcome, TurnSettings, run_turn
 from app.sessions.updates import TurnUpdates
-from app.storage import iso_z
+from app.sessions.views import SessionInfo, SessionSummary
 from app.storage.errors import is_storage_unavailable
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
@@ -59,16 +59,9 @@ class Opened:
     resumed: bool
     message_count: int
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> SessionInfo:
         s = self.session
-        return {
-            "sessionId": s.session_id,
-            "agentAlias": s.agent_alias,
-            "mode": s.mode,
-            "messageCount": self.message_count,
-            "workspaceDir": str(s.workspace),
-            "resumed": self.resumed,
-        }
+        return SessionInfo(s.session_id, s.agent_alias, s.mode, self.message_count, str(s.workspace), self.resumed)
 
 
 class SessionRegistry:
@@ -296,7 +289,14 @@ class SessionRegistry:
             else:
                 await self._maybe_trim(live, updates, config)
         finally:
-            await updates.emit({"type": "turn_complete", "stopReason": outcome.stop_reason, "content": outcome.content})
+            await updates.emit(
+                {
+                    "session_id": live.session_id,
+                    "type": "turn_complete",
+                    "stop_reason": outcome.stop_reason,
+                    "content": outcome.content,
+                }
+            )
         if storage_fault is not None:
             raise storage_fault
         return outcome
@@ -316,9 +316,10 @@ class SessionRegistry:
             return
         await updates.emit(
             {
+                "session_id": live.session_id,
                 "type": "history_trimmed",
-                "droppedMessages": trimmed.dropped,
-                "keptMessages": len(trimmed.kept),
+                "dropped_messages": trimmed.dropped,
+                "kept_messages": len(trimmed.kept),
                 "checkpoint": recovered.covers,
             }
         )
@@ -337,19 +338,19 @@ class SessionRegistry:
 
     # -- reading -----------------------------------------------------------------------------------------
 
-    async def list_sessions(self, principal: Principal, *, include_killed: bool) -> list[dict[str, Any]]:
+    async def list_sessions(self, principal: Principal, *, include_killed: bool) -> list[SessionSummary]:
         records = await self.store.list(None if principal.admin else principal.id, include_killed=include_killed)
         return [
-            {
-                "sessionId": r.session_id,
-                "agentAlias": r.agent_alias,
-                "mode": r.mode,
-                "live": (live := self.live.get(r.session_id)) is not None and live.mode == r.mode,
-                "killed": r.killed,
-                "createdAt": iso_z(r.created_at),
-                "lastActivity": iso_z(r.last_activity),
-                "messageCount": r.message_count,
-            }
+            SessionSummary(
+                r.session_id,
+                r.agent_alias,
+                r.mode,
+                (live := self.live.get(r.session_id)) is not None and live.mode == r.mode,
+                r.killed,
+                r.created_at,
+                r.last_activity,
+                r.message_count,
+            )
             for r in records
         ]
 

@@ -28,6 +28,7 @@ from app.agents.base import (
 from app.sessions.live import LiveSession
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
+    from app.sessions.events import SessionEvent
     from app.sessions.store import SessionStore
 
 __all__ = ["TEXT_CHECKPOINT_SECS", "TurnOutcome", "TurnSettings", "Updates", "run_turn", "to_messages"]
@@ -39,7 +40,7 @@ _YIELD_EVERY = 64  # text chunks taken from a provider that never waits before l
 class Updates(Protocol):
     """Where the turn's `session/update` events go (`app.sessions.updates.TurnUpdates`)."""
 
-    async def emit(self, event: dict[str, Any]) -> None: ...
+    async def emit(self, event: SessionEvent) -> None: ...
 
     async def text(self, chunks: Sequence[str]) -> None:
         """One `agent_message_chunk` per chunk, in order."""
@@ -193,7 +194,9 @@ async def run_turn(
                     chunks = ()
                     if isinstance(event, ThoughtDelta) and event.text:
                         # Hidden reasoning is streamed but never stored as context (R-ACP-3).
-                        await updates.emit({"type": "agent_thought_chunk", "text": event.text})
+                        await updates.emit(
+                            {"session_id": live.session_id, "type": "agent_thought_chunk", "text": event.text}
+                        )
                     elif isinstance(event, ToolCall):
                         calls.append(event)
                 if chunks:
@@ -246,7 +249,15 @@ async def _run_tool(
         live.session_id,
         **row(role="tool_call", content=orjson.dumps(call.arguments).decode(), tool_call_id=call.id, name=call.name),
     )
-    await updates.emit({"type": "tool_call", "toolCallId": call.id, "name": call.name, "rawInput": call.arguments})
+    await updates.emit(
+        {
+            "session_id": live.session_id,
+            "type": "tool_call",
+            "tool_call_id": call.id,
+            "name": call.name,
+            "raw_input": call.arguments,
+        }
+    )
     tool = tools.get(call.name)
     if tool is None:
         result = f"Unknown tool {call.name!r}: this agent has no such tool."
@@ -255,7 +266,15 @@ async def _run_tool(
     else:
         result = f"The user rejected this {call.name} call; it was not run."
     await store.append(live.session_id, **row(role="tool_result", content=result, tool_call_id=call.id, name=call.name))
-    await updates.emit({"type": "tool_result", "toolCallId": call.id, "name": call.name, "rawOutput": result})
+    await updates.emit(
+        {
+            "session_id": live.session_id,
+            "type": "tool_result",
+            "tool_call_id": call.id,
+            "name": call.name,
+            "raw_output": result,
+        }
+    )
     return result
 
 
@@ -268,11 +287,12 @@ async def _approved(live: LiveSession, call: ToolCall, tool: Tool, updates: Upda
     try:
         await updates.emit(
             {
+                "session_id": live.session_id,
                 "type": "approval_request",
-                "requestId": request_id,
-                "toolName": call.name,
+                "request_id": request_id,
+                "tool_name": call.name,
                 "arguments": call.arguments,
-                "timeoutSecs": settings.approval_timeout_secs,
+                "timeout_secs": settings.approval_timeout_secs,
             }
         )
         answer = await asyncio.wait_for(decision, settings.approval_timeout_secs)

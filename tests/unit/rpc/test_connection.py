@@ -10,6 +10,7 @@ import pytest
 
 from app.audit import AuditLog
 from app.config.schema import Limits
+from app.services import DaemonStatus, GatewayInfo
 from rpc.boundary import ErrorBoundary
 from rpc.connection import PeerError, PendingLimitReached
 from rpc.context import CallContext
@@ -67,13 +68,19 @@ class FakeServices:
     def uptime_ms(self, now_ns: int | None = None) -> int:
         return ((self.clock_ns if now_ns is None else now_ns) - self.started_ns) // 1_000_000
 
-    def describe(self, now_ns: int | None = None) -> dict[str, Any]:
-        return {
-            "serverVersion": self.version,
-            "uptimeSecs": self.uptime_ms(now_ns) / 1000,
-            "sessionIds": sorted(self.sessions.live),
-            "gateway": self.gateway_url,
-        }
+    def describe(self, now_ns: int | None = None) -> DaemonStatus:
+        live = self.sessions.live
+        return DaemonStatus(
+            server_version=self.version,
+            pid=1,
+            endpoint="/tmp/fake.sock",
+            gateway=GatewayInfo(self.gateway_url) if self.gateway_url else None,
+            data_dir="/tmp/data",
+            config_file="/tmp/config.toml",
+            uptime_secs=self.uptime_ms(now_ns) / 1000,
+            active_sessions=len(live),
+            session_ids=sorted(live),
+        )
 
 
 class EchoParams(Params):
@@ -333,7 +340,7 @@ async def test_status_answer_is_reused_only_while_nothing_it_shows_changed() -> 
     services.sessions.live["s2"] = object()  # as many sessions as before, other ids
     assert (await status())["sessionIds"] == ["s2"]
     services.gateway_url = "http://127.0.0.1:1"
-    assert (await status())["gateway"] == "http://127.0.0.1:1"
+    assert (await status())["gateway"] == {"url": "http://127.0.0.1:1"}
     services.clock_ns = 1_233_999_999
     assert (await status())["uptimeSecs"] == 1.233
     services.clock_ns = 1_234_000_000  # the next millisecond, by one nanosecond

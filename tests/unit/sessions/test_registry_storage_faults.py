@@ -77,13 +77,13 @@ async def test_a_turn_that_cannot_be_stored_raises_and_the_live_session_goes_on(
     with pytest.raises(Exception) as caught:
         await registry.prompt(ALICE, sid, text, sink=sink, client=NoClient())
     assert unavailable_reason(caught.value) == reason
-    assert sink.updates[-1]["type"] == "turn_complete" and sink.updates[-1]["stopReason"] == "failed", sink.updates
+    assert sink.updates[-1]["type"] == "turn_complete" and sink.updates[-1]["stop_reason"] == "failed", sink.updates
     live = registry.live[sid]
     assert not live.busy  # the failed turn is over: no session_busy for the next prompt
 
     assert await rows(env, sid) == committed  # reads answer; nothing committed is lost
     listed = await registry.list_sessions(ALICE, include_killed=False)
-    assert [(s["sessionId"], s["live"]) for s in listed] == [(sid, True)]
+    assert [(s.session_id, s.live) for s in listed] == [(sid, True)]
 
     env.knob.write_text("")
     outcome = await registry.prompt(ALICE, sid, "after", sink=Sink(), client=NoClient())

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from app.agents.base import Elicitation, Message, TextDelta, ThoughtDelta, ToolCall, ToolContext, ToolSpec
+from app.sessions.events import SessionEvent
 from app.sessions.live import LiveSession
 from app.sessions.store import SessionStore, TranscriptRow
 from app.sessions.turn import TEXT_CHECKPOINT_SECS, TurnOutcome, TurnSettings, run_turn
@@ -106,11 +107,11 @@ def start(
     events: list[dict[str, Any]] = []
 
     class Recorder:
-        async def emit(self, event: dict[str, Any]) -> None:
-            events.append(event)
+        async def emit(self, event: SessionEvent) -> None:
+            events.append(dict(event))
 
         async def text(self, chunks: Sequence[str]) -> None:
-            events.extend({"type": "agent_message_chunk", "text": chunk} for chunk in chunks)
+            events.extend({"session_id": SID, "type": "agent_message_chunk", "text": chunk} for chunk in chunks)
 
     outcome = TurnOutcome(turn_id="t1")
     task = asyncio.get_running_loop().create_task(
@@ -264,7 +265,7 @@ async def test_text_is_sealed_at_the_tool_boundary(store: SessionStore, tmp_path
         ("assistant", "Done.", None),
     ]
     # the thought was streamed but never stored (R-ACP-3)
-    assert {"type": "agent_thought_chunk", "text": "private reasoning"} in events
+    assert {"session_id": SID, "type": "agent_thought_chunk", "text": "private reasoning"} in events
     assert all("private reasoning" not in r.content for r in await rows(store))
     # the provider's second step was given the first step's text and call, then the result
     second = provider.given[1]

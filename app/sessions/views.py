@@ -1,0 +1,36 @@
+"""What the session service answers with: typed values the protocol layer shapes for the wire (`rpc.wire`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from app.sessions.store_types import Mode
+
+__all__ = ["SessionInfo", "SessionSummary"]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """A session just opened, attached to or rehydrated (`session/new`)."""
+
+    session_id: str
+    agent_alias: str
+    mode: Mode
+    message_count: int
+    workspace_dir: str
+    resumed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """One stored session as `session/list` shows it."""
+
+    session_id: str
+    agent_alias: str
+    mode: Mode
+    live: bool
+    killed: bool
+    created_at: datetime
+    last_activity: datetime
+    message_count: int

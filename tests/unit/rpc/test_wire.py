@@ -1,0 +1,248 @@
+"""R-ARCH-4: the domain returns typed values; `rpc.wire` alone makes their camelCase wire shape."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, get_args
+
+import pytest
+
+from app.services import DaemonStatus, GatewayInfo
+from app.sessions.events import SessionEvent
+from app.sessions.live import LiveSession
+from app.sessions.registry import Opened
+from app.sessions.views import SessionInfo, SessionSummary
+from rpc.session_bridge import ClientSink
+from rpc.wire import camel, event_to_wire, events_to_wire, to_wire
+
+pytestmark = pytest.mark.req("R-ARCH-4")
+
+ROOT = Path(__file__).resolve().parents[3]
+CREATED = datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
+ACTIVE = datetime(2024, 5, 6, 8, 0, 0, tzinfo=UTC)
+
+
+def test_session_info_wire_shape() -> None:
+    live = LiveSession("s1", "alice", "default", "acp", Path("/work/space"), "rpc")
+    info = Opened(live, resumed=True, message_count=4).describe()
+    assert info == SessionInfo("s1", "default", "acp", 4, "/work/space", True)
+    wire = to_wire(info)
+    assert wire == {
+        "sessionId": "s1",
+        "agentAlias": "default",
+        "mode": "acp",
+        "messageCount": 4,
+        "workspaceDir": "/work/space",
+        "resumed": True,
+    }
+    assert list(wire) == ["sessionId", "agentAlias", "mode", "messageCount", "workspaceDir", "resumed"]
+
+
+def test_session_summary_wire_shape() -> None:
+    summary = SessionSummary("s1", "default", "chat", True, False, CREATED, ACTIVE, 7)
+    wire = to_wire([summary])
+    assert wire == [
+        {
+            "sessionId": "s1",
+            "agentAlias": "default",
+            "mode": "chat",
+            "live": True,
+            "killed": False,
+            "createdAt": "2024-05-06T07:08:09.123Z",
+            "lastActivity": "2024-05-06T08:00:00.000Z",
+            "messageCount": 7,
+        }
+    ]
+    assert list(wire[0]) == [
+        "sessionId",
+        "agentAlias",
+        "mode",
+        "live",
+        "killed",
+        "createdAt",
+        "lastActivity",
+        "messageCount",
+    ]
+
+
+@pytest.mark.parametrize("gateway", [None, GatewayInfo("http://127.0.0.1:8080")])
+def test_daemon_status_wire_shape(gateway: GatewayInfo | None) -> None:
+    status = DaemonStatus(
+        server_version="1.2.3",
+        pid=42,
+        endpoint="/run/zeroclaw.sock",
+        gateway=gateway,
+        data_dir="/data",
+        config_file="/config.toml",
+        uptime_secs=1.234,
+        active_sessions=2,
+        session_ids=["a", "b"],
+    )
+    wire = to_wire(status)
+    assert wire == {
+        "serverVersion": "1.2.3",
+        "pid": 42,
+        "endpoint": "/run/zeroclaw.sock",
+        "gateway": None if gateway is None else {"url": "http://127.0.0.1:8080"},
+        "dataDir": "/data",
+        "configFile": "/config.toml",
+        "uptimeSecs": 1.234,
+        "activeSessions": 2,
+        "sessionIds": ["a", "b"],
+    }
+    assert list(wire) == [
+        "serverVersion",
+        "pid",
+        "endpoint",
+        "gateway",
+        "dataDir",
+        "configFile",
+        "uptimeSecs",
+        "activeSessions",
+        "sessionIds",
+    ]
+
+
+ARGS = {"command": "ls", "snake_case_key": 1, "nested": {"inner_key": [{"deep_key": True}]}}
+
+# (domain event, today's wire params): every event type, written out literally.
+EVENTS: list[tuple[SessionEvent, dict[str, Any]]] = [
+    (
+        {"session_id": "s1", "type": "agent_message_chunk", "text": "hi"},
+        {"sessionId": "s1", "type": "agent_message_chunk", "text": "hi"},
+    ),
+    (
+        {"session_id": "s1", "type": "agent_thought_chunk", "text": "hm"},
+        {"sessionId": "s1", "type": "agent_thought_chunk", "text": "hm"},
+    ),
+    (
+        {"session_id": "s1", "type": "tool_call", "tool_call_id": "c1", "name": "bash", "raw_input": ARGS},
+        {"sessionId": "s1", "type": "tool_call", "toolCallId": "c1", "name": "bash", "rawInput": ARGS},
+    ),
+    (
+        {"session_id": "s1", "type": "tool_result", "tool_call_id": "c1", "name": "bash", "raw_output": "ok"},
+        {"sessionId": "s1", "type": "tool_result", "toolCallId": "c1", "name": "bash", "rawOutput": "ok"},
+    ),
+    (
+        {
+            "session_id": "s1",
+            "type": "approval_request",
+            "request_id": "r1",
+            "tool_name": "bash",
+            "arguments": ARGS,
+            "timeout_secs": 120.0,
+        },
+        {
+            "sessionId": "s1",
+            "type": "approval_request",
+            "requestId": "r1",
+            "toolName": "bash",
+            "arguments": ARGS,
+            "timeoutSecs": 120.0,
+        },
+    ),
+    (
+        {"session_id": "s1", "type": "turn_complete", "stop_reason": "end_turn", "content": "done"},
+        {"sessionId": "s1", "type": "turn_complete", "stopReason": "end_turn", "content": "done"},
+    ),
+    (
+        {
+            "session_id": "s1",
+            "type": "history_trimmed",
+            "dropped_messages": 4,
+            "kept_messages": 2,
+            "checkpoint": 5,
+        },
+        {"sessionId": "s1", "type": "history_trimmed", "droppedMessages": 4, "keptMessages": 2, "checkpoint": 5},
+    ),
+]
+
+
+def test_every_event_type_is_pinned() -> None:
+    declared = {event.__annotations__["type"] for event in get_args(SessionEvent)}
+    assert len(declared) == len(EVENTS) == len({e["type"] for e, _ in EVENTS})
+
+
+@pytest.mark.parametrize(("event", "expected"), EVENTS, ids=[e["type"] for e, _ in EVENTS])
+def test_event_wire_shape(event: SessionEvent, expected: dict[str, Any]) -> None:
+    wire = event_to_wire(event)
+    assert wire == expected
+    assert list(wire) == list(expected)  # same key order as before: session id, type, then the fields
+
+
+def test_a_batch_is_its_events_one_by_one() -> None:
+    assert events_to_wire([event for event, _ in EVENTS]) == [wire for _, wire in EVENTS]
+
+
+def test_nested_user_data_keeps_its_keys() -> None:
+    event: SessionEvent = {"session_id": "s1", "type": "tool_call", "tool_call_id": "c", "name": "n", "raw_input": ARGS}
+    wire = event_to_wire(event)
+    assert wire["rawInput"] is ARGS  # passed through untouched, not copied or renamed
+    assert ARGS == {"command": "ls", "snake_case_key": 1, "nested": {"inner_key": [{"deep_key": True}]}}
+
+
+def test_camel() -> None:
+    assert [camel(n) for n in ("mode", "session_id", "dropped_messages", "tool_call_id")] == [
+        "mode",
+        "sessionId",
+        "droppedMessages",
+        "toolCallId",
+    ]
+
+
+class FakeClient:
+    def __init__(self, answerable: bool) -> None:
+        self.answerable = answerable
+        self.closed = False
+        self.principal_id = "alice"
+        self.sent: list[tuple[str, list[Any]]] = []
+
+    async def notify_many(self, method: str, params: Sequence[Any]) -> None:
+        self.sent.append((method, list(params)))
+
+    def when_gone(self, callback: Callable[[], None]) -> None:
+        pass
+
+
+class FakeSessions:
+    def __init__(self) -> None:
+        self.live = {"s1": SimpleNamespace(approvals={"r1": object()}, watchers=set())}
+        self.approved: list[tuple[str, str, str]] = []
+
+    def approve(self, principal: Any, session_id: str, request_id: str, decision: str) -> None:
+        self.approved.append((session_id, request_id, decision))
+
+
+async def test_client_sink_sends_the_wire_shape_and_reads_the_domain_keys() -> None:
+    """`ClientSink` is the boundary: it sends camelCase params and reads the domain's snake_case keys."""
+    client, sessions = FakeClient(answerable=False), FakeSessions()
+    sink = ClientSink(client, sessions, SimpleNamespace(principal=SimpleNamespace(id="alice")))  # type: ignore[arg-type]
+    chunks = [EVENTS[0][0], EVENTS[0][0]]
+    await sink.send_updates(chunks)  # type: ignore[arg-type]
+    approval, wire = next((e, w) for e, w in EVENTS if e["type"] == "approval_request")
+    await sink.send_updates([approval])  # type: ignore[list-item]
+    assert client.sent == [("session/update", [EVENTS[0][1], EVENTS[0][1]]), ("session/update", [wire])]
+    # a client that can answer nothing: the approval request it was shown is rejected at once
+    assert sessions.approved == [("s1", "r1", "reject")]
+
+
+# JSON-schema keywords are camelCase by definition (a tool's parameters), not a wire shape of ours.
+ALLOWED = {"minItems", "maxItems", "minLength", "maxLength", "additionalProperties"}
+CAMEL_KEY = re.compile(r"""["']([a-z]+[A-Z]\w*)["']\s*:""")
+
+
+def test_no_camel_case_keys_in_the_domain() -> None:
+    """The rule cannot regress silently: no camelCase dict key in `app/` source (the CLI reads the wire)."""
+    found = []
+    for path in sorted((ROOT / "app").rglob("*.py")):
+        if (ROOT / "app" / "cli") in path.parents:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            found += [
+                f"{path.relative_to(ROOT)}:{number}: {key}" for key in CAMEL_KEY.findall(line) if key not in ALLOWED
+            ]
+    assert found == []
