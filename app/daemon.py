@@ -34,6 +34,7 @@ from app.storage.deferred import DeferredStorage
 from app.storage.errors import masked_url, open_failure
 from app.storage.migrate import create_new_sqlite, is_current_sqlite_file
 from rpc.dispatcher import Dispatcher
+from rpc.log_stream import install as install_log_stream
 from rpc.methods import ERROR_MAPPERS, build_registry
 from rpc.methods.files import connection_closed as files_connection_closed
 from rpc.transports.stream import NdjsonProtocol
@@ -138,6 +139,8 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
         for mapper in ERROR_MAPPERS:
             dispatcher.add_error_mapper(mapper)
         dispatcher.add_close_listener(files_connection_closed)
+        # `logs/subscribe` (R-ZC-4): the daemon's log records to the connections that ask, detached at shutdown.
+        cleanup.callback(install_log_stream(dispatcher).close)
         await _listen(paths.endpoint, dispatcher, cleanup)
         gateway = await _start_gateway(options, services, dispatcher) if options.gateway else None
         if gateway is not None:

@@ -35,8 +35,7 @@ from gateway.rest_sessions import GatewayTurns
 from rpc.context import CallContext
 from rpc.dispatcher import Dispatcher
 from rpc.errors import InvalidParams
-from rpc.methods.session import SessionId
-from rpc.registry import Params
+from rpc.registry import Params, SessionId
 
 __all__ = ["WebhookApi", "WebhookBody"]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rpc.dialect import STANDARD, Dialect
 from rpc.errors import AuthRequired, Forbidden
 
 if TYPE_CHECKING:
@@ -44,7 +45,8 @@ def require_grant(principal: Principal | None, grant: str) -> None:
 
 
 class Admissions:
-    """The methods already admitted to a principal on a surface under one policy generation.
+    """The methods already admitted to a principal on a surface under one policy generation, as the caller's
+    dialect runs them.
 
     Admission depends on nothing else, so every connection acting as the same principal on the same surface shares
     one table: with many connections, one shared table stays in the CPU cache where one per connection would not.
@@ -53,10 +55,12 @@ class Admissions:
     __slots__ = ("_generation", "_tables")
 
     def __init__(self) -> None:
-        self._tables: dict[tuple[Principal, Surface], dict[str, MethodSpec[Any]]] = {}
+        self._tables: dict[tuple[Principal, Surface, Dialect], dict[str, MethodSpec[Any]]] = {}
         self._generation = -1
 
-    def table(self, principal: Principal, surface: Surface, generation: int) -> dict[str, MethodSpec[Any]]:
+    def table(
+        self, principal: Principal, surface: Surface, generation: int, dialect: Dialect = STANDARD
+    ) -> dict[str, MethodSpec[Any]]:
         if generation != self._generation:
             self._tables, self._generation = {}, generation
-        return self._tables.setdefault((principal, surface), {})
+        return self._tables.setdefault((principal, surface, dialect), {})

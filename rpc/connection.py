@@ -14,7 +14,8 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from rpc.context import Authority, Surface
+from rpc.context import Authority, Surface, Terminal
+from rpc.dialect import Dialect
 from rpc.envelope import Id, Response, encode_notifications, encode_request
 from rpc.transports.base import ConnectionClosed, FrameTransport, Peer
 
@@ -57,6 +58,7 @@ class Connection:
         "peer",
         "sink",
         "surface",
+        "terminal",
         "transport",
     )
 
@@ -68,6 +70,7 @@ class Connection:
         self.surface = surface
         self.authority = Authority()
         self.capabilities: Mapping[str, Any] = {}
+        self.terminal: Terminal | None = None  # zerocode's identity and environment (never logged, R-ZC-6)
         self.max_inflight = max_inflight
         self.max_pending = max_pending
         self.inflight: dict[Id, asyncio.Task[Any]] = {}  # the dispatcher's: requests taken, not yet answered
@@ -101,14 +104,22 @@ class Connection:
     def principal_id(self) -> str | None:
         return self.authority.principal_id
 
+    @property
+    def dialect(self) -> Dialect:
+        return self.authority.dialect
+
     async def notify_many(self, method: str, params: Sequence[Any]) -> None:
         """Send notifications, waiting while the peer is not reading (bounded outbound buffer)."""
+        await self.send_encoded(encode_notifications(method, params))
+
+    async def send_encoded(self, frames: list[bytes]) -> None:
+        """Send encoded notification frames, in order, waiting while the peer is not reading."""
         transport = self.transport
         if transport.writing_paused:
             await transport.wait_writable()
         if self.closed:
             raise ConnectionClosed
-        transport.send_many(encode_notifications(method, params))
+        transport.send_many(frames)
 
     async def request(self, method: str, params: Any, *, timeout: float) -> Any:
         """Ask the client; raise `PeerError`, `TimeoutError`, `ConnectionClosed` or `PendingLimitReached`."""

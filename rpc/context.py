@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from rpc.dialect import STANDARD, Dialect
 from rpc.errors import AuthRequired
 from rpc.transports.base import ConnectionClosed
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from app.services import Services
     from rpc.transports.base import Peer
 
-__all__ = ["Authority", "CallContext", "ClientChannel", "DaemonView", "NoClient", "Surface"]
+__all__ = ["Authority", "CallContext", "ClientChannel", "DaemonView", "NoClient", "Surface", "Terminal"]
 
 
 class Surface(Enum):
@@ -39,14 +40,15 @@ class Authority:
     `initialize`; an HTTP call's is its bearer token's. `cleared` is the dispatcher's memo of the methods
     already admitted under that generation (`rpc.admission.Admissions`): state, read and written there."""
 
-    __slots__ = ("cleared", "credential", "generation", "initialized", "principal")
+    __slots__ = ("cleared", "credential", "dialect", "generation", "initialized", "principal")
 
     def __init__(self) -> None:
         self.credential: object = None
         self.principal: Principal | None = None
         self.generation = -1
         self.initialized = False
-        self.cleared: dict[str, Any] = {}  # method name → its `rpc.registry.MethodSpec`
+        self.dialect: Dialect = STANDARD  # how the caller speaks (`initialize` chooses, R-ZC-1)
+        self.cleared: dict[str, Any] = {}  # method name → its `rpc.registry.MethodSpec`, as `dialect` runs it
 
     @property
     def principal_id(self) -> str | None:
@@ -55,8 +57,16 @@ class Authority:
     def act_as(self, principal: Principal, generation: int, cleared: dict[str, Any]) -> None:
         self.principal, self.generation, self.cleared = principal, generation, cleared
 
-    def sign_in(self, credential: object, principal: Principal, generation: int, cleared: dict[str, Any]) -> None:
+    def sign_in(
+        self,
+        credential: object,
+        principal: Principal,
+        generation: int,
+        cleared: dict[str, Any],
+        dialect: Dialect = STANDARD,
+    ) -> None:
         self.credential = credential
+        self.dialect = dialect
         self.act_as(principal, generation, cleared)
         self.initialized = True
 
@@ -64,6 +74,7 @@ class Authority:
         self.cleared = {}  # never `.clear()`: the table may be shared between connections
         self.credential = None
         self.principal = None
+        self.dialect = STANDARD
         self.initialized = False
 
 
@@ -85,6 +96,10 @@ class ClientChannel(Protocol):
     @property
     def principal_id(self) -> str | None: ...
 
+    @property
+    def dialect(self) -> Dialect:
+        """How this client's results and notifications are shaped (chosen by `initialize`)."""
+
     # The session bridge's sink for this client (`rpc.session_bridge.sink_for`), kept here so it dies with it.
     sink: object
 
@@ -93,6 +108,9 @@ class ClientChannel(Protocol):
 
     async def notify_many(self, method: str, params: Sequence[Any]) -> None:
         """Send notifications in order, waiting while the client is not reading (bounded outbound buffer)."""
+
+    async def send_encoded(self, frames: list[bytes]) -> None:
+        """Send encoded notification frames in order, waiting as `notify_many` does."""
 
     def when_gone(self, callback: Callable[[], None]) -> None:
         """Call `callback` once the client can answer nothing more (at once if that is already so)."""
@@ -107,6 +125,7 @@ class NoClient:
     closed = False
     answerable = False
     capabilities: Mapping[str, Any] = {}
+    dialect = STANDARD
 
     def __init__(self, principal_id: str | None) -> None:
         self.principal_id = principal_id
@@ -118,20 +137,33 @@ class NoClient:
     async def notify_many(self, method: str, params: Sequence[Any]) -> None:
         return None
 
+    async def send_encoded(self, frames: list[bytes]) -> None:
+        return None
+
     def when_gone(self, callback: Callable[[], None]) -> None:
         callback()
 
 
 class DaemonView(Protocol):
-    """What a handler may know of the dispatcher: the methods it serves and how many peers it has."""
+    """What a handler may know of the dispatcher: the methods it serves, how many peers it has, and the
+    environment a terminal of the caller's handed over (R-ZC-6)."""
 
     @property
     def connection_count(self) -> int: ...
 
     def method_names(self) -> list[str]: ...
 
+    def tui_env(self, tui_id: str, principal_id: str) -> Mapping[str, str] | None: ...
 
-SignIn = Callable[[object, "Principal", Mapping[str, Any]], None]
+
+SignIn = Callable[[object, "Principal", Mapping[str, Any], Dialect, "Terminal | None"], None]
+
+
+class Terminal(NamedTuple):
+    """A terminal client's identity and the environment it handed over (zerocode's `tui_id` and `env`)."""
+
+    tui_id: str
+    env: Mapping[str, str]
 
 
 class CallContext:
@@ -165,14 +197,26 @@ class CallContext:
             raise AuthRequired
         return principal
 
+    def wire(self, value: Any) -> Any:
+        """A typed result (dataclasses, lists of them) in the caller's dialect (`rpc.dialect`)."""
+        return self.client.dialect.wire(value)
+
     def recheck(self, grant: str) -> Principal:
         """The caller under the policy in force now, holding `grant`; raises `AuthRequired` (a revoked credential)
         or `Forbidden`. For checks that must see a revocation that landed while the call waited (R-CFG-3)."""
         return self._recheck(grant)
 
-    def sign_in(self, credential: object, principal: Principal, capabilities: Mapping[str, Any]) -> None:
-        """`initialize` authenticated the caller: from now on its calls run as `principal`."""
-        self._sign_in(credential, principal, capabilities)
+    def sign_in(
+        self,
+        credential: object,
+        principal: Principal,
+        capabilities: Mapping[str, Any],
+        *,
+        dialect: Dialect = STANDARD,
+        terminal: Terminal | None = None,
+    ) -> None:
+        """`initialize` authenticated the caller: from now on its calls run as `principal`, in `dialect`."""
+        self._sign_in(credential, principal, capabilities, dialect, terminal)
 
     def sign_out(self) -> None:
         """`initialize` failed: the caller is no longer authenticated (a failed re-initialize keeps nothing)."""

@@ -27,7 +27,8 @@ import orjson
 from rpc.admission import Admissions, admit, check_surface, require_grant
 from rpc.boundary import ErrorBoundary, ErrorMapper
 from rpc.connection import Connection
-from rpc.context import Authority, CallContext, NoClient, Surface
+from rpc.context import Authority, CallContext, NoClient, Surface, Terminal
+from rpc.dialect import Dialect
 from rpc.envelope import (
     NO_ID,
     Id,
@@ -100,6 +101,15 @@ class Dispatcher:
 
     def method_names(self) -> list[str]:
         return self.registry.names()
+
+    def tui_env(self, tui_id: str, principal_id: str) -> Mapping[str, str] | None:
+        """The environment the open terminal `tui_id` of `principal_id` handed over at `initialize` (R-ZC-6).
+        Another principal's terminal is never found: its environment is its own."""
+        for connection in self.connections:
+            terminal = connection.terminal
+            if terminal is not None and terminal.tui_id == tui_id and connection.principal_id == principal_id:
+                return terminal.env
+        return None
 
     def add_error_mapper(self, mapper: ErrorMapper) -> None:
         self.errors.add_mapper(mapper)
@@ -277,15 +287,17 @@ class Dispatcher:
         if spec is None:
             raise MethodNotFound
         authority = connection.authority
+        dialect = authority.dialect
+        adapted = dialect.adapt(spec)  # the entry itself unless the dialect shapes this method (rpc/zerocode.py)
         admitted: MethodSpec[Any] | None = authority.cleared.get(method)
-        if admitted is spec and authority.generation == self.services.auth.generation:
-            return spec
+        if admitted is adapted and authority.generation == self.services.auth.generation:
+            return adapted
         check_surface(spec, authority.initialized, connection.surface)
         if spec.grant is not None:  # `admit`'s last step, once the credential is current
             require_grant(self._current(authority, connection.surface), spec.grant)
         if authority.initialized:
-            authority.cleared[method] = spec
-        return spec
+            authority.cleared[method] = adapted
+        return adapted
 
     def _current(self, authority: Authority, surface: Surface) -> Principal:
         """The caller under the policy in force now: a changed policy re-resolves the credential first."""
@@ -295,7 +307,8 @@ class Dispatcher:
             if principal is None:
                 authority.sign_out()
                 raise AuthRequired("The credential of this connection is no longer valid")
-            authority.act_as(principal, auth.generation, self._admissions.table(principal, surface, auth.generation))
+            table = self._admissions.table(principal, surface, auth.generation, authority.dialect)
+            authority.act_as(principal, auth.generation, table)
         assert authority.principal is not None  # signed in implies a principal
         return authority.principal
 
@@ -305,13 +318,20 @@ class Dispatcher:
         return principal
 
     def _sign_in(
-        self, connection: Connection, credential: object, principal: Principal, capabilities: Mapping[str, Any]
+        self,
+        connection: Connection,
+        credential: object,
+        principal: Principal,
+        capabilities: Mapping[str, Any],
+        dialect: Dialect,
+        terminal: Terminal | None,
     ) -> None:
-        """`initialize` authenticated the peer as `principal`, under the policy in force now."""
+        """`initialize` authenticated the peer as `principal`, under the policy in force now, speaking `dialect`."""
         generation = self.services.auth.generation
-        table = self._admissions.table(principal, connection.surface, generation)
-        connection.authority.sign_in(credential, principal, generation, table)
+        table = self._admissions.table(principal, connection.surface, generation, dialect)
+        connection.authority.sign_in(credential, principal, generation, table, dialect)
         connection.capabilities = capabilities
+        connection.terminal = terminal
 
     # -- running a call ------------------------------------------------------------------------------------
 
@@ -408,5 +428,7 @@ class Dispatcher:
         return result.result if isinstance(result, AfterReply) else result
 
 
-def _signed(credential: object, principal: Principal, capabilities: Mapping[str, Any]) -> None:
+def _signed(
+    credential: object, principal: Principal, capabilities: Mapping[str, Any], dialect: Dialect, terminal: object
+) -> None:
     raise RuntimeError("an HTTP caller is signed in by its bearer token, not by `initialize`")

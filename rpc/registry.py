@@ -9,9 +9,9 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from app.auth.grants import parse_grant
@@ -20,7 +20,7 @@ from rpc.errors import InvalidParams
 if TYPE_CHECKING:
     from rpc.context import CallContext
 
-__all__ = ["AfterReply", "Handler", "MethodSpec", "NoParams", "Params", "Registry", "validation_errors"]
+__all__ = ["AfterReply", "Handler", "MethodSpec", "NoParams", "Params", "Registry", "SessionId", "validation_errors"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +54,10 @@ class Params(BaseModel):
 
 class NoParams(Params):
     pass
+
+
+# A session id as every params model takes it (SPEC §7: what `session/new` may be given).
+SessionId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")]
 
 
 P = TypeVar("P", bound=Params)

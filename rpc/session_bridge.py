@@ -14,8 +14,8 @@ from app.agents.base import Elicitation
 from app.sessions.errors import SessionError
 from rpc.connection import PeerError, PendingLimitReached
 from rpc.context import Authority, CallContext, ClientChannel
+from rpc.dialect import Question
 from rpc.transports.base import ConnectionClosed
-from rpc.wire import events_to_wire
 
 if TYPE_CHECKING:
     from app.sessions.events import ApprovalRequest, SessionEvent
@@ -55,7 +55,8 @@ class ClientSink:
 
     async def send_updates(self, updates: Sequence[SessionEvent]) -> None:
         """Domain events (`app.sessions.events`) out as `session/update` notifications, in their wire shape."""
-        await self._client.notify_many("session/update", events_to_wire(updates))
+        client = self._client
+        await client.send_encoded(client.dialect.encode_updates(updates, self._sessions))
         if len(updates) == 1 and updates[0]["type"] == "approval_request":  # emitted alone, never batched
             self._shown_approval(updates[0])
 
@@ -110,11 +111,14 @@ class Elicitor:
         client = self._client
         if client.closed or "elicitation" not in client.capabilities:
             return Elicitation("unavailable", reason="no interactive client is attached")
+        question = client.dialect.question(requested_schema)
+        if question is None:  # R-ZC-5: a form this client cannot show fails at once, as ZeroClaw's do
+            return Elicitation("failed", reason=FREE_FORM_REFUSED)
         params = {
             "sessionId": self._session_id,
             "mode": "form",
             "message": message,
-            "requestedSchema": requested_schema,
+            "requestedSchema": question.schema,
         }
         try:
             answer = await client.request("elicitation/create", params, timeout=timeout)
@@ -128,14 +132,20 @@ class Elicitor:
             return Elicitation("failed", reason="the client answered with an error")
         except PendingLimitReached:
             return Elicitation("failed", reason="too many questions are already waiting (pending_client_requests)")
-        return _parse(answer)
+        return _parse(answer, question)
 
 
-def _parse(answer: Any) -> Elicitation:
+FREE_FORM_REFUSED = "this client can answer only choice questions (ask with options, as the poll tool does)"
+
+
+def _parse(answer: Any, question: Question) -> Elicitation:
     if isinstance(answer, dict):
         action = answer.get("action")
         if action == "accept" and isinstance(answer.get("content"), dict):
-            return Elicitation("accept", answer["content"])
+            content = question.decode(answer["content"])
+            if content is None:
+                return Elicitation("failed", reason="the client chose something that was not offered")
+            return Elicitation("accept", content)
         if action in ("decline", "cancel"):
             return Elicitation(action)
     return Elicitation("failed", reason="the client's answer was not a valid elicitation result")

@@ -9,9 +9,10 @@ data and pass through as they are.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Any, get_args
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from app.sessions.events import SessionEvent
 from app.storage import iso_z
@@ -25,25 +26,60 @@ def camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-_KEYS: dict[type, tuple[tuple[str, str], ...]] = {}  # dataclass → its (field, wire key) pairs, in field order
+def _compile(cls: type, snake: bool) -> Callable[[Any], dict[str, Any]]:
+    """The converter of one dataclass: a dict literal over its fields, made once per class and spelling, as
+    `dataclasses` makes `__init__` (a literal is about 4x faster than building the dict in a loop, and
+    `session/list` converts a few dozen of these per call: benchmarks/run.py)."""
+    hints = get_type_hints(cls)
+    items = []
+    for field in dataclasses.fields(cls):
+        key = field.name if snake else camel(field.name)
+        hint = hints.get(field.name, Any)
+        read = f"value.{field.name}"
+        if hint in _DATETIMES:
+            read = f"_iso({read})"
+        elif not _as_is(hint):
+            read = f"_to_wire({read}, snake={snake})"
+        items.append(f"{key!r}: {read}")
+    source = f"def convert(value):\n    return {{{', '.join(items)}}}\n"
+    namespace: dict[str, Any] = {"_iso": _iso_or_none, "_to_wire": to_wire}
+    exec(compile(source, f"<wire shape of {cls.__qualname__}>", "exec"), namespace)  # noqa: S102  # our own fields
+    converter: Callable[[Any], dict[str, Any]] = namespace["convert"]
+    return converter
 
 
-def _keys(cls: type) -> tuple[tuple[str, str], ...]:
-    keys = _KEYS.get(cls)
-    if keys is None:
-        keys = _KEYS[cls] = tuple((f.name, camel(f.name)) for f in dataclasses.fields(cls))
-    return keys
+def _iso_or_none(value: datetime | None) -> str | None:
+    return None if value is None else iso_z(value)
 
 
-def to_wire(value: Any) -> Any:
-    """A domain value as JSON-ready data: a dataclass becomes a dict with camelCase keys (in field order), a
-    datetime its `iso_z` rendering, a list or tuple a list of converted items; anything else is left as it is."""
+def _as_is(hint: Any) -> bool:
+    """A field of this type goes on the wire as it is: a scalar, a literal, a dict (user data), or a union of them."""
+    origin = get_origin(hint)
+    if origin is Literal:
+        return True
+    if origin in (Union, UnionType):
+        return all(_as_is(arg) for arg in get_args(hint))
+    return hint in (str, int, bool, float, type(None)) or origin is dict or hint is dict
+
+
+_DATETIMES = {datetime, datetime | None}
+_CONVERTERS: dict[tuple[type, bool], Callable[[Any], dict[str, Any]]] = {}
+
+
+def to_wire(value: Any, *, snake: bool = False) -> Any:
+    """A domain value as JSON-ready data: a dataclass becomes a dict with camelCase keys (in field order; its own
+    snake_case names with `snake`, the zerocode dialect's spelling), a datetime its `iso_z` rendering, a list or
+    tuple a list of converted items; anything else (a dict included: user data) is left as it is."""
+    convert = _CONVERTERS.get((type(value), snake))
+    if convert is not None:
+        return convert(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {key: to_wire(getattr(value, name)) for name, key in _keys(type(value))}
+        convert = _CONVERTERS[type(value), snake] = _compile(type(value), snake)
+        return convert(value)
     if isinstance(value, datetime):
         return iso_z(value)
     if isinstance(value, list | tuple):
-        return [to_wire(item) for item in value]
+        return [to_wire(item, snake=snake) for item in value]
     return value
 
 
@@ -53,10 +89,19 @@ _WIRE_KEY: dict[str, str] = {
 }
 
 
+# Fields the domain gives for the zerocode dialect (`history_trimmed.kept_turns`, `.reason`), which the standard
+# wire of SPEC §3 does not carry.
+_NOT_STANDARD: dict[str, frozenset[str]] = {"history_trimmed": frozenset({"kept_turns", "reason"})}
+
+
 def events_to_wire(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """`session/update` events as params: top-level keys renamed, values (and their order) as they are."""
-    wire = _WIRE_KEY.get  # the streaming hot path (benchmarks/run.py, streaming row): one dict per event, no model
-    return [{wire(k, k): v for k, v in event.items()} for event in events]
+    wire = _WIRE_KEY.get
+    out = []
+    for event in events:
+        omit = _NOT_STANDARD.get(event["type"])
+        out.append({wire(k, k): v for k, v in event.items() if omit is None or k not in omit})
+    return out
 
 
 def event_to_wire(event: Mapping[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ JSON-RPC: reaching the client (elicitation) goes through the `ClientChannel` the
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -138,6 +138,7 @@ class ToolContext:
     bash_timeout_secs: float = 60.0
     ask_timeout_secs: float = 120.0
     output_limit_bytes: int = 65_536
+    env: Mapping[str, str] | None = None  # set on top of the daemon's environment for commands (R-ZC-6)
 
 
 class Tool(Protocol):

@@ -62,6 +62,13 @@ class Gateway(Section):
     allowed_hosts: list[str] = Field(default_factory=list)
 
 
+class Compat(Section):
+    """Compatibility with other clients' expectations (docs/zerocode.md)."""
+
+    # The ZeroClaw release whose wire the zerocode dialect follows; zerocode refuses a daemon of any other version.
+    zerocode_version: str = Field("0.8.4", min_length=1, max_length=64)
+
+
 class Storage(Section):
     # None = SQLite at <data_dir>/zeroclaw.db
     url: str | None = None
@@ -153,6 +160,7 @@ class Config(Section):
     context: Context = Field(default_factory=Context)
     gateway: Gateway = Field(default_factory=Gateway)
     storage: Storage = Field(default_factory=Storage)
+    compat: Compat = Field(default_factory=Compat)
     agents: dict[str, Agent] = Field(default_factory=_default_agents)
     providers: dict[str, Provider] = Field(default_factory=_default_providers)
     permission_profiles: dict[str, PermissionProfile] = Field(default_factory=dict)

@@ -108,6 +108,14 @@ class ConfigStore:
         """Masked JSON for `prop`, or the whole config. Raises `UnknownProp`."""
         return props.get(self.current, prop)
 
+    def written(self) -> dict[str, Any]:
+        """What config.toml holds now as plain data (unknown keys included, defaults not): a key here is "set" as
+        a settings screen means it (`app.config.sections`). Empty when there is no file yet."""
+        if self._document is None:
+            return {}
+        data: dict[str, Any] = self._document.unwrap()
+        return data
+
     def on_commit(self, listener: CommitListener) -> Callable[[], None]:
         """Register `listener(old, new)`; returns a function that unregisters it."""
         self._listeners.append(listener)

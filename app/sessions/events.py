@@ -70,6 +70,8 @@ class HistoryTrimmed(TypedDict):
     dropped_messages: int
     kept_messages: int
     checkpoint: int
+    kept_turns: int  # user messages among the kept ones
+    reason: str  # which limit was exceeded (`app.sessions.trim`)
 
 
 SessionEvent = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -12,7 +12,15 @@ from typing import Any, Protocol
 from app.sessions.events import SessionEvent
 from app.sessions.store_types import Mode, Surface
 
-__all__ = ["LiveSession", "Mode", "UpdateSink"]
+__all__ = ["Approval", "LiveSession", "Mode", "UpdateSink"]
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """A client's answer to an `approval_request`: a decision, and for `reject_with_edit` what to do instead."""
+
+    decision: str
+    replacement: str | None = None
 
 
 _generations = itertools.count(1)
@@ -47,8 +55,12 @@ class LiveSession:
     body: asyncio.Task[Any] | None = None  # the provider/tool part; `session/cancel` cancels this one
     watchers: set[UpdateSink] = field(default_factory=set)
     watch_version: int = 0  # moves when `watchers` changes, so a turn can cache its recipients
-    approvals: dict[str, asyncio.Future[str]] = field(default_factory=dict)
+    approvals: dict[str, asyncio.Future[Approval]] = field(default_factory=dict)
     always_allowed: set[str] = field(default_factory=set)
+    # Who cancelled the running turn, in ZeroClaw's words (`client_rpc`, `admin_kill`, `session_removed`).
+    cancel_cause: str | None = None
+    # Variables a client handed over for this session's commands (R-ZC-6): the bash tool's environment on top.
+    tool_env: Mapping[str, str] | None = None
     _request_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     @property

@@ -10,7 +10,7 @@ import asyncio
 import logging
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,7 +34,7 @@ from app.sessions.errors import (
     UnknownAgent,
 )
 from app.sessions.keyed_lock import KeyedLock
-from app.sessions.live import LiveSession, Mode, UpdateSink
+from app.sessions.live import Approval, LiveSession, Mode, UpdateSink
 from app.sessions.store_types import Surface
 from app.sessions.trim import trim_context
 from app.sessions.turn import TurnOutcome, TurnSettings, run_turn
@@ -50,7 +50,7 @@ __all__ = ["Opened", "SessionRegistry"]
 log = logging.getLogger("zeroclaw.sessions")
 
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
-DECISIONS = ("allow_once", "allow_always", "reject")
+DECISIONS = ("allow_once", "allow_always", "reject", "reject_with_edit")
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,12 +85,18 @@ class SessionRegistry:
         session_id: str | None = None,
         mode: Mode = "acp",
         surface: Surface = "rpc",
+        tool_env: Mapping[str, str] | None = None,
     ) -> Opened:
-        """Create, attach to, or rehydrate a session. The caller decides who watches it (`LiveSession.watch`)."""
+        """Create, attach to, or rehydrate a session. The caller decides who watches it (`LiveSession.watch`).
+        `tool_env`: variables for its commands from now on (R-ZC-6; kept in memory only, never stored)."""
         if session_id is None:
-            return await self._open(principal, agent_alias, cwd, None, mode, surface)
-        async with self._bringing_up.hold(session_id):
-            return await self._open(principal, agent_alias, cwd, session_id, mode, surface)
+            opened = await self._open(principal, agent_alias, cwd, None, mode, surface)
+        else:
+            async with self._bringing_up.hold(session_id):
+                opened = await self._open(principal, agent_alias, cwd, session_id, mode, surface)
+        if tool_env is not None:
+            opened.session.tool_env = tool_env
+        return opened
 
     async def _open(
         self,
@@ -245,6 +251,7 @@ class SessionRegistry:
                 bash_timeout_secs=config.tools.bash_timeout_secs,
                 ask_timeout_secs=config.tools.ask_timeout_secs,
                 output_limit_bytes=config.tools.output_limit_bytes,
+                env=live.tool_env,
             ),
         )
         provider_config = config.providers.get(agent.provider)
@@ -263,7 +270,7 @@ class SessionRegistry:
                 outcome=outcome,
             )
         )
-        live.body = body
+        live.body, live.cancel_cause = body, None
         await asyncio.wait({body})
         storage_fault: BaseException | None = None
         if body.cancelled():
@@ -321,20 +328,26 @@ class SessionRegistry:
                 "dropped_messages": trimmed.dropped,
                 "kept_messages": len(trimmed.kept),
                 "checkpoint": recovered.covers,
+                "kept_turns": sum(1 for message in trimmed.kept if message.get("role") == "user"),
+                "reason": trimmed.reason,
             }
         )
 
     def cancel(self, principal: Principal, session_id: str) -> None:
         live = self.owned_live(principal, session_id)
         if live.busy and live.body is not None:
+            live.cancel_cause = "client_rpc"
             live.body.cancel()
 
-    def approve(self, principal: Principal, session_id: str, request_id: str, decision: str) -> None:
+    def approve(
+        self, principal: Principal, session_id: str, request_id: str, decision: str, replacement: str | None = None
+    ) -> None:
+        """Answer an `approval_request`; `replacement` (with `reject_with_edit`) is what the user wants instead."""
         live = self.owned_live(principal, session_id)
         pending = live.approvals.get(request_id)
         if pending is None or pending.done():
             raise ApprovalNotFound
-        pending.set_result(decision)
+        pending.set_result(Approval(decision, replacement if decision == "reject_with_edit" else None))
 
     # -- reading -----------------------------------------------------------------------------------------
 
@@ -375,17 +388,17 @@ class SessionRegistry:
 
     async def close(self, principal: Principal, session_id: str) -> None:
         live = self.owned_live(principal, session_id)
-        await _stop(live)
+        await _stop(live, "session_removed")
         self.live.pop(session_id, None)
         await self.store.close(session_id, mode=live.mode)
 
     async def kill(self, principal: Principal, session_id: str) -> None:
-        await self._destroy(principal, session_id, self.store.kill)
+        await self._destroy(principal, session_id, self.store.kill, "admin_kill")
 
     async def delete(self, principal: Principal, session_id: str) -> None:
-        await self._destroy(principal, session_id, self.store.delete)
+        await self._destroy(principal, session_id, self.store.delete, "session_removed")
 
-    async def _destroy(self, principal: Principal, session_id: str, operation: Any) -> None:
+    async def _destroy(self, principal: Principal, session_id: str, operation: Any, cause: str) -> None:
         live = self.live.get(session_id)
         if live is not None and live.mode == "chat":
             live = None  # a live chat session with this id is a different thing: leave it alone (R-ACP-10)
@@ -396,7 +409,7 @@ class SessionRegistry:
         forced = False
         if live is not None and live.busy:
             # Signal cancellation before the fallible storage step (R-ACP-11); the owner is gone for good.
-            await _stop(live)
+            await _stop(live, cause)
             self.live.pop(session_id, None)
             forced = True
         await operation(session_id)  # on failure: an inactive live owner stays registered
@@ -417,9 +430,10 @@ def _check_owner(principal: Principal, owner: str) -> None:
         raise SessionNotOwned
 
 
-async def _stop(live: LiveSession) -> None:
+async def _stop(live: LiveSession, cause: str = "session_removed") -> None:
     """Cancel a running turn and wait (briefly) until it has written its terminal rows."""
     if live.body is not None and not live.body.done():
+        live.cancel_cause = cause
         live.body.cancel()
     if live.turn is not None and not live.turn.done():
         await asyncio.wait({live.turn}, timeout=5)

@@ -16,10 +16,16 @@ __all__ = ["TRIM_TO", "Trimmed", "trim_context"]
 TRIM_TO: Final = 0.75
 
 
+# Why a trim happened, in the words ZeroClaw uses for its `history_trimmed.reason` (ours counts characters).
+MESSAGE_LIMIT: Final = "history message limit exceeded"
+CHARACTER_LIMIT: Final = "context character budget exceeded"
+
+
 @dataclass(frozen=True, slots=True)
 class Trimmed:
     kept: list[dict[str, Any]]
     dropped: int
+    reason: str = MESSAGE_LIMIT
 
 
 def _size(message: Mapping[str, Any]) -> int:
@@ -53,4 +59,5 @@ def trim_context(messages: Sequence[Mapping[str, Any]], max_messages: int, max_c
             break
     if start == 0:
         return None
-    return Trimmed([dict(m) for m in messages[start:]], start)
+    reason = MESSAGE_LIMIT if len(messages) > max_messages else CHARACTER_LIMIT
+    return Trimmed([dict(m) for m in messages[start:]], start, reason)

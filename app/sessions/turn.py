@@ -25,7 +25,7 @@ from app.agents.base import (
     ToolCall,
     ToolContext,
 )
-from app.sessions.live import LiveSession
+from app.sessions.live import Approval, LiveSession
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
     from app.sessions.events import SessionEvent
@@ -261,8 +261,11 @@ async def _run_tool(
     tool = tools.get(call.name)
     if tool is None:
         result = f"Unknown tool {call.name!r}: this agent has no such tool."
-    elif await _approved(live, call, tool, updates, settings):
+    elif (approval := await _approval(live, call, tool, updates, settings)).decision in ("allow_once", "allow_always"):
         result = await tool.run(call.arguments, settings.tool_context)
+    elif approval.replacement is not None:
+        result = f"The user rejected this {call.name} call; it was not run. They asked for this instead:\n"
+        result += approval.replacement
     else:
         result = f"The user rejected this {call.name} call; it was not run."
     await store.append(live.session_id, **row(role="tool_result", content=result, tool_call_id=call.id, name=call.name))
@@ -278,11 +281,17 @@ async def _run_tool(
     return result
 
 
-async def _approved(live: LiveSession, call: ToolCall, tool: Tool, updates: Updates, settings: TurnSettings) -> bool:
+_ALLOWED = Approval("allow_once")
+_TIMED_OUT = Approval("reject")
+
+
+async def _approval(
+    live: LiveSession, call: ToolCall, tool: Tool, updates: Updates, settings: TurnSettings
+) -> Approval:
     if not tool.needs_approval or call.name in settings.auto_approve or call.name in live.always_allowed:
-        return True
+        return _ALLOWED
     request_id = live.next_request_id()
-    decision: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    decision: asyncio.Future[Approval] = asyncio.get_running_loop().create_future()
     live.approvals[request_id] = decision
     try:
         await updates.emit(
@@ -297,9 +306,9 @@ async def _approved(live: LiveSession, call: ToolCall, tool: Tool, updates: Upda
         )
         answer = await asyncio.wait_for(decision, settings.approval_timeout_secs)
     except TimeoutError:
-        return False  # no answer in time = reject (R-STREAM-3)
+        return _TIMED_OUT  # no answer in time = reject (R-STREAM-3)
     finally:
         live.approvals.pop(request_id, None)
-    if answer == "allow_always":
+    if answer.decision == "allow_always":
         live.always_allowed.add(call.name)
-    return answer in ("allow_once", "allow_always")
+    return answer

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from rpc.boundary import ErrorMapper
-from rpc.methods import config, files, lifecycle, pairing, session
+from rpc.methods import agents, config, config_schema, files, lifecycle, logs, pairing, session
 from rpc.registry import Registry
 
 __all__ = ["ERROR_MAPPERS", "build_registry"]
 
-# Each family translates its domain exceptions into protocol errors.
+# Each family translates its domain exceptions into protocol errors (`config_schema` raises the config family's).
 ERROR_MAPPERS: tuple[ErrorMapper, ...] = (config.map_config_error, session.map_session_error, files.map_file_error)
 
 
 def build_registry() -> Registry:
     registry = Registry()
-    for family in (lifecycle, pairing, config, session, files):
+    for family in (lifecycle, pairing, config, config_schema, session, agents, logs, files):
         family.register(registry)
     return registry

@@ -16,8 +16,8 @@ from pydantic import ConfigDict, Field
 
 from rpc.context import CallContext
 from rpc.errors import InternalError, InvalidParams, LimitExceeded, RpcError, UploadNotFound
-from rpc.methods.session import SessionId, files_of
-from rpc.registry import Params, Registry
+from rpc.methods.session import files_of
+from rpc.registry import Params, Registry, SessionId
 
 # `app.files` is imported by the first call that needs the files service (`Services.file_service`), not at start-up.
 if TYPE_CHECKING:

@@ -6,13 +6,16 @@ import os
 from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
-from pydantic import Field, Strict
+from pydantic import Field, Strict, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from app.paths import process_uid
-from rpc.context import CallContext
+from rpc.context import CallContext, Terminal
 from rpc.errors import AuthRequired, VersionMismatch
 from rpc.registry import NoParams, Params, Registry
 from rpc.wire import to_wire
+from rpc.zerocode import PROTOCOL_VERSION as ZEROCLAW_PROTOCOL_VERSION
+from rpc.zerocode import ZEROCODE, new_tui_id, speaks_zerocode
 
 if TYPE_CHECKING:
     from app.services import Services
@@ -27,11 +30,27 @@ class ClientInfo(Params):
     version: str | None = None
 
 
+TerminalId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+
+
 class InitializeParams(Params):
     protocol_version: Annotated[int, Strict()] = PROTOCOL_VERSION
     client_info: ClientInfo | None = None
     client_capabilities: dict[str, Any] | None = None
     auth_token: Annotated[str | None, Field(max_length=512)] = None
+    # zerocode's (R-ZC-1, R-ZC-6): its environment, and the identity it had before a reconnect.
+    env: Annotated[dict[str, str] | None, Field(repr=False)] = None
+    tui_id: TerminalId | None = None
+    tui_sig: Annotated[str | None, Field(max_length=256)] = None
+    # Set from the frame's own spelling, never from a key of that name.
+    zerocode: Annotated[SkipJsonSchema[bool], Field(exclude=True)] = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _dialect(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {**data, "zerocode": speaks_zerocode(data)}
+        return data
 
 
 def register(registry: Registry) -> None:
@@ -59,7 +78,18 @@ async def initialize(ctx: CallContext, params: InitializeParams) -> dict[str, An
         ctx.sign_out()  # a failed re-initialize must not leave the old principal in place
         raise AuthRequired("Authentication failed")  # audited as `denied` when answered
     credential, principal = resolved
-    ctx.sign_in(credential, principal, params.client_capabilities or {})
+    capabilities = params.client_capabilities or {}
+    if params.zerocode:  # R-ZC-1, R-ZC-3: answered as ZeroClaw 0.8.4 answers (rt:dispatch.rs:909-920)
+        terminal = Terminal(params.tui_id or new_tui_id(), params.env or {})
+        ctx.sign_in(credential, principal, capabilities, dialect=ZEROCODE, terminal=terminal)
+        services.audit.record("initialize", peer.label, principal.id)
+        return {
+            "protocol_version": ZEROCLAW_PROTOCOL_VERSION,
+            "server_version": services.config.compat.zerocode_version,
+            "tui_id": terminal.tui_id,
+            "capabilities": ctx.daemon.method_names(),
+        }
+    ctx.sign_in(credential, principal, capabilities)
     services.audit.record("initialize", peer.label, principal.id)
     return {
         "protocolVersion": PROTOCOL_VERSION,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from app.sessions import errors as domain
 from rpc.context import CallContext
@@ -19,25 +19,27 @@ from rpc.errors import (
     SessionNotOwned,
     error_mapper,
 )
-from rpc.registry import AfterReply, Params, Registry
+from rpc.registry import AfterReply, Params, Registry, SessionId
 from rpc.session_bridge import Elicitor, sink_for
-from rpc.wire import to_wire
 
 if TYPE_CHECKING:
     from app.files.service import FileService
     from app.services import Services
     from app.sessions.store_types import TranscriptRow
 
-__all__ = ["files_of", "map_session_error", "message_row", "register"]
+__all__ = ["SessionId", "files_of", "map_session_error", "message_row", "register"]
 
-SessionId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")]
+Mode = Literal["acp", "chat"]
 
 
 class NewParams(Params):
     agent_alias: Annotated[str, Field(min_length=1, max_length=64)] = "default"
     cwd: Annotated[str | None, Field(max_length=4096)] = None
     session_id: SessionId | None = None
-    mode: Literal["acp", "chat"] = "acp"
+    # `chat_mode` is ZeroClaw's name for it (zerocode sends it), accepted from any client.
+    mode: Annotated[Mode, Field(validation_alias=AliasChoices("mode", "chat_mode", "chatMode"))] = "acp"
+    # A terminal that handed over its environment at `initialize` (R-ZC-6): its commands run with it.
+    tui_id: Annotated[str | None, Field(max_length=64)] = None
 
 
 class SessionParams(Params):
@@ -52,15 +54,20 @@ class PromptParams(SessionParams):
 class ApproveParams(SessionParams):
     request_id: Annotated[str, Field(min_length=1, max_length=64)]
     decision: Literal["allow_once", "allow_always", "reject"]
+    replacement: str | None = None  # with the zerocode dialect's `reject_with_edit` (rpc/zerocode.py)
 
 
 class ListParams(Params):
     include_killed: bool = False
+    mode: Mode | None = None  # only sessions of this mode
 
 
 class MessagesParams(SessionParams):
     limit: Annotated[int, Field(ge=0, le=10_000)] = 100
-    before: Annotated[int | None, Field(ge=0, le=2**63 - 1)] = None  # SQLite integers are 64-bit
+    # SQLite integers are 64-bit; `before_index` is ZeroClaw's name for it.
+    before: Annotated[
+        int | None, Field(ge=0, le=2**63 - 1, validation_alias=AliasChoices("before", "before_index", "beforeIndex"))
+    ] = None
 
 
 def register(registry: Registry) -> None:
@@ -69,6 +76,7 @@ def register(registry: Registry) -> None:
     registry.method("session/cancel", params=SessionParams, grant="sessions:execute")(cancel)
     registry.method("session/approve", params=ApproveParams, grant="sessions:execute")(approve)
     registry.method("session/list", params=ListParams, grant="sessions:read")(list_sessions)
+    registry.method("session/list-acp", params=ListParams, grant="sessions:read")(list_acp_sessions)
     registry.method("session/messages", params=MessagesParams, grant="sessions:read")(messages)
     registry.method("session/close", params=SessionParams, grant="sessions:update")(close)
     registry.method("session/kill", params=SessionParams, grant="sessions:delete")(kill)
@@ -109,16 +117,18 @@ def files_of(services: Services) -> FileService:
 
 
 async def new(ctx: CallContext, params: NewParams) -> AfterReply:
+    principal = ctx.principal
     opened = await ctx.services.sessions.open(
-        ctx.principal,
+        principal,
         agent_alias=params.agent_alias,
         cwd=params.cwd,
         session_id=params.session_id,
         mode=params.mode,
         surface="rpc",
+        tool_env=ctx.daemon.tui_env(params.tui_id, principal.id) if params.tui_id is not None else None,
     )
     # Watch only once the answer is queued, so no update of a running turn can overtake it (R-SES-3).
-    return AfterReply(to_wire(opened.describe()), lambda: opened.session.watch(sink_for(ctx)))
+    return AfterReply(ctx.wire(opened.describe()), lambda: opened.session.watch(sink_for(ctx)))
 
 
 async def prompt(ctx: CallContext, params: PromptParams) -> dict[str, Any]:
@@ -144,13 +154,22 @@ def cancel(ctx: CallContext, params: SessionParams) -> dict[str, Any]:
 
 
 def approve(ctx: CallContext, params: ApproveParams) -> dict[str, Any]:
-    ctx.services.sessions.approve(ctx.principal, params.session_id, params.request_id, params.decision)
+    ctx.services.sessions.approve(
+        ctx.principal, params.session_id, params.request_id, params.decision, params.replacement
+    )
     return {"sessionId": params.session_id, "requestId": params.request_id, "acknowledged": True}
 
 
 async def list_sessions(ctx: CallContext, params: ListParams) -> dict[str, Any]:
     listed = await ctx.services.sessions.list_sessions(ctx.principal, include_killed=params.include_killed)
-    return {"sessions": to_wire(listed)}
+    if params.mode is not None:
+        listed = [session for session in listed if session.mode == params.mode]
+    return {"sessions": ctx.wire(listed)}
+
+
+async def list_acp_sessions(ctx: CallContext, params: ListParams) -> dict[str, Any]:
+    """`session/list-acp`: the durable (ACP) sessions only, as ZeroClaw lists them apart (R-ZC-4)."""
+    return await list_sessions(ctx, params.model_copy(update={"mode": "acp"}))
 
 
 async def messages(ctx: CallContext, params: MessagesParams) -> dict[str, Any]:

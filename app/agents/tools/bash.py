@@ -118,6 +118,7 @@ class BashTool:
                 "-c",
                 command,
                 cwd=context.workspace,
+                env={**os.environ, **context.env} if context.env else None,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,

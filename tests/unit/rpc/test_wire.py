@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, get_args
 
+import orjson
 import pytest
 
 from app.services import DaemonStatus, GatewayInfo
@@ -16,6 +17,7 @@ from app.sessions.events import SessionEvent
 from app.sessions.live import LiveSession
 from app.sessions.registry import Opened
 from app.sessions.views import SessionInfo, SessionSummary
+from rpc.dialect import STANDARD
 from rpc.session_bridge import ClientSink
 from rpc.wire import camel, event_to_wire, events_to_wire, to_wire
 
@@ -156,6 +158,8 @@ EVENTS: list[tuple[SessionEvent, dict[str, Any]]] = [
             "dropped_messages": 4,
             "kept_messages": 2,
             "checkpoint": 5,
+            "kept_turns": 1,
+            "reason": "history message limit exceeded",
         },
         {"sessionId": "s1", "type": "history_trimmed", "droppedMessages": 4, "keptMessages": 2, "checkpoint": 5},
     ),
@@ -199,10 +203,13 @@ class FakeClient:
         self.answerable = answerable
         self.closed = False
         self.principal_id = "alice"
+        self.dialect = STANDARD
         self.sent: list[tuple[str, list[Any]]] = []
 
-    async def notify_many(self, method: str, params: Sequence[Any]) -> None:
-        self.sent.append((method, list(params)))
+    async def send_encoded(self, frames: list[bytes]) -> None:
+        messages = [orjson.loads(frame) for frame in frames]
+        assert {m["method"] for m in messages} == {"session/update"}
+        self.sent.append(("session/update", [m["params"] for m in messages]))
 
     def when_gone(self, callback: Callable[[], None]) -> None:
         pass
@@ -213,7 +220,9 @@ class FakeSessions:
         self.live = {"s1": SimpleNamespace(approvals={"r1": object()}, watchers=set())}
         self.approved: list[tuple[str, str, str]] = []
 
-    def approve(self, principal: Any, session_id: str, request_id: str, decision: str) -> None:
+    def approve(
+        self, principal: Any, session_id: str, request_id: str, decision: str, replacement: str | None = None
+    ) -> None:
         self.approved.append((session_id, request_id, decision))
 
 

@@ -266,7 +266,15 @@ async def test_a_failed_snapshot_keeps_the_previous_one_and_sends_nothing(env: E
     _outcome, sink = await prompt(registry, sid, "three")
     # six messages: over max_messages = 4, so cut to at most 3 (TRIM_TO), starting at a user message
     assert sink.of_type("history_trimmed") == [
-        {"session_id": sid, "type": "history_trimmed", "dropped_messages": 4, "kept_messages": 2, "checkpoint": 5}
+        {
+            "session_id": sid,
+            "type": "history_trimmed",
+            "dropped_messages": 4,
+            "kept_messages": 2,
+            "checkpoint": 5,
+            "kept_turns": 1,
+            "reason": "history message limit exceeded",
+        }
     ]
     assert [u["type"] for u in sink.updates[-2:]] == ["history_trimmed", "turn_complete"]
     before = await env.store.context(sid)

@@ -1,0 +1,25 @@
+"""`logs/subscribe` (R-ZC-4): from its answer until the connection ends, the daemon's own log records reach the
+caller as `logs/event` notifications (`rpc.log_stream`; docs/protocol.md)."""
+
+from __future__ import annotations
+
+from rpc.connection import Connection
+from rpc.context import CallContext
+from rpc.log_stream import stream_for
+from rpc.registry import AfterReply, NoParams, Registry
+
+__all__ = ["register"]
+
+
+def register(registry: Registry) -> None:
+    registry.method("logs/subscribe", params=NoParams, grant="system:read")(subscribe)
+
+
+async def subscribe(ctx: CallContext, params: NoParams) -> AfterReply | dict[str, bool]:
+    client = ctx.client
+    stream = stream_for(ctx.daemon)
+    if stream is None or not isinstance(client, Connection):
+        # An HTTP call has no connection to stream to (its answer is the HTTP response).
+        return {"subscribed": False}
+    # Streaming starts once the answer is on its way, so no event overtakes it.
+    return AfterReply({"subscribed": True}, lambda: stream.subscribe(client))
