@@ -24,6 +24,7 @@ from app.config.reload import ConfigWatcher
 from app.config.store import ConfigStore
 from app.endpoint_lock import AlreadyRunning, EndpointLock
 from app.ephemeral import EphemeralWatch
+from app.observe import Observations
 from app.paths import InsecureDirectory, Paths, ensure_endpoint_dir, ensure_private_dir, process_uid, resolve
 from app.services import Services
 from app.sessions.registry import SessionRegistry
@@ -164,6 +165,7 @@ async def _storage_and_services(
     start-up line of R-STORE-3.
     """
     configured = config_store.current.storage.url
+    observations = Observations()
     if configured is None:
         database = paths.database
         try:  # one daemon per database, before anything reads it
@@ -173,17 +175,17 @@ async def _storage_and_services(
         cleanup.push_async_callback(lock.release)
         # A brand-new database gets the newest schema in one transaction (no Alembic), then starts fast as well.
         if is_current_sqlite_file(database) or (create_new_sqlite(database) and is_current_sqlite_file(database)):
-            storage = DeferredStorage(lambda: _open_deferred(paths.data_dir))
+            storage = DeferredStorage(lambda: _open_deferred(paths.data_dir, observations))
             cleanup.push_async_callback(storage.close)
             pairing, store = storage.stand_in(_pairing_store), storage.stand_in(_session_store)
-            return _services(paths, config_store, None, pairing, store)
+            return _services(paths, config_store, None, pairing, store, observations)
         url = _default_url(paths.data_dir)
     else:
         url = configured
         cleanup.push_async_callback((await _lock_database(url)).release)  # one daemon per database
-    db = await _open_database(url)
+    db = await _open_database(url, observations)
     cleanup.push_async_callback(db.close)
-    return _services(paths, config_store, db, _pairing_store(db), _session_store(db))
+    return _services(paths, config_store, db, _pairing_store(db), _session_store(db), observations)
 
 
 def _default_url(data_dir: Path) -> str:
@@ -192,7 +194,7 @@ def _default_url(data_dir: Path) -> str:
     return default_url(data_dir)
 
 
-async def _open_deferred(data_dir: Path) -> Database:
+async def _open_deferred(data_dir: Path, observations: Observations) -> Database:
     """The fast start's opener, run by the first call that needs storage: SQLAlchemy, the models and the stores are
     imported in a worker thread (the loop keeps answering meanwhile), then the database opens as it would at start."""
     url = await asyncio.to_thread(_load_storage, data_dir)
@@ -200,7 +202,7 @@ async def _open_deferred(data_dir: Path) -> Database:
     from app.storage.driver_faults import install_from_env as install_fault_file
 
     install_fault_file()
-    return await Database.open(url)
+    return await Database.open(url, timings=observations.storage)
 
 
 # What the first storage call needs, imported by `_load_storage` in a worker thread rather than on the event loop.
@@ -241,7 +243,7 @@ async def _lock_database(url: str) -> DatabaseLock:
         raise StartupError(f"cannot open the database {masked_url(url)}: {open_failure(exc, url)}") from None
 
 
-async def _open_database(url: str) -> Database:
+async def _open_database(url: str, observations: Observations) -> Database:
     from app.storage.database import Database
     from app.storage.driver_faults import install_from_env as install_fault_file
     from app.storage.migrate import upgrade_if_needed
@@ -249,13 +251,18 @@ async def _open_database(url: str) -> Database:
     install_fault_file()  # tests only: ZEROCLAW_STORAGE_FAULT_FILE (docs/sessions-storage.md); a no-op when unset
     try:
         await asyncio.to_thread(upgrade_if_needed, url)
-        return await Database.open(url)
+        return await Database.open(url, timings=observations.storage)
     except Exception as exc:  # any driver or migration failure: one line naming the URL (R-STORE-3), no traceback
         raise StartupError(f"cannot open the database {masked_url(url)}: {open_failure(exc, url)}") from None
 
 
 def _services(
-    paths: Paths, config_store: ConfigStore, db: Database | None, pairing_store: PairingStore, store: SessionStore
+    paths: Paths,
+    config_store: ConfigStore,
+    db: Database | None,
+    pairing_store: PairingStore,
+    store: SessionStore,
+    observations: Observations,
 ) -> Services:
     """The domain services every surface shares, wired to each other."""
     pairing = PairedTokens(pairing_store)
@@ -272,6 +279,7 @@ def _services(
         pairing=pairing,
         sessions=sessions,
         files_factory=lambda: _file_service(paths, config_store, sessions),
+        observations=observations,
     )
 
 

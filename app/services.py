@@ -13,6 +13,7 @@ from app.auth.authenticator import Authenticator
 from app.auth.pairing_codes import PairingCodes
 from app.config.schema import Config
 from app.config.store import ConfigStore
+from app.observe import Observations
 from app.paths import Paths
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ class Services:
     clock: Callable[[], int] = time.monotonic_ns  # what `uptime_ms` counts with; tests freeze it
     started_ns: int = field(default_factory=time.monotonic_ns)
     gateway_url: str | None = None  # set once the gateway listens
+    observations: Observations = field(default_factory=Observations)  # storage and turn timings (`GET /metrics`)
 
     @property
     def version(self) -> str:

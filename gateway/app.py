@@ -4,6 +4,7 @@
     GET  /openapi.json        no auth
     POST /pair                one-time code (X-Pairing-Code) → paired token
     GET  /api/status          bearer, grant of `status`
+    GET  /metrics             bearer, grant of `system/metrics` (system:read): the Prometheus text format
     GET  /api/config          bearer, grant of `config/get`
     PUT  /api/config/{prop}   bearer, grant of `config/set`, via `services.config_store`
     GET  /api/sessions[/{id}/messages], POST /api/sessions/{id}/prompt   bearer, grants of `session/*`
@@ -131,6 +132,7 @@ def create_app(
         Route("/openapi.json", api.openapi, methods=["GET"]),
         Route("/pair", api.pair, methods=["POST"]),
         Route("/api/status", bearer(api.status), methods=["GET"]),
+        Route("/metrics", bearer(api.metrics), methods=["GET"]),
         Route("/api/config", bearer(api.get_config), methods=["GET"]),
         Route("/api/config/{prop}", bearer(api.put_config), methods=["PUT"]),
         Route("/api/sessions", bearer(session_api.list_sessions), methods=["GET"]),

@@ -228,6 +228,23 @@ def _spec(version: str) -> dict[str, Any]:
                 "responses": _responses(_ok("Status", c.ref(m.Status)), bearer=True, invalid=None),
             }
         },
+        "/metrics": {
+            "get": {
+                "summary": "The daemon's metrics in the Prometheus text format, like system/metrics "
+                "(grant system:read; docs/operations.md names the families)",
+                "security": bearer,
+                "responses": _responses(
+                    {
+                        "200": {
+                            "description": "Prometheus text exposition format 0.0.4",
+                            "content": {"text/plain": {"schema": {"type": "string"}}},
+                        }
+                    },
+                    bearer=True,
+                    invalid=None,
+                ),
+            }
+        },
         "/api/config": {
             "get": {
                 "summary": "The config with secrets masked, or one property with ?prop= (grant config:read)",

@@ -2,7 +2,7 @@
 (`gateway/openapi.py`). They describe what the routes answer today, exactly: unknown keys are refused, so a unit
 test that validates real answers against them (tests/unit/gateway/test_gateway_openapi.py) fails on any drift.
 
-Also the one request body that no RPC params model covers: `POST /pair` (validated by hand in gateway/rest.py).
+Also the one request body that no RPC params model covers: `POST /pair`'s, which the route validates with it.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ __all__ = [
 ]
 
 PAIRING_CODE_PATTERN = "^" + CODE_RE.pattern.removesuffix(r"\Z") + "$"
-# `POST /pair` is validated by hand in gateway/rest.py, with the same numbers (a test pins them equal).
 MAX_USER_CHARS = 128
 MAX_LABEL_CHARS = 256
 _DATE_TIME = {"format": "date-time"}

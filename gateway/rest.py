@@ -1,4 +1,4 @@
-"""The REST routes (R-GW-2, R-GW-6, R-AUTH-4): health, pairing, status and config.
+"""The REST routes (R-GW-2, R-GW-6, R-AUTH-4): health, pairing, status, metrics and config.
 
 Each bearer route is an adapter over its JSON-RPC twin: authenticate the bearer, then `dispatcher.call` the twin
 (its admission, params model, handler, error boundary and audit), and answer its result. Failures come back as the
@@ -9,10 +9,10 @@ Each bearer route is an adapter over its JSON-RPC twin: authenticate the bearer,
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, TypeVar
+from typing import Any, TypeVar
 
 import orjson
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -21,22 +21,14 @@ from app.storage import iso_z
 from gateway.auth import caller_context, http_peer
 from gateway.errors import ApiError, json_response, mapped
 from gateway.openapi import openapi_spec
+from gateway.openapi_models import PairBody
 from rpc.dispatcher import Dispatcher
 from rpc.errors import InvalidParams
-from rpc.registry import Params, validation_errors
+from rpc.registry import validation_errors
 
-__all__ = ["MAX_LABEL_CHARS", "PairBody", "RestApi", "json_object", "validate"]
+__all__ = ["RestApi", "json_object", "validate"]
 
-MAX_LABEL_CHARS = 256
-
-P = TypeVar("P", bound=Params)
-
-
-class PairBody(Params):
-    """The optional body of `POST /pair`."""
-
-    user: Annotated[str | None, Field(min_length=1, max_length=128)] = None
-    label: Annotated[str | None, Field(min_length=1, max_length=MAX_LABEL_CHARS)] = None
+P = TypeVar("P", bound=BaseModel)
 
 
 class RestApi:
@@ -96,6 +88,14 @@ class RestApi:
     async def status(self, request: Request) -> Response:
         context = await caller_context(request, self.dispatcher)
         return json_response(await self.dispatcher.call("status", None, context))
+
+    async def metrics(self, request: Request) -> Response:
+        """The Prometheus text format — `system/metrics` (grant system:read, docs/operations.md)."""
+        from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4  # what every scraper reads
+
+        context = await caller_context(request, self.dispatcher)
+        text = await self.dispatcher.call("system/metrics", None, context)
+        return Response(text.encode(), media_type=CONTENT_TYPE_PLAIN_0_0_4)
 
     async def get_config(self, request: Request) -> Response:
         """The whole config (secrets masked), or `{prop, value}` with `?prop=` — `config/get`."""

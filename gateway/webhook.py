@@ -26,15 +26,13 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from app.auth.policy import Principal
-from app.sessions.errors import AgentNotAllowed, SessionNotOwned
+from app.sessions.errors import AgentNotAllowed
 from gateway.auth import caller_context
 from gateway.errors import ApiError, json_response
 from gateway.rest import json_object, validate
 from gateway.rest_sessions import GatewayTurns
 from rpc.context import CallContext
 from rpc.dispatcher import Dispatcher
-from rpc.errors import InvalidParams
 from rpc.registry import Params, SessionId
 
 __all__ = ["WebhookApi", "WebhookBody"]
@@ -71,7 +69,7 @@ class WebhookApi:
         else:
             session_id = params.session_id
             async with self.turns.hold(session_id):
-                if await self._needs_open(principal, session_id, agent):
+                if await sessions.needs_chat_open(principal, session_id, agent):
                     await sessions.open(
                         principal, agent_alias=agent, session_id=session_id, mode="chat", surface="gateway"
                     )
@@ -83,32 +81,3 @@ class WebhookApi:
             "session/prompt", {"sessionId": session_id, "prompt": message}, context
         )
         return turn
-
-    async def _needs_open(self, principal: Principal, session_id: str, agent: str) -> bool:
-        """Whether `session_id` must be opened (resumed or created) before its turn; raises when it is not a chat
-        session of `agent` the caller may use."""
-        sessions = self.services.sessions
-        live = sessions.live.get(session_id)
-        if live is not None:
-            _check(principal, live.owner, live.mode, live.agent_alias, agent)
-            return False
-        acp = await sessions.store.get(session_id)
-        if acp is not None:
-            _check(principal, acp.owner, acp.mode, acp.agent_alias, agent)
-        chat = await sessions.store.get(session_id, mode="chat")
-        if chat is not None:  # `open` refuses a closed or killed one (404)
-            _check(principal, chat.owner, chat.mode, chat.agent_alias, agent)
-        return True
-
-
-def _check(principal: Principal, owner: str, mode: str, agent_alias: str, agent: str) -> None:
-    if not principal.admin and principal.id != owner:
-        raise SessionNotOwned
-    if mode != "chat":
-        raise _bad_session("not_chat_session", "The session is an ACP session; webhooks run chat sessions")
-    if agent_alias != agent:
-        raise _bad_session("agent_mismatch", "The chat session belongs to another agent")
-
-
-def _bad_session(kind: str, message: str) -> InvalidParams:
-    return InvalidParams(message, errors=[{"field": "sessionId", "type": kind, "message": message}])

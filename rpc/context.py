@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from app.services import Services
     from rpc.transports.base import Peer
 
-__all__ = ["Authority", "CallContext", "ClientChannel", "DaemonView", "NoClient", "Surface", "Terminal"]
+__all__ = ["Authority", "CallContext", "ClientChannel", "DaemonView", "NoClient", "Surface", "Terminal", "Traffic"]
 
 
 class Surface(Enum):
@@ -144,12 +144,24 @@ class NoClient:
         callback()
 
 
+class Traffic(NamedTuple):
+    """The dispatcher's counters at one moment (`GET /metrics`, rpc/metrics.py)."""
+
+    connections: dict[str, int]  # open connections by surface value (local, websocket)
+    answers: dict[tuple[str, str], int]  # requests answered by (method, "ok" or the error kind), since start
+    inflight: int  # requests running now (socket, pipe and WebSocket in-flight tables, and HTTP calls)
+    queued_bytes: int  # output queued towards peers and not yet written, summed over connections
+    stalls: int  # peers cut off for not reading (`outbound_stall_secs`), since start
+
+
 class DaemonView(Protocol):
-    """What a handler may know of the dispatcher: the methods it serves, how many peers it has, and the
-    environment a terminal of the caller's handed over (R-ZC-6)."""
+    """What a handler may know of the dispatcher: the methods it serves, how many peers it has, the environment
+    a terminal of the caller's handed over (R-ZC-6), and its traffic counters."""
 
     @property
     def connection_count(self) -> int: ...
+
+    def traffic(self) -> Traffic: ...
 
     def method_names(self) -> list[str]: ...
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import suppress
 from enum import Enum
@@ -27,7 +28,7 @@ import orjson
 from rpc.admission import Admissions, admit, check_surface, require_grant
 from rpc.boundary import ErrorBoundary, ErrorMapper
 from rpc.connection import Connection
-from rpc.context import Authority, CallContext, NoClient, Surface, Terminal
+from rpc.context import Authority, CallContext, NoClient, Surface, Terminal, Traffic
 from rpc.dialect import Dialect
 from rpc.envelope import (
     NO_ID,
@@ -57,6 +58,7 @@ log = logging.getLogger("zeroclaw.rpc")
 
 _PARSE_ERROR = encode_error(None, ParseError())
 _loads = orjson.loads
+OTHER_METHOD: Final = "other"  # the `method` label of an error for a frame that named no registered method
 
 
 class NotTaken(Enum):
@@ -87,6 +89,10 @@ class Dispatcher:
         self._admissions = Admissions()
         self._close_listeners: list[Callable[[Connection], None]] = []
         self.connections: set[Connection] = set()
+        # What `traffic()` reports (GET /metrics) besides the answers counted on each spec (`MethodSpec.answered`).
+        self._errors: Counter[tuple[str, str]] = Counter()
+        self._http_inflight = 0
+        self._stalls = 0
 
     # -- the daemon's view ---------------------------------------------------------------------------------
 
@@ -124,6 +130,23 @@ class Dispatcher:
     def close_all(self) -> None:
         for connection in list(self.connections):
             connection.transport.close()
+
+    def peer_stalled(self) -> None:
+        """A transport cut its peer off for not reading (`FlowControl`'s stall rule)."""
+        self._stalls += 1
+
+    def traffic(self) -> Traffic:
+        """The counters and gauges of `GET /metrics`, summed now (O(connections))."""
+        connections: Counter[str] = Counter()
+        inflight = self._http_inflight
+        queued = 0
+        for connection in self.connections:
+            connections[connection.surface.value] += 1
+            inflight += len(connection.inflight)
+            queued += connection.transport.queued_bytes()
+        answers = {(method, "ok"): count for method, count in self.registry.answered().items()}
+        answers.update(self._errors)
+        return Traffic(dict(connections), answers, inflight, queued, self._stalls)
 
     # -- peers ---------------------------------------------------------------------------------------------
 
@@ -204,6 +227,7 @@ class Dispatcher:
         try:
             frame = _loads(line)
         except orjson.JSONDecodeError:
+            self._errors[OTHER_METHOD, ParseError.kind] += 1
             transport.send(_PARSE_ERROR)
             return None
         fields = request_fields(frame)
@@ -221,10 +245,12 @@ class Dispatcher:
                     return None
                 handler = spec.handler  # called through a local: `spec.handler(...)` is an unspecialized lookup
                 try:  # the inline branch of `_execute`, for its encoded answer
-                    return encode_result(rid, handler(connection.context, spec.params_from(params)))
+                    answer = encode_result(rid, handler(connection.context, spec.params_from(params)))
                 except Exception as exc:
-                    self._send_error(connection, rid, exc)
+                    self._send_error(connection, rid, exc, method)
                     return None
+                spec.answered[0] += 1
+                return answer
         self._frame(connection, classify(frame, line))
         return None
 
@@ -241,19 +267,22 @@ class Dispatcher:
         elif isinstance(frame, Response):
             connection.response_received(frame)
         elif isinstance(frame, Reject):
+            self._errors[OTHER_METHOD, frame.error.data["kind"]] += 1
             connection.transport.send(encode_error(frame.id, frame.error))
         else:
             log.info("dropped a malformed response-shaped frame from %s", connection.peer.label)
 
     def _on_request(self, connection: Connection, request: Request, rid: Id) -> None:
+        method = request.method
         if rid in connection.inflight:
             error = InvalidRequest("Request id already in flight", kind="duplicate_id", id=rid)
+            self._errors[self._label(method), "duplicate_id"] += 1
             connection.transport.send(encode_error(None, error))
             return
         try:
-            spec = self._admit(connection, request.method)
+            spec = self._admit(connection, method)
         except RpcError as exc:
-            self._send_error(connection, rid, exc)
+            self._send_error(connection, rid, exc, self._label(method))
             return
         self._execute(connection, rid, spec, request.params)
 
@@ -342,15 +371,16 @@ class Dispatcher:
             if not spec.is_async:
                 result = spec.handler(connection.context, params)
                 connection.transport.send(encode_result(rid, result))
+                spec.answered[0] += 1
                 return
         except Exception as exc:
-            self._send_error(connection, rid, exc)
+            self._send_error(connection, rid, exc, spec.name)
             return
         task = asyncio.get_running_loop().create_task(self._answer_when_writable(connection, spec.handler, params))
         connection.inflight[rid] = task
         if spec.barrier:
             connection.barrier = True
-        task.add_done_callback(partial(self._finished, connection, rid, spec.barrier))
+        task.add_done_callback(partial(self._finished, connection, rid, spec))
 
     async def _answer_when_writable(
         self, connection: Connection, handler: Callable[[CallContext, Any], Awaitable[Any]], params: Any
@@ -364,19 +394,20 @@ class Dispatcher:
                 await connection.transport.wait_writable()
         return result
 
-    def _finished(self, connection: Connection, rid: Id, barrier: bool, task: asyncio.Task[Any]) -> None:
+    def _finished(self, connection: Connection, rid: Id, spec: MethodSpec[Any], task: asyncio.Task[Any]) -> None:
         if connection.inflight.get(rid) is task:
             del connection.inflight[rid]
-        if barrier:
+        if spec.barrier:
             connection.barrier = False
         if connection.closed:
             return
         transport = connection.transport
         if task.cancelled():
-            self._send_error(connection, rid, InternalError("The request was cancelled"))
+            self._send_error(connection, rid, InternalError("The request was cancelled"), spec.name)
         elif (exc := task.exception()) is not None:
-            self._send_error(connection, rid, exc)
+            self._send_error(connection, rid, exc, spec.name)
         else:
+            spec.answered[0] += 1
             result = task.result()
             if isinstance(result, AfterReply):
                 transport.send(encode_result(rid, result.result))
@@ -385,9 +416,14 @@ class Dispatcher:
                 transport.send(encode_result(rid, result))
         transport.resume()
 
-    def _send_error(self, connection: Connection, rid: Id, exc: BaseException) -> None:
+    def _send_error(self, connection: Connection, rid: Id, exc: BaseException, method: str) -> None:
         error = self.errors.answer(exc, connection.peer.label, connection.authority.principal_id)
+        self._errors[method, error.data["kind"]] += 1
         connection.transport.send(encode_error(rid, error))
+
+    def _label(self, method: str) -> str:
+        """`method` as a metrics label: a name the peer chose is kept only if it is registered (bounded labels)."""
+        return method if self.registry.get(method) is not None else OTHER_METHOD
 
     # -- HTTP routes ---------------------------------------------------------------------------------------
 
@@ -411,7 +447,9 @@ class Dispatcher:
         try:
             admit(spec, self._current(authority, context.surface), context.surface)
         except RpcError as exc:
-            raise self.errors.answer(exc, context.peer.label, authority.principal_id) from None
+            error = self.errors.answer(exc, context.peer.label, authority.principal_id)
+            self._errors[method, error.data["kind"]] += 1
+            raise error from None
         return spec
 
     async def call(self, method: str, params: object, context: CallContext) -> Any:
@@ -421,9 +459,16 @@ class Dispatcher:
         try:
             result = spec.handler(context, spec.params_from(params))
             if inspect.isawaitable(result):
-                result = await result
+                self._http_inflight += 1  # only a call that suspends can be seen running (a scrape: not itself)
+                try:
+                    result = await result
+                finally:
+                    self._http_inflight -= 1
         except Exception as exc:
-            raise self.errors.answer(exc, context.peer.label, context.authority.principal_id) from None
+            error = self.errors.answer(exc, context.peer.label, context.authority.principal_id)
+            self._errors[method, error.data["kind"]] += 1
+            raise error from None
+        spec.answered[0] += 1
         # An effect after the answer (`AfterReply.then`) is a connection's subscription: an HTTP caller has none.
         return result.result if isinstance(result, AfterReply) else result
 

@@ -76,6 +76,9 @@ class MethodSpec(Generic[P]):
     local_only: bool = False
     requires_init: bool = True
     barrier: bool = False  # stop reading the connection until this call completes
+    # Requests answered with a result (GET /metrics), in a cell that a dialect's adapted entry shares: the spec is
+    # at hand on the fast path, so counting here costs one list increment (benchmarks/hotpath.py).
+    answered: list[int] = field(default_factory=lambda: [0], repr=False, compare=False)
     is_async: bool = field(init=False)
     # The params model's instance for "no params" (None when {} is invalid), made by the first call without
     # params: validating {} at registration would build every model at start-up (`Params.defer_build`).
@@ -133,6 +136,10 @@ class Registry:
 
     def names(self) -> list[str]:
         return sorted(self._methods)
+
+    def answered(self) -> dict[str, int]:
+        """Requests answered with a result so far, by method (those answered at least once)."""
+        return {name: spec.answered[0] for name, spec in self._methods.items() if spec.answered[0]}
 
 
 def _validate(model: type[Params], params: object) -> Params:

@@ -302,7 +302,9 @@ def _adapt(spec: MethodSpec[Any]) -> MethodSpec[Any]:
         run = run_sync
     assert inspect.iscoroutinefunction(run) == spec.is_async
     params_model = model or spec.params
-    return MethodSpec(spec.name, run, params_model, spec.grant, spec.local_only, spec.requires_init, spec.barrier)
+    return MethodSpec(
+        spec.name, run, params_model, spec.grant, spec.local_only, spec.requires_init, spec.barrier, spec.answered
+    )
 
 
 def _event(event: SessionEvent, sessions: SessionRegistry | None) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import math
 import re
+import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -43,6 +44,7 @@ CONTEXT_PREVIEW_CHARS = 80
 MAX_CHUNKS = 8
 MAX_STREAM_CHUNKS = 1_000_000
 STREAM_BURST = 256  # `/stream` chunks handed over at once
+_TIMER_RESOLUTION_SECS = 0.001
 
 _DIRECTIVE_RE = re.compile(r"/([A-Za-z]+)(?:\s+(.*))?\Z", re.DOTALL)
 _TOOL_ID_RE = re.compile(r"tc_(\d+)\Z")
@@ -217,11 +219,13 @@ class ScriptedProvider:
             async for event in self._text(f"Usage: /sleep SECONDS (0 to {MAX_SLEEP_SECS:g})"):
                 yield event
             return
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + seconds
+        deadline = time.monotonic() + seconds
         yield TextDelta(f"Sleeping for {seconds:g} s")
-        # asyncio.sleep is where a cancelled turn stops: at most one tick late.
-        while (left := deadline - loop.time()) > 0:
+        # asyncio.sleep is where a cancelled turn stops: at most one tick late. The clock is the monotonic one, and
+        # the last millisecond is not waited for: uvloop's timers and `loop.time()` count whole milliseconds, so a
+        # sub-millisecond wait returned at once with the loop's clock unchanged, and the loop spun out dots
+        # (regression, found by benchmarks/kill_kit.py).
+        while (left := deadline - time.monotonic()) > _TIMER_RESOLUTION_SECS:
             await asyncio.sleep(min(self._tick_secs, left))
             yield TextDelta(".")
         yield TextDelta(" Done.")

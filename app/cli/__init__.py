@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import logging
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
@@ -52,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
     daemon.add_argument("--no-gateway", action="store_true", help="serve the local endpoint only")
     daemon.add_argument("--gateway-port", type=int, metavar="N", help="gateway port (0 = any free port)")
     daemon.add_argument("--log-level", choices=LOG_LEVELS, default="info", help="stderr log level (default info)")
+    daemon.add_argument(
+        "--log-format", choices=("text", "json"), default="text", help="stderr log format (default text)"
+    )
 
     rpc = sub.add_parser("rpc", parents=[common], help="call one method, or an interactive line client")
     rpc.add_argument("method", nargs="?", help="method name; omit for the interactive client")
@@ -86,10 +87,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     if args.command == "daemon":
-        logging.basicConfig(
-            level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
-        )
-        logging.getLogger("alembic").setLevel(max(logging.WARNING, logging.getLogger().level))
+        from app.log_format import configure as configure_logging
+
+        configure_logging(args.log_level, args.log_format)
         # Start-up makes ~40k objects that live as long as the process; the cyclic GC would scan them again and
         # again while they are made (~20 ms, a tenth of the start). The daemon freezes them and turns it back on
         # once it is ready (`app.daemon._after_ready`); `finally` covers a start that fails first.

@@ -35,6 +35,7 @@ import errno
 import hashlib
 import logging
 import os
+import re
 import secrets
 import stat
 import sys
@@ -222,8 +223,16 @@ def _store_one(directory: UploadsDir, uploads: str, index: dict[str, int], paylo
     )
 
 
+# This process's mark in the names of its temporary files: one left by another process (a daemon killed between
+# writing and renaming, found by benchmarks/kill_kit.py) is removed when this one first uses the directory.
+_PROCESS_MARK = secrets.token_hex(4)
+_TEMP_RE = re.compile(r"\A\..+\.([0-9a-f]{8})[0-9a-f]{12}\.tmp\Z")
+_SWEPT: set[str] = set()  # uploads directories already cleared of other processes' temporary files
+
+
 class UploadsDir:
-    """`<workspace>/uploads`, opened so that no operation below it follows a symbolic link."""
+    """`<workspace>/uploads`, opened so that no operation below it follows a symbolic link. A workspace's uploads
+    belong to one daemon at a time (docs/files.md)."""
 
     def __init__(self, workspace: Path | str) -> None:
         self._workspace = os.path.abspath(workspace)
@@ -237,7 +246,25 @@ class UploadsDir:
             if os.path.islink(self._path):
                 os.unlink(self._path)
             os.makedirs(self._path, mode=0o700, exist_ok=True)
+        if self._path not in _SWEPT:
+            self._remove_stale_temporaries()
+            _SWEPT.add(self._path)
         return self
+
+    def _remove_stale_temporaries(self) -> None:
+        """Unlink what another process began writing here and never renamed (it was killed): partial bytes that
+        no stored entry points to."""
+        target: int | str = self._fd if self._fd is not None else self._path
+        with contextlib.suppress(OSError):
+            for name in os.listdir(target):
+                found = _TEMP_RE.match(name)
+                if found is not None and found.group(1) != _PROCESS_MARK:
+                    with contextlib.suppress(OSError):
+                        if self._fd is not None:
+                            os.unlink(name, dir_fd=self._fd)
+                        else:  # pragma: no cover - Windows
+                            os.unlink(os.path.join(self._path, name))
+                    log.info("removed a partial upload left by an earlier daemon")
 
     def __exit__(self, *exc: object) -> None:
         fd, self._fd = self._fd, None
@@ -295,7 +322,7 @@ class UploadsDir:
 
     def write(self, name: str, payload: Payload) -> None:
         """Write the payload to a new temporary file beside `name`, then `os.replace` it over `name`."""
-        temp = f".{name}.{secrets.token_hex(6)}.tmp"
+        temp = f".{name}.{_PROCESS_MARK}{secrets.token_hex(6)}.tmp"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC | getattr(os, "O_BINARY", 0)
         if self._fd is not None:
             fd = os.open(temp, flags, 0o600, dir_fd=self._fd)

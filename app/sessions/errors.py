@@ -10,7 +10,8 @@ The protocol layer maps each concept to its JSON-RPC code once (`rpc/methods/ses
      ├── SessionLimit                         -32001
      ├── SessionBusy                          -32002
      ├── UnknownAgent, BadWorkspace,          -32602  naming the field
-     │   ApprovalNotFound, PromptTooLong
+     │   ApprovalNotFound, PromptTooLong,
+     │   WrongSessionKind                            (`sessionId`: not a chat session of the webhook's agent)
      └── RowNotFound (also LookupError)       unmapped: a transcript index the store does not have is a bug
     AgentNotAllowed is an `app.auth.policy.Forbidden` (-32012 with `agent: true`), not a SessionError.
 
@@ -42,6 +43,7 @@ __all__ = [
     "SessionNotFound",
     "SessionNotOwned",
     "UnknownAgent",
+    "WrongSessionKind",
 ]
 
 
@@ -138,6 +140,15 @@ class BadWorkspace(SessionError):
 
 class ApprovalNotFound(SessionError):
     message = "No pending approval with that requestId"
+
+
+class WrongSessionKind(SessionError):
+    """A webhook named a session it cannot run a turn on: an ACP session (`not_chat_session`), or a chat session of
+    another agent (`agent_mismatch`)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 class PromptTooLong(SessionError):

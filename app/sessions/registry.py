@@ -32,6 +32,7 @@ from app.sessions.errors import (
     SessionNotFound,
     SessionNotOwned,
     UnknownAgent,
+    WrongSessionKind,
 )
 from app.sessions.keyed_lock import KeyedLock
 from app.sessions.live import Approval, LiveSession, Mode, UpdateSink
@@ -333,6 +334,21 @@ class SessionRegistry:
             }
         )
 
+    async def needs_chat_open(self, principal: Principal, session_id: str, agent: str) -> bool:
+        """Whether a turn of `agent` on chat session `session_id` must first open it (resume a stored one, or create
+        it with that id); raises when it is not a chat session of `agent` the caller may use (the webhook's rule,
+        R-GW-3). A closed or killed one is refused by `open`."""
+        live = self.live.get(session_id)
+        if live is not None:
+            _check_chat(principal, live.owner, live.mode, live.agent_alias, agent)
+            return False
+        modes: tuple[Mode, ...] = ("acp", "chat")
+        for mode in modes:
+            record = await self.store.get(session_id, mode=mode)
+            if record is not None:
+                _check_chat(principal, record.owner, record.mode, record.agent_alias, agent)
+        return True
+
     def cancel(self, principal: Principal, session_id: str) -> None:
         live = self.owned_live(principal, session_id)
         if live.busy and live.body is not None:
@@ -423,6 +439,14 @@ class SessionRegistry:
 
 def _missing(agent: Any) -> Any:
     raise UnknownAgent(f"The agent's provider {agent.provider!r} is not configured")
+
+
+def _check_chat(principal: Principal, owner: str, mode: str, agent_alias: str, agent: str) -> None:
+    _check_owner(principal, owner)
+    if mode != "chat":
+        raise WrongSessionKind("not_chat_session", "The session is an ACP session; webhooks run chat sessions")
+    if agent_alias != agent:
+        raise WrongSessionKind("agent_mismatch", "The chat session belongs to another agent")
 
 
 def _check_owner(principal: Principal, owner: str) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Concatenate, Final, ParamSpec, TypeVar
@@ -26,6 +27,7 @@ from sqlalchemy.exc import ResourceClosedError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
 
+from app.observe import Observations, Timings
 from app.storage.engine import _secure_file, _sqlite_pragmas, create_engine, sqlite_path
 from app.storage.lanes import Lanes
 
@@ -48,19 +50,25 @@ class Database:
     waiting cheap and fair, and never surfaces `database is locked` from inside the daemon.
     """
 
-    def __init__(self, runner: _ThreadRunner | _AsyncRunner) -> None:
+    def __init__(self, runner: _ThreadRunner | _AsyncRunner, timings: dict[str, Timings] | None = None) -> None:
         self._runner = runner
+        # How long each unit took, queueing included (`zeroclaw_storage_operation_seconds`, rpc/metrics.py).
+        timings = timings if timings is not None else Observations().storage
+        self._read_timings, self._write_timings = timings["read"], timings["write"]
 
     @classmethod
-    async def open(cls, url: str | URL, *, readers: int = READER_THREADS) -> Database:
-        """Open and connect once, so a bad URL or an unreadable file fails at start, not at the first request."""
+    async def open(
+        cls, url: str | URL, *, readers: int = READER_THREADS, timings: dict[str, Timings] | None = None
+    ) -> Database:
+        """Open and connect once, so a bad URL or an unreadable file fails at start, not at the first request.
+        `timings` (an `Observations.storage`) gets the duration of every unit by kind."""
         parsed = make_url(url)
         runner: _ThreadRunner | _AsyncRunner
         if parsed.get_backend_name() == "sqlite":
             runner = await asyncio.to_thread(_ThreadRunner.open, parsed, readers)
         else:
             runner = await _AsyncRunner.open(parsed)
-        return cls(runner)
+        return cls(runner, timings)
 
     @property
     def engine(self) -> Engine | AsyncEngine:
@@ -75,11 +83,19 @@ class Database:
         """Run `unit` in a transaction of its own, after every write submitted before it; commit, or roll back if
         it raises. Once this returns, the unit's changes are committed (R-ACP-4). A caller cancelled meanwhile
         does not stop a unit that already started: it still commits or rolls back as a whole."""
-        return await self._runner.write(partial(unit, **kwargs), *args)
+        start = time.perf_counter()
+        try:
+            return await self._runner.write(partial(unit, **kwargs), *args)
+        finally:
+            self._write_timings.observe(time.perf_counter() - start)
 
     async def read(self, unit: Callable[Concatenate[Session, P], T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Run `unit` for its result; whatever it changed is rolled back. Does not wait for queued writes."""
-        return await self._runner.read(partial(unit, **kwargs), *args)
+        start = time.perf_counter()
+        try:
+            return await self._runner.read(partial(unit, **kwargs), *args)
+        finally:
+            self._read_timings.observe(time.perf_counter() - start)
 
     async def close(self) -> None:
         """Refuse new units, let every write already submitted commit, then release the connections."""

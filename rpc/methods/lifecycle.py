@@ -1,4 +1,4 @@
-"""`initialize` and `status` (R-INIT, SPEC §7.1)."""
+"""`initialize`, `status` and `system/metrics` (R-INIT, SPEC §7.1; the metrics: rpc/metrics.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pydantic.json_schema import SkipJsonSchema
 from app.paths import process_uid
 from rpc.context import CallContext, Terminal
 from rpc.errors import AuthRequired, VersionMismatch
+from rpc.metrics import MetricsAnswer
 from rpc.registry import NoParams, Params, Registry
 from rpc.wire import to_wire
 from rpc.zerocode import PROTOCOL_VERSION as ZEROCLAW_PROTOCOL_VERSION
@@ -56,6 +57,7 @@ class InitializeParams(Params):
 def register(registry: Registry) -> None:
     registry.method("initialize", params=InitializeParams, grant=None, requires_init=False, barrier=True)(initialize)
     registry.method("status", params=NoParams, grant="system:read")(StatusAnswer().answer)
+    registry.method("system/metrics", params=NoParams, grant="system:read")(MetricsAnswer().answer)
 
 
 async def initialize(ctx: CallContext, params: InitializeParams) -> dict[str, Any]:

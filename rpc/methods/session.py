@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -97,6 +98,9 @@ map_session_error = error_mapper(
         domain.UnknownAgent: _invalid("agentAlias", "unknown_agent"),
         domain.BadWorkspace: _invalid("cwd", "bad_workspace"),
         domain.ApprovalNotFound: _invalid("requestId", "unknown_request"),
+        domain.WrongSessionKind: lambda exc: InvalidParams(
+            exc.message, errors=[_field("sessionId", exc.kind, exc.message)]
+        ),
         domain.PromptTooLong: lambda exc: InvalidParams(
             errors=[_field(exc.field, "string_too_long", exc.message)], limit=exc.limit
         ),
@@ -138,6 +142,7 @@ async def prompt(ctx: CallContext, params: PromptParams) -> dict[str, Any]:
         text = await files_of(ctx.services).prompt_with_attachments(
             ctx.principal, params.session_id, text, params.attachments
         )
+    start = time.perf_counter()
     outcome = await ctx.services.sessions.prompt(
         ctx.principal,
         params.session_id,
@@ -145,6 +150,7 @@ async def prompt(ctx: CallContext, params: PromptParams) -> dict[str, Any]:
         sink=sink_for(ctx),
         client=Elicitor(ctx.client, params.session_id),
     )
+    ctx.services.observations.turn_ended(outcome.stop_reason, time.perf_counter() - start)
     return {"sessionId": params.session_id, "stopReason": outcome.stop_reason, "content": outcome.content}
 
 

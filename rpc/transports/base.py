@@ -49,3 +49,6 @@ class FrameTransport(Protocol):
 
     async def wait_writable(self) -> None:
         """Wait until the outbound buffer has room; raise `ConnectionClosed` if it never does."""
+
+    def queued_bytes(self) -> int:
+        """Output queued towards the peer and not yet written to it (read at scrape time, `GET /metrics`)."""

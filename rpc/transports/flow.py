@@ -9,11 +9,13 @@ A transport tells `FlowControl` only about transitions, never about single frame
   * `resume()` when the output drains below the mark again: producers go on, the timer is disarmed;
   * `close()` when the connection ends: waiting producers wake (and see the closed connection).
 
-While paused one timer runs. When it fires it reads the transport's progress counter (bytes that left the daemon
-towards the peer): if that moved, the peer is slow but reading and the next period is watched; if not, the
-connection is dropped (`on_stall`, an abort: what is queued cannot be delivered) and one warning is logged, with
-the peer's label and never any frame content. So a connection whose queued output stays above the limit with no
-progress is closed whether or not a producer is waiting: a few large answers queued at once count too.
+While paused one timer runs, `POLLS` times per period. Each time it reads the transport's progress counter (bytes
+that left the daemon towards the peer) and remembers when it last saw that move; once it has not moved for
+`outbound_stall_secs`, the connection is dropped (`on_stall`, an abort: what is queued cannot be delivered) and one
+warning is logged, with the peer's label and never any frame content. So a connection whose queued output stays
+above the limit with no progress is closed whether or not a producer is waiting (a few large answers queued at once
+count too), at most a `1/POLLS` period late. Watching whole periods instead let a peer that read a little at the
+start of one stay up to twice the period (found by benchmarks/soak.py).
 """
 
 from __future__ import annotations
@@ -22,13 +24,15 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-__all__ = ["FlowControl"]
+__all__ = ["POLLS", "FlowControl"]
 
 log = logging.getLogger("zeroclaw.rpc")
 
+POLLS = 4
+
 
 class FlowControl:
-    __slots__ = ("_label", "_mark", "_on_stall", "_progress", "_secs", "_timer", "_writable", "paused")
+    __slots__ = ("_label", "_mark", "_on_stall", "_progress", "_secs", "_since", "_timer", "_writable", "paused")
 
     def __init__(self, secs: float, *, progress: Callable[[], int], on_stall: Callable[[], None], label: str) -> None:
         """`progress()` counts bytes delivered towards the peer (any value that only moves when output drains);
@@ -39,6 +43,7 @@ class FlowControl:
         self._label = label
         self._timer: asyncio.TimerHandle | None = None
         self._mark = 0
+        self._since = 0.0  # the loop time at which progress was last seen to move (or the pause began)
         self._writable = asyncio.Event()
         self._writable.set()
         self.paused = False  # an attribute, not a property: transports read it once per frame
@@ -53,8 +58,9 @@ class FlowControl:
         self.paused = True
         self._writable.clear()
         if self._timer is None:
-            self._mark = self._progress()
-            self._timer = asyncio.get_running_loop().call_later(self._secs, self._expired)
+            loop = asyncio.get_running_loop()
+            self._mark, self._since = self._progress(), loop.time()
+            self._timer = loop.call_later(self._secs / POLLS, self._expired)
 
     def resume(self) -> None:
         """Queued output is back under the mark."""
@@ -79,10 +85,12 @@ class FlowControl:
 
     def _expired(self) -> None:
         self._timer = None
-        progress = self._progress()
-        if progress != self._mark:  # slow but moving: watch the next period
-            self._mark = progress
-            self._timer = asyncio.get_running_loop().call_later(self._secs, self._expired)
+        loop = asyncio.get_running_loop()
+        progress, now = self._progress(), loop.time()
+        if progress != self._mark:  # slow but moving
+            self._mark, self._since = progress, now
+        if now - self._since < self._secs:
+            self._timer = loop.call_later(self._secs / POLLS, self._expired)
             return
         log.warning(
             "closing connection %s: its queued output stayed above max_outbound_buffer_bytes with no progress "

@@ -61,7 +61,12 @@ class MemoryTransport:
         if self.closed:
             raise ConnectionClosed
 
+    def queued_bytes(self) -> int:
+        return self.queued
+
     # test helpers
+    queued = 0  # what `queued_bytes` reports: a test sets it
+
     def set_writing_paused(self, paused: bool) -> None:
         if paused:
             self._writable.clear()

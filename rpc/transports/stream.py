@@ -91,7 +91,7 @@ class NdjsonProtocol(asyncio.Protocol):
         self._transport.set_write_buffer_limits(high=limits.max_outbound_buffer_bytes)
         peer = self._peer_of(transport)
         self._flow = FlowControl(
-            limits.outbound_stall_secs, progress=self._delivered, on_stall=self._abort, label=peer.label
+            limits.outbound_stall_secs, progress=self._delivered, on_stall=self._stalled, label=peer.label
         )
         self._in_batch = True
         self._conn = self._dispatcher.accept(self, peer)
@@ -276,6 +276,15 @@ class NdjsonProtocol(asyncio.Protocol):
             if self._closing_error is not None:
                 self.send(self._closing_error)
             self.close()
+
+    def queued_bytes(self) -> int:
+        """What `_out` holds plus the asyncio transport's write buffer."""
+        transport = self._transport
+        return self._out_bytes + (transport.get_write_buffer_size() if transport is not None else 0)
+
+    def _stalled(self) -> None:
+        self._dispatcher.peer_stalled()
+        self._abort()
 
     def _abort(self) -> None:
         if self._transport is not None:

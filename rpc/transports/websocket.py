@@ -110,7 +110,7 @@ class WebSocketTransport:
         self._frame_limit = limits.max_frame_bytes
         self._high_water = limits.max_outbound_buffer_bytes
         self._flow = FlowControl(
-            limits.outbound_stall_secs, progress=self._progress, on_stall=self._abort, label=peer.label
+            limits.outbound_stall_secs, progress=self._progress, on_stall=self._stalled, label=peer.label
         )
         self._conn: Connection | None = None
         self._out: deque[bytes] = deque()
@@ -174,6 +174,9 @@ class WebSocketTransport:
     @property
     def writing_paused(self) -> bool:
         return self._flow.paused
+
+    def queued_bytes(self) -> int:
+        return self._queued
 
     async def wait_writable(self) -> None:
         # No timer here: the stall rule (`FlowControl`, paused by `send`) drops a peer that stopped reading, and
@@ -274,6 +277,10 @@ class WebSocketTransport:
         self._wake.set()
         self._readable.set()
         self._flow.close()  # wake producers so they see the closed connection
+
+    def _stalled(self) -> None:
+        self._dispatcher.peer_stalled()
+        self._abort()
 
     def _abort(self) -> None:
         """Drop the peer without flushing: the writer stops, `run()` returns and the server closes the socket."""

@@ -66,6 +66,7 @@ METHODS = [
     "session/new",
     "session/prompt",
     "status",
+    "system/metrics",
 ]
 
 

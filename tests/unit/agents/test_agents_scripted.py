@@ -229,3 +229,30 @@ async def test_chunk_delay_spaces_the_chunks() -> None:
     started = time.monotonic()
     events = await step([Message("user", "one two three four")], ScriptedProvider(chunk_delay=0.02))
     assert time.monotonic() - started >= 0.02 * (len(events) - 1)
+
+
+@pytest.mark.req("R-AGENT-2")
+async def test_regression_sleep_does_not_spin_when_sub_millisecond_waits_return_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Found by benchmarks/kill_kit.py: under uvloop (millisecond timers and loop clock) a wait under 1 ms returned
+    at once with the clock unchanged, and `/sleep 1.9` streamed 98 dots instead of about 19. Here the clock moves
+    only by the waits of 1 ms or more, as there."""
+    import app.agents.scripted as scripted
+
+    now = [1000.0]
+    real_sleep = asyncio.sleep
+
+    async def millisecond_timers(delay: float) -> None:
+        if delay >= 0.001:
+            now[0] += delay
+        await real_sleep(0)
+
+    monkeypatch.setattr(scripted.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(scripted.asyncio, "sleep", millisecond_timers)
+    provider = scripted.ScriptedProvider(tick_secs=0.01)
+    dots = 0
+    async for event in provider._sleep("0.05"):
+        dots += getattr(event, "text", None) == "."
+        assert dots <= 7, "the sleep loop spins"
+    assert 4 <= dots <= 6

@@ -18,6 +18,7 @@ from app.auth.pairing import PairingStore
 from app.auth.pairing_codes import PairingCodes
 from app.auth.tokens import PairedTokens
 from app.config.store import ConfigStore
+from app.observe import Observations
 from app.paths import Paths
 from app.services import Services
 from app.sessions.registry import SessionRegistry
@@ -99,14 +100,22 @@ async def build_env(tmp: Path, toml: str, codes: PairingCodes | None = None) -> 
     config_store = ConfigStore(tmp)
     url = default_url(data)
     await asyncio.to_thread(upgrade, url)
-    db = await Database.open(url)
+    observations = Observations()
+    db = await Database.open(url, timings=observations.storage)
     audit = AuditLog(paths.audit_log)
     pairing = PairedTokens(PairingStore(db))
     auth = Authenticator(lambda: config_store.current, lambda: config_store.policy_generation, os.getuid())
     auth.tokens = pairing
     sessions = SessionRegistry(SessionStore(db), lambda: config_store.current, data)
     services = Services(
-        paths=paths, config_store=config_store, auth=auth, audit=audit, db=db, pairing=pairing, sessions=sessions
+        paths=paths,
+        config_store=config_store,
+        auth=auth,
+        audit=audit,
+        db=db,
+        pairing=pairing,
+        sessions=sessions,
+        observations=observations,
     )
     registry = test_registry()
     server = Dispatcher(registry, services, audit, limits=lambda: config_store.current.limits)

@@ -29,6 +29,7 @@ def test_every_method_declares_the_spec_grant() -> None:
     expected = {
         "initialize": None,
         "status": "system:read",
+        "system/metrics": "system:read",
         "session/new": "sessions:create",
         "session/prompt": "sessions:execute",
         "session/cancel": "sessions:execute",

@@ -15,7 +15,7 @@ from app.config.schema import Limits
 from rpc.connection import Connection
 from rpc.framing import LineSplitter
 from rpc.transports.base import ConnectionClosed, Peer
-from rpc.transports.flow import FlowControl
+from rpc.transports.flow import POLLS, FlowControl
 from rpc.transports.stream import NdjsonProtocol
 
 
@@ -210,6 +210,24 @@ async def test_flow_control_pauses_watches_and_calls_on_stall_once() -> None:
     flow.resume()
     await asyncio.sleep(0.1)
     assert stalls == [1] and not flow.paused and not flow.watching
+
+
+@pytest.mark.req("R-LIM")
+async def test_regression_a_peer_that_stops_reading_is_cut_off_one_period_after_its_last_progress() -> None:
+    """Found by benchmarks/soak.py: progress seen anywhere in a watched period bought a whole new period, so a peer
+    that read a little right after the pause was cut off up to twice `outbound_stall_secs` after it stopped."""
+    progress = [0]
+    stalls: list[float] = []
+    loop = asyncio.get_running_loop()
+    flow = FlowControl(0.2, progress=lambda: progress[0], on_stall=lambda: stalls.append(loop.time()), label="x")
+    flow.pause()
+    await asyncio.sleep(0.03)
+    progress[0] += 1  # the last bytes the peer reads
+    last_read = loop.time()
+    await asyncio.sleep(0.35)
+    assert len(stalls) == 1, "still connected well past one period after its last progress"
+    assert 0.2 <= stalls[0] - last_read <= 0.2 + 0.2 / POLLS + 0.05
+    flow.close()
 
 
 @pytest.mark.req("R-WIRE-5")

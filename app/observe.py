@@ -1,0 +1,64 @@
+"""What the daemon measures about itself, as plain counters read at scrape time (`GET /metrics`, docs/operations.md).
+
+The domain records durations here (`Timings.observe`: a bisect and two additions, no lock: everything runs on the
+event loop); `rpc.metrics` turns them into Prometheus histograms when scraped. Nothing here knows the exposition
+format or imports `prometheus_client`, so a daemon that is never scraped never loads it.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from typing import Final
+
+__all__ = ["STORAGE_BUCKETS", "TURN_BUCKETS", "Observations", "Timings"]
+
+# Upper bounds in seconds (Prometheus `le`, inclusive); +Inf is implied.
+STORAGE_BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+TURN_BUCKETS: Final = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
+
+
+class Timings:
+    """A histogram's raw state: a count per bucket (not cumulative; the last one is +Inf) and the sum."""
+
+    __slots__ = ("bounds", "counts", "total")
+
+    def __init__(self, bounds: tuple[float, ...]) -> None:
+        self.bounds = bounds
+        self.counts = [0] * (len(bounds) + 1)
+        self.total = 0.0
+
+    def observe(self, seconds: float) -> None:
+        self.counts[bisect_left(self.bounds, seconds)] += 1
+        self.total += seconds
+
+    @property
+    def count(self) -> int:
+        return sum(self.counts)
+
+    def cumulative(self) -> list[tuple[str, int]]:
+        """`(le, cumulative count)` pairs, `+Inf` last: the buckets as a Prometheus histogram states them."""
+        out: list[tuple[str, int]] = []
+        running = 0
+        for bound, count in zip((*(repr(b) for b in self.bounds), "+Inf"), self.counts, strict=True):
+            running += count
+            out.append((bound, running))
+        return out
+
+
+def _storage() -> dict[str, Timings]:
+    return {"read": Timings(STORAGE_BUCKETS), "write": Timings(STORAGE_BUCKETS)}
+
+
+@dataclass(eq=False)
+class Observations:
+    """One daemon's measurements: storage units by kind (`read`, `write`) and turns by stop reason."""
+
+    storage: dict[str, Timings] = field(default_factory=_storage)
+    turns: dict[str, Timings] = field(default_factory=dict)
+
+    def turn_ended(self, stop_reason: str, seconds: float) -> None:
+        timings = self.turns.get(stop_reason)
+        if timings is None:
+            timings = self.turns[stop_reason] = Timings(TURN_BUCKETS)
+        timings.observe(seconds)

@@ -1,0 +1,67 @@
+"""A short soak against a real daemon (issue 16; the kit is `benchmarks/soak.py`, which runs 60 s with 1,000 socket
+and 100 WebSocket clients): 5 s with 100 Unix-socket and 10 WebSocket clients calling `status` and
+`session/list`, connect/disconnect churn, scripted turns, and one slow reader that starts `/stream 200000` and
+stops reading mid-stream.
+
+What it pins:
+
+* R-LIM (`max_outbound_buffer_bytes`, `outbound_stall_secs`) — the slow reader is cut off once its queued output
+  stayed above the limit with no progress for `outbound_stall_secs` (2 s here): not before, and within 1 s more of
+  its last read; the cut-off is logged once; nobody else is cut off.
+* R-LIM (`max_connections`, the daemon's other limits) — no well-behaved client sees an error, a refused or dropped
+  connection or a call unanswered for 10 s, while clients churn and turns stream (R-STREAM-1: every turn's updates
+  and answer arrive, its text checked).
+* R-GW-4 — the same calls over authenticated WebSocket peers alongside.
+
+The p99 target (≤ 1.5x an idle baseline) is the kit's; under a test run sharing the 2 CPUs it is printed, not
+asserted. RSS is asserted against the kit's bound (docs/limits.md).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from e2e_harness import DaemonFactory
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import soak
+
+pytestmark = [
+    pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint"),
+    pytest.mark.req("R-LIM"),
+    pytest.mark.req("R-STREAM-1"),
+    pytest.mark.req("R-GW-4"),
+]
+
+STALL = 2.0
+
+
+async def test_soak_5s_100_socket_10_websocket_clients_one_slow_reader(daemon_factory: DaemonFactory) -> None:
+    result = await soak.run_soak(
+        daemon_factory,
+        duration=5.0,
+        clients=100,
+        ws_clients=10,
+        interval=1.0,
+        churners=4,
+        turners=2,
+        slow_readers=1,
+        stall=STALL,
+        baseline_secs=2.0,
+        cut_slack=1.0,
+        timeout=10.0,
+    )
+    report = "\n".join([result.summary(), *soak.report(result)])
+    print(report)
+    assert result.alive, report
+    assert result.stats.errors == 0, report
+    assert result.stats.calls > 300 and result.stats.churn_cycles > 0 and result.stats.turns > 0, report
+    [reader] = result.slow
+    assert reader.cut_after is not None, report
+    assert STALL <= reader.cut_after <= STALL + 1.0, report
+    assert result.unix_stall_lines == 1, report
+    assert result.rss_peak <= result.rss_bound, report
+    assert not result.failures(p99_target=None), report
