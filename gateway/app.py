@@ -32,6 +32,7 @@ from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 from app.auth.pairing_codes import PairingCodes
+from app.sessions.borrowed import BorrowedSessions
 from gateway.errors import (
     ApiError,
     domain_boundary,
@@ -41,7 +42,7 @@ from gateway.errors import (
 )
 from gateway.middleware import BODY_LIMIT, BodyLimit, BodyTooLarge, CatchAll, HostAllowlist, SecurityHeaders
 from gateway.rest import RestApi
-from gateway.rest_sessions import GatewayTurns, SessionApi
+from gateway.rest_sessions import SessionApi
 from gateway.webhook import WebhookApi
 from gateway.ws import rpc_endpoint, rpc_without_upgrade
 from rpc.dispatcher import Dispatcher
@@ -113,7 +114,7 @@ def create_app(
     codes = pairing_codes if pairing_codes is not None else PairingCodes()
     services = dispatcher.services
     api = RestApi(dispatcher, codes)
-    turns = GatewayTurns(services.sessions)
+    turns = BorrowedSessions(services.sessions)
     session_api = SessionApi(dispatcher, turns)
     webhook_api = WebhookApi(dispatcher, turns)
     cache: tuple[Config | None, frozenset[str]] = (None, frozenset())

@@ -9,70 +9,32 @@ A turn started over HTTP runs with a channel that can answer nothing (`rpc.conte
 get "unavailable" at once (R-BIDI-5), and an `approval_request` is rejected at once unless another client of the
 same principal watches the session and may answer it (R-STREAM-3, `rpc.session_bridge.ClientSink`).
 
-`GatewayTurns`, shared with `POST /webhook/{agent}`: one gateway call per session at a time, and the live-session
-table left as it was found (a session the call had to bring to life is released after its turn unless a client is
-watching it).
+Like `POST /webhook/{agent}`, the prompt route holds its session for the call
+(`app.sessions.borrowed.BorrowedSessions`): one HTTP call per session at a time, and the live-session table left as
+it was found.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from app.sessions.errors import SessionBusy
+from app.sessions.borrowed import BorrowedSessions
 from gateway.auth import caller_context
 from gateway.errors import json_response
 from gateway.rest import json_object
 from rpc.dispatcher import Dispatcher
 
-if TYPE_CHECKING:
-    from app.sessions.registry import SessionRegistry
-
-__all__ = ["GatewayTurns", "SessionApi"]
+__all__ = ["SessionApi"]
 
 _SESSION_ID_KEYS = ("sessionId", "session_id")  # the path names the session; a body or query spelling cannot
 
 
-class GatewayTurns:
-    """Bookkeeping shared by the REST prompt and the webhook routes."""
-
-    def __init__(self, sessions: SessionRegistry) -> None:
-        self._sessions = sessions
-        self._busy: set[str] = set()
-
-    @asynccontextmanager
-    async def hold(self, session_id: str, *, created: bool = False) -> AsyncIterator[None]:
-        """Claim `session_id` for one gateway call; a second concurrent one is busy (`-32002` → 409). This also
-        closes the window in which two calls could both bring the same stored session to life. On the way out the
-        session is released if it was not live before the call (`created`: the caller has just created it)."""
-        if session_id in self._busy:
-            raise SessionBusy
-        self._busy.add(session_id)
-        was_live = not created and session_id in self._sessions.live
-        try:
-            yield
-        finally:
-            self._busy.discard(session_id)
-            if not was_live:
-                self._release_when_idle(session_id)
-
-    def _release_when_idle(self, session_id: str) -> None:
-        live = self._sessions.live.get(session_id)
-        turn = live.turn if live is not None else None
-        if turn is not None and not turn.done():  # `live.busy`, spelled so the type checker sees the turn
-            # The call ended before a turn did (the request was cancelled; the turn is shielded and goes on):
-            # release once it is over, unless a gateway call holds the session again by then.
-            turn.add_done_callback(lambda _: session_id in self._busy or self._sessions.release(session_id))
-        else:
-            self._sessions.release(session_id)
-
-
 class SessionApi:
-    def __init__(self, dispatcher: Dispatcher, turns: GatewayTurns) -> None:
+    def __init__(self, dispatcher: Dispatcher, turns: BorrowedSessions) -> None:
         self.dispatcher = dispatcher
         self.turns = turns
 

@@ -26,11 +26,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app.sessions.borrowed import BorrowedSessions
 from app.sessions.errors import AgentNotAllowed
 from gateway.auth import caller_context
 from gateway.errors import ApiError, json_response
 from gateway.rest import json_object, validate
-from gateway.rest_sessions import GatewayTurns
 from rpc.context import CallContext
 from rpc.dispatcher import Dispatcher
 from rpc.registry import Params, SessionId
@@ -44,7 +44,7 @@ class WebhookBody(Params):
 
 
 class WebhookApi:
-    def __init__(self, dispatcher: Dispatcher, turns: GatewayTurns) -> None:
+    def __init__(self, dispatcher: Dispatcher, turns: BorrowedSessions) -> None:
         self.dispatcher = dispatcher
         self.services = dispatcher.services
         self.turns = turns
