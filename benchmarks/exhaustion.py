@@ -222,13 +222,15 @@ async def case_fds(factory: DaemonFactory, r: CaseResult, *, headroom: int = 24,
     n = len(clients) + 1
     r.facts["at_limit"] = f"status={statuses}/{n},session/list={lists}/{n},storage_unavailable={storage_errors}"
     r.check(f"all {n} accepted connections answer status at the limit", statuses == n, other[:3])
-    r.check("every other call is answered: a result or -32603 storage_unavailable", not other, other[:3])
+    r.check(
+        "every other call is answered: a result or -32603 storage_unavailable/resources_exhausted", not other, other[:3]
+    )
     turn, _ = await keep.request("session/prompt", {"sessionId": sid, "prompt": "at the limit"}, TIMEOUT)
     r.facts["turn_at_limit"] = (
         "ok" if "result" in turn else f"{error_parts(turn)[0]}/{error_parts(turn)[1].get('reason')}"
     )
     r.check(
-        "a turn at the limit: a result or -32603 storage_unavailable",
+        "a turn at the limit: a result or -32603 storage_unavailable/resources_exhausted",
         "result" in turn or clear_storage_error(turn),
         turn,
     )
@@ -266,8 +268,10 @@ async def case_fds(factory: DaemonFactory, r: CaseResult, *, headroom: int = 24,
 
 
 def clear_storage_error(frame: dict[str, Any]) -> bool:
+    """`-32603` naming the condition: the database cannot be reached, or the daemon is out of descriptors."""
     code, data = error_parts(frame)
-    return code == -32603 and data.get("kind") == "storage_unavailable" and bool(data.get("reason"))
+    kinds = ("storage_unavailable", "resources_exhausted")
+    return code == -32603 and data.get("kind") in kinds and bool(data.get("reason"))
 
 
 async def ok_call(c: NdjsonClient) -> bool:

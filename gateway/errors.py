@@ -20,6 +20,7 @@ Messages are fixed sentences: never a value, a token or exception text.
     429     limit_exceeded       pairing lockout (`name: "pairing_attempts"`, `retryAfter`, header Retry-After)
     500     internal_error       unexpected failure (`error_id`; the traceback is in the daemon log only)
     503     storage_unavailable  the database refused a write or cannot be reached (`reason`, `error_id`; R-STORE-3)
+    503     resources_exhausted  the daemon is out of file descriptors (`reason`, `error_id`)
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ __all__ = [
 ]
 
 _HTTP_KINDS = {404: "not_found", 405: "method_not_allowed"}
+_UNAVAILABLE_KINDS = frozenset({"storage_unavailable", "resources_exhausted"})  # conditions of the moment: 503
 
 # JSON-RPC code -> HTTP status, so a REST route answers a domain error exactly like its RPC twin (same kind,
 # same data), only with a status line.
@@ -96,7 +98,7 @@ def from_rpc_error(exc: RpcError) -> ApiError:
     """The HTTP form of a protocol error: `kind` and the rest of `data` go into the error object."""
     data = dict(exc.data)
     kind = str(data.pop("kind", exc.kind))
-    status = 503 if kind == "storage_unavailable" else _STATUS_OF_CODE.get(exc.code, 500)
+    status = 503 if kind in _UNAVAILABLE_KINDS else _STATUS_OF_CODE.get(exc.code, 500)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     return ApiError(status, kind, exc.message, headers=headers, **data)
 

@@ -2,21 +2,23 @@
 
 Whatever a handler raises leaves through here, on every surface: an `RpcError` as it is, a domain exception
 through its family's mapper (`rpc.methods.ERROR_MAPPERS`), a refused or unreachable database as
-`storage_unavailable`, anything else as `internal_error` with an id to quote (the traceback stays in the log).
+`storage_unavailable`, a full file table as `resources_exhausted`, anything else as `internal_error` with an id to
+quote (the traceback stays in the log).
 Every `-32010` and `-32012` answer is audited as `denied`, once, here.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import uuid
 from collections.abc import Callable
 
 from app.audit import AuditLog
 from app.storage.errors import unavailable_reason
-from rpc.errors import AuthRequired, Forbidden, InternalError, RpcError, StorageUnavailable
+from rpc.errors import AuthRequired, Forbidden, InternalError, ResourcesExhausted, RpcError, StorageUnavailable
 
-__all__ = ["ErrorBoundary", "ErrorMapper", "storage_unavailable"]
+__all__ = ["ErrorBoundary", "ErrorMapper", "resources_exhausted", "storage_unavailable"]
 
 log = logging.getLogger("zeroclaw.rpc")
 
@@ -43,6 +45,9 @@ class ErrorBoundary:
         unavailable = storage_unavailable(exc)  # after the domain's own mappers: one may wrap a driver error
         if unavailable is not None:
             return unavailable
+        exhausted = resources_exhausted(exc)
+        if exhausted is not None:
+            return exhausted
         error_id = uuid.uuid4().hex[:16]
         # The traceback stays in the daemon log; the peer only gets the id to quote.
         log.error("unexpected failure error_id=%s", error_id, exc_info=exc)
@@ -54,6 +59,25 @@ class ErrorBoundary:
         if isinstance(error, AuthRequired | Forbidden):
             self._audit.record("denied", peer_label, principal_id)
         return error
+
+
+_OUT_OF_DESCRIPTORS = frozenset({errno.EMFILE, errno.ENFILE})
+
+
+def resources_exhausted(exc: BaseException) -> ResourcesExhausted | None:
+    """`-32603 resources_exhausted` when `exc` (or what caused it) is the process or system file table being full:
+    a condition of the moment, answered clearly and logged in one line without a traceback (benchmarks/exhaustion.py
+    found a turn at the limit answered as an unexpected failure)."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # the chain of causes, bounded
+        if seen is None:
+            return None
+        if isinstance(seen, OSError) and seen.errno in _OUT_OF_DESCRIPTORS:
+            error_id = uuid.uuid4().hex[:16]
+            log.warning("out of file descriptors error_id=%s", error_id)
+            return ResourcesExhausted(reason="file_descriptors", error_id=error_id)
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def storage_unavailable(exc: BaseException) -> StorageUnavailable | None:

@@ -6,7 +6,8 @@
     ├── MethodNotFound             -32601  method_not_found
     ├── InvalidParams              -32602  invalid_params
     ├── InternalError              -32603  internal_error
-    │   └── StorageUnavailable     -32603  storage_unavailable (disk full, read-only, unreachable; R-STORE-3)
+    │   ├── StorageUnavailable     -32603  storage_unavailable (disk full, read-only, unreachable; R-STORE-3)
+    │   └── ResourcesExhausted     -32603  resources_exhausted (out of file descriptors: try again shortly)
     ├── SessionNotFound            -32000  session_not_found (or session_changed)
     ├── SessionLimit               -32001  session_limit
     ├── SessionBusy                -32002  session_busy
@@ -35,6 +36,7 @@ __all__ = [
     "LimitExceeded",
     "MethodNotFound",
     "ParseError",
+    "ResourcesExhausted",
     "RpcError",
     "SessionBusy",
     "SessionLimit",
@@ -87,6 +89,14 @@ class StorageUnavailable(InternalError):
 
     kind = "storage_unavailable"
     default_message = "Storage unavailable: the database cannot be written or reached right now"
+
+
+class ResourcesExhausted(InternalError):
+    """The daemon ran out of file descriptors while serving the call (`data.reason`: file_descriptors;
+    `data.error_id`). A condition, not a bug: calls succeed again once descriptors free up."""
+
+    kind = "resources_exhausted"
+    default_message = "The daemon is out of file descriptors; try again shortly"
 
 
 class SessionNotFound(RpcError):

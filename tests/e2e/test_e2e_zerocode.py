@@ -43,19 +43,6 @@ approval_timeout_secs = {APPROVAL_TIMEOUT}
 bash_timeout_secs = 20
 """
 
-# zc:config_manager.rs:3354-3370: the Config pane sorts sections (stably) by this group rank; unknown -> Other.
-GROUP_ORDER = (
-    "Foundation",
-    "Agent",
-    "Multi-agent",
-    "Tools",
-    "Integrations",
-    "Network",
-    "Storage",
-    "Operations",
-    "Other",
-)
-
 # rt:dispatch.rs:1932-1968: the turn_complete content of a turn cancelled by session/cancel.
 CANCEL_CONTENT = (
     "turn cancelled via client_rpc in RPC_SESSION {sid}",
@@ -412,12 +399,7 @@ async def test_startup_as_zerocode_does_it(zc_daemon: Daemon) -> None:
         parsed = zc.check_config_sections_result(sections)
         zc.check_config_templates_result(await peer.call("config/templates", zc.FRAMES["config/templates"]))
         if parsed:
-
-            def rank(section: dict[str, Any]) -> int:
-                group = section["group"]
-                return GROUP_ORDER.index(group) if group in GROUP_ORDER else GROUP_ORDER.index("Other")
-
-            first = sorted(parsed, key=rank)[0]  # stable, as zc:config_manager.rs:3354-3370
+            first = zc.first_section(parsed)  # stable, as zc:config_manager.rs:3354-3370
             if first["shape"] == "one_tier_alias_map":  # zc:config_manager.rs:1335-1358
                 zc.check_config_map_keys_result(await peer.call("config/map-keys", {"path": first["key"]}))
             elif first["shape"] == "typed_family_map":  # tolerated per template (zc:config_manager.rs:1279-1291)

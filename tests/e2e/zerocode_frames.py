@@ -491,6 +491,26 @@ def check_status_result(d: Any) -> dict:
     }
 
 
+# zc:config_manager.rs:3354-3370: the Config pane sorts sections (stably) by this group rank; unknown -> Other.
+GROUP_ORDER = (
+    "Foundation",
+    "Agent",
+    "Multi-agent",
+    "Tools",
+    "Integrations",
+    "Network",
+    "Storage",
+    "Operations",
+    "Other",
+)
+
+
+def first_section(sections: list) -> dict:
+    """The section zerocode's Config pane opens first (config_manager.rs:415), which it then lists."""
+    rank = {group: i for i, group in enumerate(GROUP_ORDER)}
+    return sorted(sections, key=lambda s: rank.get(s.get("group") or "Other", rank["Other"]))[0]
+
+
 SECTION_SHAPES = ("direct_form", "one_tier_alias_map", "typed_family_map", "backend_picker")  # wire.rs:426-435
 
 

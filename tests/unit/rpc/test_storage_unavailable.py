@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import errno
+
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.exc import OperationalError
@@ -12,7 +14,7 @@ from app.config.schema import Limits
 from app.storage.faults import StorageFault
 from gateway.errors import from_rpc_error
 from rpc.dispatcher import Dispatcher
-from rpc.errors import StorageUnavailable
+from rpc.errors import ResourcesExhausted, StorageUnavailable
 from rpc.methods import ERROR_MAPPERS, build_registry
 
 pytestmark = pytest.mark.req("R-STORE-3")
@@ -65,3 +67,24 @@ def test_over_http_it_is_503_with_the_same_kind_and_data() -> None:
     api = from_rpc_error(server().to_rpc_error(disk_full()))
     assert api.status == 503 and api.kind == "storage_unavailable"
     assert api.extra["reason"] == "disk_full" and api.extra["error_id"]
+
+
+@pytest.mark.req("R-LIM")
+@pytest.mark.parametrize("code", [errno.EMFILE, errno.ENFILE])
+def test_regression_out_of_file_descriptors_is_a_clear_error_not_an_unexpected_failure(
+    code: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Found by benchmarks/exhaustion.py: a turn at the descriptor limit failed importing its provider
+    (`OSError: [Errno 24] Too many open files`) and was answered `internal_error` with a traceback in the log."""
+    try:
+        try:
+            raise OSError(code, "Too many open files")
+        except OSError as exc:
+            raise RuntimeError("wrapped") from exc
+    except RuntimeError as wrapped:
+        error = server().to_rpc_error(wrapped)
+    assert isinstance(error, ResourcesExhausted)
+    assert error.code == -32603 and error.data["kind"] == "resources_exhausted"
+    assert error.data["reason"] == "file_descriptors" and error.data["error_id"]
+    assert not any(record.exc_info for record in caplog.records)
+    assert from_rpc_error(error).status == 503
