@@ -1,9 +1,10 @@
 """`system/metrics` (and `GET /metrics`): the daemon's counters in the Prometheus text format (docs/operations.md).
 
-Nothing is counted on the request path beyond one per-connection increment (`Connection.ok`, rpc/dispatcher.py):
-a custom collector reads the dispatcher's `traffic()`, the domain's `Observations` and the files service when
-scraped, and `prometheus_client` renders them. Each daemon has its own `CollectorRegistry` (built by its first
-scrape, so a daemon never scraped never imports `prometheus_client`); the library's global registry is not used.
+Nothing is counted on the request path beyond one list increment on the method's registry entry
+(`MethodSpec.answered`, rpc/dispatcher.py): a custom collector reads the dispatcher's `traffic()`, the domain's
+`Observations` and the files service when scraped, and `prometheus_client` renders them. Each daemon has its own
+`CollectorRegistry` (built by its first scrape, so a daemon never scraped never imports `prometheus_client`); the
+library's global registry is not used.
 """
 
 from __future__ import annotations
