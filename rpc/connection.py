@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rpc.context import Authority, Surface, Terminal
 from rpc.dialect import Dialect
-from rpc.envelope import Id, Response, encode_notifications, encode_request
+from rpc.envelope import Id, Response, encode_request
 from rpc.transports.base import ConnectionClosed, FrameTransport, Peer
 
 if TYPE_CHECKING:
@@ -108,12 +108,9 @@ class Connection:
     def dialect(self) -> Dialect:
         return self.authority.dialect
 
-    async def notify_many(self, method: str, params: Sequence[Any]) -> None:
-        """Send notifications, waiting while the peer is not reading (bounded outbound buffer)."""
-        await self.send_encoded(encode_notifications(method, params))
-
     async def send_encoded(self, frames: list[bytes]) -> None:
-        """Send encoded notification frames, in order, waiting while the peer is not reading."""
+        """Send encoded notification frames, in order, waiting while the peer is not reading (bounded outbound
+        buffer)."""
         transport = self.transport
         if transport.writing_paused:
             await transport.wait_writable()

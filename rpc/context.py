@@ -8,7 +8,7 @@ channel that can answer nothing (`NoClient`). The dispatcher (`rpc.dispatcher`) 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from enum import Enum
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -106,11 +106,9 @@ class ClientChannel(Protocol):
     async def request(self, method: str, params: Any, *, timeout: float) -> Any:
         """Ask the client; raise `PeerError`, `TimeoutError`, `ConnectionClosed` or `PendingLimitReached`."""
 
-    async def notify_many(self, method: str, params: Sequence[Any]) -> None:
-        """Send notifications in order, waiting while the client is not reading (bounded outbound buffer)."""
-
     async def send_encoded(self, frames: list[bytes]) -> None:
-        """Send encoded notification frames in order, waiting as `notify_many` does."""
+        """Send encoded notification frames in order, waiting while the client is not reading (bounded outbound
+        buffer)."""
 
     def when_gone(self, callback: Callable[[], None]) -> None:
         """Call `callback` once the client can answer nothing more (at once if that is already so)."""
@@ -133,9 +131,6 @@ class NoClient:
 
     async def request(self, method: str, params: Any, *, timeout: float) -> Any:
         raise ConnectionClosed
-
-    async def notify_many(self, method: str, params: Sequence[Any]) -> None:
-        return None
 
     async def send_encoded(self, frames: list[bytes]) -> None:
         return None

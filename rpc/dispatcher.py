@@ -220,9 +220,12 @@ class Dispatcher:
         frame goes through `_frame`, which decides the same way and sends what it answers itself.
         """
         transport = connection.transport
-        if connection.barrier or transport.writing_paused or len(connection.inflight) >= connection.max_inflight:
-            return NOT_TAKEN
-        if connection.closed:
+        if (
+            connection.barrier
+            or transport.writing_paused
+            or len(connection.inflight) >= connection.max_inflight
+            or connection.closed
+        ):
             return NOT_TAKEN
         try:
             frame = _loads(line)

@@ -17,7 +17,7 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 from app.sessions.events import SessionEvent
 from app.storage import iso_z
 
-__all__ = ["camel", "event_to_wire", "events_to_wire", "to_wire"]
+__all__ = ["camel", "events_to_wire", "to_wire"]
 
 
 def camel(name: str) -> str:
@@ -102,8 +102,3 @@ def events_to_wire(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         omit = _NOT_STANDARD.get(event["type"])
         out.append({wire(k, k): v for k, v in event.items() if omit is None or k not in omit})
     return out
-
-
-def event_to_wire(event: Mapping[str, Any]) -> dict[str, Any]:
-    """One event's params (`events_to_wire`)."""
-    return events_to_wire((event,))[0]

@@ -123,18 +123,19 @@ def _messages(ctx: CallContext, params: Params, result: Mapping[str, Any]) -> di
 
 
 def _status(ctx: CallContext, params: Params, result: object) -> dict[str, Any]:
-    # rt:dispatch.rs:923-950
+    # rt:dispatch.rs:923-950: the daemon's own status (`Services.describe`) in ZeroClaw's fields.
     services = ctx.services
-    paths = services.paths
+    status = services.describe()
+    config_dir = services.paths.config_dir
     return {
         "server_version": services.config.compat.zerocode_version,
         "protocol_version": PROTOCOL_VERSION,
-        "active_sessions": len(services.sessions.live),
-        "session_ids": sorted(services.sessions.live),
-        "config_dir": str(paths.config_dir),
-        "config_file": str(paths.config_file),
-        "config_kind": default_config_kind(paths.config_dir),
-        "local_ipc_endpoint": paths.endpoint,
+        "active_sessions": status.active_sessions,
+        "session_ids": status.session_ids,
+        "config_dir": str(config_dir),
+        "config_file": status.config_file,
+        "config_kind": default_config_kind(config_dir),
+        "local_ipc_endpoint": status.endpoint,
     }
 
 

@@ -23,7 +23,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from app.auth.policy import Principal
 from app.config.schema import Limits
@@ -83,9 +82,6 @@ class BeginResult:
     upload_id: str
     chunk_bytes: int = CHUNK_BYTES
     max_bytes: int = MAX_BYTES
-
-    def to_wire(self) -> dict[str, Any]:
-        return {"upload_id": self.upload_id, "chunk_bytes": self.chunk_bytes, "max_bytes": self.max_bytes}
 
 
 class FileService:

@@ -42,7 +42,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 from weakref import WeakKeyDictionary
 
 from app.auth.policy import Principal
@@ -158,16 +158,6 @@ class AttachEntry:
     workspace_path: str
     size_bytes: int
     deduplicated: bool
-
-    def to_wire(self) -> dict[str, Any]:
-        """snake_case, exactly as SPEC §8 shows (R-WIRE-8)."""
-        return {
-            "ref_id": self.ref_id,
-            "marker": self.marker,
-            "workspace_path": self.workspace_path,
-            "size_bytes": self.size_bytes,
-            "deduplicated": self.deduplicated,
-        }
 
 
 class FileStore:

@@ -1,7 +1,7 @@
 """The `session/update` events a turn emits, as the domain spells them (snake_case keys).
 
-The protocol boundary renames the keys for the wire (`rpc.wire.event_to_wire`); nested values (`raw_input`,
-`arguments`) are user data and keep their keys.
+The protocol boundary renames the keys for the wire (`rpc.wire.events_to_wire`, or the connection's dialect);
+nested values (`raw_input`, `arguments`) are user data and keep their keys.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from rpc.context import CallContext
 from rpc.errors import InternalError, InvalidParams, LimitExceeded, RpcError, UploadNotFound
 from rpc.methods.session import files_of
 from rpc.registry import Params, Registry, SessionId
+from rpc.wire import to_wire
 
 # `app.files` is imported by the first call that needs the files service (`Services.file_service`), not at start-up.
 if TYPE_CHECKING:
@@ -118,7 +119,7 @@ async def attach(ctx: CallContext, params: AttachParams) -> dict[str, Any]:
     files = [IncomingFile(f.data_b64, f.filename, f.mime_type) for f in params.files]
     # A refusal raised here (-32010, -32012) is audited once, where the connection answers it (R-SEC-3).
     entries = await _files(ctx).attach(ctx.principal, params.session_id, files, _verifier(ctx))
-    return {"files": [e.to_wire() for e in entries]}
+    return {"files": to_wire(entries, snake=True)}
 
 
 async def begin(ctx: CallContext, params: BeginParams) -> dict[str, Any]:
@@ -131,7 +132,7 @@ async def begin(ctx: CallContext, params: BeginParams) -> dict[str, Any]:
         sha256=params.sha256,
         mime_type=params.mime_type,
     )
-    return result.to_wire()
+    return to_wire(result, snake=True)  # type: ignore[no-any-return]
 
 
 def chunk(ctx: CallContext, params: ChunkParams) -> dict[str, Any]:
@@ -142,4 +143,4 @@ def chunk(ctx: CallContext, params: ChunkParams) -> dict[str, Any]:
 
 async def commit(ctx: CallContext, params: CommitParams) -> dict[str, Any]:
     entry = await _files(ctx).commit(ctx.client, params.upload_id, _verifier(ctx))
-    return entry.to_wire()
+    return to_wire(entry, snake=True)  # type: ignore[no-any-return]

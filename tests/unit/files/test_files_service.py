@@ -23,6 +23,7 @@ from app.files.service import FileService, IncomingFile
 from app.sessions.errors import AgentNotAllowed, SessionChanged, SessionNotFound, SessionNotOwned
 from app.sessions.live import LiveSession
 from app.sessions.registry import SessionRegistry
+from rpc.wire import to_wire
 
 OWNER = Principal(id="owner", admin=True)
 ALICE = Principal(id="user:alice", admin=False, grants=frozenset({"files:create"}), agents=frozenset({"*"}))
@@ -105,7 +106,7 @@ async def test_attach_stores_by_hash_and_deduplicates(service: FileService, sess
     data = b"hello world"
     [first] = await service.attach(ALICE, "s1", [IncomingFile(b64(data), "Hi.TXT")], as_(ALICE))
     path = ws / "uploads" / f"{sha(data)}.txt"
-    assert first.to_wire() == {
+    assert to_wire(first, snake=True) == {
         "ref_id": f"sha256:{sha(data)}",
         "marker": f"[Document: Hi.TXT] {path}",
         "workspace_path": str(path),
@@ -374,7 +375,7 @@ async def test_prompt_with_attachments(service: FileService, sessions: FakeSessi
     entries = await service.attach(
         ALICE, "s1", [IncomingFile(b64(b"a"), "a.png"), IncomingFile(b64(b"b"), "b.txt")], as_(ALICE)
     )
-    wire = [e.to_wire() for e in entries]
+    wire = [to_wire(e, snake=True) for e in entries]
     text = await service.prompt_with_attachments(ALICE, "s1", "look", wire)
     assert text == f"look\n\n{entries[0].marker}\n{entries[1].marker}"
     assert await service.prompt_with_attachments(ALICE, "s1", "", wire[:1]) == entries[0].marker

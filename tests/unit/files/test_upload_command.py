@@ -19,6 +19,7 @@ from app.files.service import FileService
 from app.sessions.live import LiveSession
 from app.sessions.registry import SessionRegistry
 from rpc.client import RemoteError
+from rpc.wire import to_wire
 
 OWNER = Principal(id="owner", admin=True)
 
@@ -63,14 +64,14 @@ class LossyDaemon:
                 filename=p["filename"],
                 sha256=p["sha256"],
             )
-            return r.to_wire()
+            return to_wire(r, snake=True)
         if method == "file/upload/chunk":
             return {
                 "upload_id": p["upload_id"],
                 "received_bytes": s.chunk(self.conn, p["upload_id"], p["offset"], p["data_b64"]),
             }
         assert method == "file/upload/commit"
-        return (await s.commit(self.conn, p["upload_id"], lambda: OWNER)).to_wire()
+        return to_wire(await s.commit(self.conn, p["upload_id"], lambda: OWNER), snake=True)
 
 
 def make_file(tmp_path: Path, size: int) -> tuple[Path, bytes]:

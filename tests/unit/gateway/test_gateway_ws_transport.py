@@ -13,6 +13,7 @@ from gateway_env import EnvFactory
 from rpc.connection import Connection
 from rpc.context import CallContext
 from rpc.dispatcher import Dispatcher
+from rpc.envelope import encode_notifications
 from rpc.registry import Params
 from rpc.transports.base import ConnectionClosed
 from rpc.transports.websocket import WebSocketTransport, bearer_token, websocket_peer
@@ -118,11 +119,11 @@ async def test_outbound_buffer_pauses_writers_and_a_stalled_peer_is_dropped(make
     await until(lambda: len(env.server.connections) == 1)
     (conn,) = env.server.connections
     big = {"pad": "x" * 40000}
-    await conn.notify_many("test/n", [big])
-    await conn.notify_many("test/n", [big])  # queued: now over the high-water mark
+    await conn.send_encoded(encode_notifications("test/n", [big]))
+    await conn.send_encoded(encode_notifications("test/n", [big]))  # queued: now over the high-water mark
     assert transport.writing_paused and conn.saturated
-    with pytest.raises(ConnectionClosed):
-        await conn.notify_many("test/n", [big])  # waits outbound_stall_secs without progress, then drops the peer
+    with pytest.raises(ConnectionClosed):  # waits outbound_stall_secs without progress, then drops the peer
+        await conn.send_encoded(encode_notifications("test/n", [big]))
     await asyncio.wait_for(runner, 2)
     assert conn.closed and not env.server.connections
     assert sock.closed_with is None  # dropped, not a polite close through a full buffer
@@ -147,7 +148,7 @@ async def test_a_slow_but_moving_peer_is_kept(make_env: EnvFactory) -> None:
     trickler = asyncio.create_task(trickle())
     # One frame leaves at 0.2 s (still paused), the stall check at 0.3 s sees progress and waits on; the second
     # frame at 0.4 s brings the queue under the mark.
-    await conn.notify_many("test/n", [{"pad": "y"}])
+    await conn.send_encoded(encode_notifications("test/n", [{"pad": "y"}]))
     await trickler
     sock.unblock()
     await until(lambda: len(sock.sent) == 5)
@@ -184,7 +185,7 @@ async def test_close_flushes_then_closes_and_connection_lost_runs_once(
     with pytest.raises(ConnectionClosed):
         await transport.wait_writable()
     with pytest.raises(ConnectionClosed):
-        await conn.notify_many("test/n", [{}])
+        await conn.send_encoded(encode_notifications("test/n", [{}]))
 
 
 async def test_peer_leaving_with_frames_queued_ends_everything(make_env: EnvFactory) -> None:

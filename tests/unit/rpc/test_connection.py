@@ -15,6 +15,7 @@ from rpc.boundary import ErrorBoundary
 from rpc.connection import PeerError, PendingLimitReached
 from rpc.context import CallContext
 from rpc.dispatcher import Dispatcher
+from rpc.envelope import encode_notifications
 from rpc.errors import Forbidden
 from rpc.methods import build_registry
 from rpc.registry import NoParams, Params
@@ -528,7 +529,7 @@ async def test_notify_waits_while_the_peer_is_not_reading() -> None:
     conn = t.connection
     assert conn is not None
     t.set_writing_paused(True)
-    producer = asyncio.create_task(conn.notify_many("session/update", [{"n": 1}]))
+    producer = asyncio.create_task(conn.send_encoded(encode_notifications("session/update", [{"n": 1}])))
     await asyncio.sleep(0.02)
     assert not producer.done() and t.sent == []
     t.set_writing_paused(False)

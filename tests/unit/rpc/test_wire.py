@@ -19,7 +19,7 @@ from app.sessions.registry import Opened
 from app.sessions.views import SessionInfo, SessionSummary
 from rpc.dialect import STANDARD
 from rpc.session_bridge import ClientSink
-from rpc.wire import camel, event_to_wire, events_to_wire, to_wire
+from rpc.wire import camel, events_to_wire, to_wire
 
 pytestmark = pytest.mark.req("R-ARCH-4")
 
@@ -173,7 +173,7 @@ def test_every_event_type_is_pinned() -> None:
 
 @pytest.mark.parametrize(("event", "expected"), EVENTS, ids=[e["type"] for e, _ in EVENTS])
 def test_event_wire_shape(event: SessionEvent, expected: dict[str, Any]) -> None:
-    wire = event_to_wire(event)
+    (wire,) = events_to_wire([event])
     assert wire == expected
     assert list(wire) == list(expected)  # same key order as before: session id, type, then the fields
 
@@ -184,7 +184,7 @@ def test_a_batch_is_its_events_one_by_one() -> None:
 
 def test_nested_user_data_keeps_its_keys() -> None:
     event: SessionEvent = {"session_id": "s1", "type": "tool_call", "tool_call_id": "c", "name": "n", "raw_input": ARGS}
-    wire = event_to_wire(event)
+    (wire,) = events_to_wire([event])
     assert wire["rawInput"] is ARGS  # passed through untouched, not copied or renamed
     assert ARGS == {"command": "ls", "snake_case_key": 1, "nested": {"inner_key": [{"deep_key": True}]}}
 
