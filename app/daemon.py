@@ -149,6 +149,7 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
         gateway_label = gateway.url if gateway is not None else "off"
         print(f"zeroclaw daemon ready: socket={paths.endpoint} gateway={gateway_label}", file=sys.stderr, flush=True)
         _after_ready()
+        cleanup.callback(services.observations.watch_gc())  # zeroclaw_gc_pause_seconds (GET /metrics)
         await stop.wait()
     return 0
 

@@ -7,15 +7,19 @@ format or imports `prometheus_client`, so a daemon that is never scraped never l
 
 from __future__ import annotations
 
+import gc
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final
+from time import perf_counter
+from typing import Any, Final
 
-__all__ = ["STORAGE_BUCKETS", "TURN_BUCKETS", "Observations", "Timings"]
+__all__ = ["GC_BUCKETS", "STORAGE_BUCKETS", "TURN_BUCKETS", "Observations", "Timings"]
 
 # Upper bounds in seconds (Prometheus `le`, inclusive); +Inf is implied.
 STORAGE_BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 TURN_BUCKETS: Final = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
+GC_BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5)
 
 
 class Timings:
@@ -50,12 +54,34 @@ def _storage() -> dict[str, Timings]:
     return {"read": Timings(STORAGE_BUCKETS), "write": Timings(STORAGE_BUCKETS)}
 
 
+def _gc_generations() -> dict[str, Timings]:
+    return {str(generation): Timings(GC_BUCKETS) for generation in range(3)}
+
+
 @dataclass(eq=False)
 class Observations:
-    """One daemon's measurements: storage units by kind (`read`, `write`) and turns by stop reason."""
+    """One daemon's measurements: storage units by kind (`read`, `write`), turns by stop reason, and the cyclic
+    garbage collector's pauses by generation."""
 
     storage: dict[str, Timings] = field(default_factory=_storage)
     turns: dict[str, Timings] = field(default_factory=dict)
+    gc_pauses: dict[str, Timings] = field(default_factory=_gc_generations)
+
+    def watch_gc(self) -> Callable[[], None]:
+        """Time every collection from now on (the event loop waits for each: docs/limits.md "Garbage"); returns the
+        function that stops it. Collections never overlap, so one start time is enough."""
+        pauses = self.gc_pauses
+        started = 0.0
+
+        def on_collection(phase: str, info: dict[str, Any]) -> None:
+            nonlocal started
+            if phase == "start":
+                started = perf_counter()
+            else:
+                pauses[str(info["generation"])].observe(perf_counter() - started)
+
+        gc.callbacks.append(on_collection)
+        return lambda: gc.callbacks.remove(on_collection)
 
     def turn_ended(self, stop_reason: str, seconds: float) -> None:
         timings = self.turns.get(stop_reason)

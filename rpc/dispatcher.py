@@ -194,6 +194,7 @@ class Dispatcher:
             listener(connection)
         self.audit.record("disconnect", connection.peer.label, connection.authority.principal_id)
         self._on_count_change(len(self.connections))
+        connection.release()
 
     # -- inbound frames ------------------------------------------------------------------------------------
 

@@ -83,6 +83,15 @@ class DaemonCollector:
             _histogram(storage, operation, timings)
         yield storage
 
+        pauses = HistogramMetricFamily(
+            "zeroclaw_gc_pause_seconds",
+            "Pauses of Python's cyclic garbage collector, which the event loop waits for, by generation",
+            labels=["generation"],
+        )
+        for generation, timings in sorted(observations.gc_pauses.items()):
+            _histogram(pauses, generation, timings)
+        yield pauses
+
         files = self._services.files  # not made here: a daemon never asked about files has staged nothing
         yield GaugeMetricFamily(
             "zeroclaw_upload_staged_bytes",

@@ -142,10 +142,11 @@ class _Text:
         When the step ends the turn and every chunk is already committed, nothing is written: `finish_turn`, the
         turn's next and last transaction, flags the row complete (and recovery does, should it never run).
         """
-        if self._flusher is not None and not self._flusher.done():
-            self._flusher.cancel()
-        elif self._flusher is not None and not self._flusher.cancelled():
-            self._flusher.exception()  # a failed flush (storage fault) is retrieved here; this write retries it
+        flusher, self._flusher = self._flusher, None  # its exception's frame holds this object: no cycle kept
+        if flusher is not None and not flusher.done():
+            flusher.cancel()
+        elif flusher is not None and not flusher.cancelled():
+            flusher.exception()  # a failed flush (storage fault) is retrieved here; this write retries it
         if ends_turn and len(self._chunks) == self._saved_chunks:
             return
         await self._write(complete=True)

@@ -31,6 +31,14 @@ log = logging.getLogger("zeroclaw.rpc")
 POLLS = 4
 
 
+def _no_progress() -> int:
+    return 0
+
+
+def _nothing() -> None:
+    return None
+
+
 class FlowControl:
     __slots__ = ("_label", "_mark", "_on_stall", "_progress", "_secs", "_since", "_timer", "_writable", "paused")
 
@@ -69,10 +77,14 @@ class FlowControl:
         self._disarm()
 
     def close(self) -> None:
-        """The connection ended: wake every producer, stop watching."""
+        """The connection ended: wake every producer, stop watching, and let go of the transport's callbacks (bound
+        methods of the transport that owns this object: kept, the two would be a cycle that only the cyclic GC
+        frees, docs/limits.md "Garbage")."""
         self.paused = False
         self._writable.set()
         self._disarm()
+        self._progress = _no_progress
+        self._on_stall = _nothing
 
     async def wait(self) -> None:
         """Return once output may be queued again, or the connection has ended (the caller checks which)."""

@@ -168,8 +168,9 @@ class NdjsonProtocol(asyncio.Protocol):
         self._closing = True
         if self._flow is not None:
             self._flow.close()  # wake producers so they see the closed connection
-        if self._conn is not None:
-            self._dispatcher.connection_lost(self._conn)
+        conn, self._conn = self._conn, None  # the connection holds this transport: no cycle left behind
+        if conn is not None:
+            self._dispatcher.connection_lost(conn)
 
     def pause_writing(self) -> None:
         self.writing_paused = True

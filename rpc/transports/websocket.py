@@ -141,6 +141,10 @@ class WebSocketTransport:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            # A cancelled writer's exception holds its frame, which holds this transport; the connection holds it
+            # too. Dropped here, all of it is freed at once, not by the cyclic GC (docs/limits.md "Garbage").
+            self._writer = None
+            self._conn = None
 
     # -- FrameTransport --------------------------------------------------------------------------------
 

@@ -241,6 +241,16 @@ class Daemon:
             return []
         return [json.loads(line) for line in text.splitlines() if line.strip()]
 
+    def audit_until(self, predicate: Any, timeout: float = RECV_TIMEOUT) -> list[dict[str, Any]]:
+        """`wait_audit` for a test without an event loop: lines are written by the audit log's thread, a moment
+        after the event."""
+        deadline = time.monotonic() + timeout
+        while not predicate(entries := self.audit_entries()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"audit log never matched; entries: {entries}")
+            time.sleep(0.05)
+        return entries
+
     async def wait_audit(self, predicate: Any, timeout: float = RECV_TIMEOUT) -> list[dict[str, Any]]:
         """Poll the audit log until `predicate(entries)` is true."""
         deadline = time.monotonic() + timeout

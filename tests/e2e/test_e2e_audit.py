@@ -7,6 +7,7 @@ the answer goes out, so the count is final once the refusal has arrived).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 
@@ -33,8 +34,21 @@ permission_profiles = ["admin"]
 """
 
 
+SETTLE = 0.2  # seconds for a duplicate line to show after the expected ones
+
+
 def denied(d: Daemon, principal: str | None = None) -> list[dict[str, object]]:
     return [e for e in d.audit_entries() if e["event"] == "denied" and e["principal"] == principal]
+
+
+async def denied_count(d: Daemon, principal: str | None = None, *, at_least: int) -> int:
+    """`denied` lines once at least `at_least` are there and a moment more went by, for a second line to show: the
+    audit log's thread writes a line a moment after the answer (app/audit.py)."""
+    await d.wait_audit(
+        lambda entries: sum(e["event"] == "denied" and e["principal"] == principal for e in entries) >= at_least
+    )
+    await asyncio.sleep(SETTLE)
+    return len(denied(d, principal))
 
 
 @pytest.mark.req("R-SEC-3")
@@ -47,10 +61,10 @@ async def test_a_refused_upload_begin_is_one_denied_line(daemon_factory: DaemonF
             await owner.call("config/set", {"prop": "permission_profiles.uploader.allowed_agents", "value": []})
             code, err = await alice.error("file/upload/begin", {"session_id": sid, "size_bytes": 1})
             assert code == -32012 and err.get("agent") is True, err
-            assert len(denied(d, "user:alice")) == 1, d.audit_entries()
+            assert await denied_count(d, "user:alice", at_least=1) == 1, d.audit_entries()
             code, _ = await alice.error("file/attach", {"session_id": sid, "files": [{"data_b64": "eA=="}]})
             assert code == -32012
-            assert len(denied(d, "user:alice")) == 2, d.audit_entries()
+            assert await denied_count(d, "user:alice", at_least=2) == 2, d.audit_entries()
         finally:
             await alice.close()
 
@@ -69,7 +83,7 @@ async def test_a_commit_refused_after_the_grant_went_is_one_denied_line(daemon_f
             await owner.call("config/set", {"prop": "permission_profiles.uploader.grants", "value": grants})
             code, err = await alice.error("file/upload/commit", {"upload_id": up})
             assert code == -32012 and err["grant"] == "files:create", err
-            assert len(denied(d, "user:alice")) == 1, d.audit_entries()
+            assert await denied_count(d, "user:alice", at_least=1) == 1, d.audit_entries()
         finally:
             await alice.close()
 
@@ -85,16 +99,16 @@ async def test_rest_refusals_are_one_denied_line_each_like_their_rpc_twins(daemo
         alice = (await owner.call("pairing/create", {"user": "alice"}))["token"]
         owners = (await owner.new_session())["sessionId"]
     async with httpx.AsyncClient(base_url=m["gateway"], trust_env=False) as http:
-        before = len(denied(d))
+        before = await denied_count(d, at_least=0)
         # no bearer: 401, as `initialize` without a credential is -32010 over the WebSocket
         assert (await http.get("/api/status")).status_code == 401
-        assert len(denied(d)) == before + 1, d.audit_entries()
+        assert await denied_count(d, at_least=before + 1) == before + 1, d.audit_entries()
         # a bearer without the grant: 403, as -32012
         response = await http.get("/api/status", headers={"Authorization": f"Bearer {alice}"})
         assert response.status_code == 403
-        assert len(denied(d, "user:alice")) == 1, d.audit_entries()
-        assert len(denied(d)) == before + 1
+        assert await denied_count(d, "user:alice", at_least=1) == 1, d.audit_entries()
+        assert await denied_count(d, at_least=before + 1) == before + 1
         # another principal's session: 403 `session_not_owned`, which is -32003 over RPC and not a `denied`
         response = await http.get(f"/api/sessions/{owners}/messages", headers={"Authorization": f"Bearer {alice}"})
         assert response.status_code == 403 and response.json()["error"]["kind"] == "session_not_owned"
-        assert len(denied(d, "user:alice")) == 1, d.audit_entries()
+        assert await denied_count(d, "user:alice", at_least=1) == 1, d.audit_entries()

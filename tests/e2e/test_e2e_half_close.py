@@ -178,8 +178,10 @@ def test_a_slow_turn_is_waited_for_and_only_then_the_connection_ends(daemon: Dae
         frames = c.read_until_eof(10)
     result = answers(frames)[3]["result"]
     assert result["content"].startswith("Sleeping for") and result["content"].endswith(" Done.")
-    entries = [e for e in daemon.audit_entries() if e["peer"].startswith(peer)]
-    assert [e["event"] for e in entries][-1] == "disconnect"  # recorded when the connection really ended
+    # recorded when the connection really ended
+    daemon.audit_until(
+        lambda entries: [e["event"] for e in entries if e["peer"].startswith(peer)][-1:] == ["disconnect"]
+    )
 
 
 def test_an_ephemeral_daemon_counts_a_half_closed_client_until_it_is_answered(daemon_factory: DaemonFactory) -> None:

@@ -91,6 +91,7 @@ async def test_metrics_over_the_gateway(daemon_factory: DaemonFactory) -> None:
     assert families["zeroclaw_outbound_queued_bytes"] == "gauge"
     assert families["zeroclaw_stalled_peers"] == "counter"
     assert families["zeroclaw_upload_staged_bytes"] == "gauge"
+    assert families["zeroclaw_gc_pause_seconds"] == "histogram"
     assert "process_resident_memory_bytes" in families
     assert get(found, "zeroclaw_connections", surface="local") == 1  # the client above, still open
     assert get(found, "zeroclaw_connections", surface="websocket") == 0
@@ -104,6 +105,8 @@ async def test_metrics_over_the_gateway(daemon_factory: DaemonFactory) -> None:
     assert get(found, "zeroclaw_storage_operation_seconds_count", operation="write") >= 3  # tokens, session, turn
     assert get(found, "zeroclaw_stalled_peers_total") == 0
     assert get(found, "zeroclaw_upload_staged_bytes") == 0
+    # Building the gateway's routes on its first request alone makes thousands of objects: collections ran.
+    assert sum(get(found, "zeroclaw_gc_pause_seconds_count", generation=str(g)) for g in range(3)) >= 1
     for token in (ops, watcher, eve):
         assert token not in response.text and token not in d.stderr
 

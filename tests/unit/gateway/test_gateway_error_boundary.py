@@ -52,6 +52,7 @@ async def test_a_route_is_admitted_by_the_grant_its_rpc_twin_declares_and_by_not
 
 
 def _denied(env: Env) -> int:
+    env.services.audit.flush()  # lines are written by the audit log's thread
     log = env.services.paths.audit_log
     return sum('"denied"' in line for line in log.read_text().splitlines()) if log.exists() else 0
 

@@ -133,6 +133,7 @@ async def test_wrong_code_403_then_lockout_429(make_env: EnvFactory) -> None:
         clock.now += 300
         code = env.codes.issue("alice")
         assert (await client.post("/pair", headers={"X-Pairing-Code": code})).status_code == 201
+    env.services.audit.flush()  # lines are written by the audit log's thread
     entries = [json.loads(line) for line in env.services.paths.audit_log.read_text().splitlines()]
     denied = [e for e in entries if e["event"] == "denied"]
     assert len(denied) == 6 and all(e["peer"] == "http:127.0.0.1:50000" for e in denied)

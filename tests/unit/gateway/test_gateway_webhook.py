@@ -146,6 +146,7 @@ async def test_webhook_needs_a_bearer_the_execute_grant_and_the_agent_right(senv
     assert error_of(response) == {"kind": "not_found", "message": "Unknown agent"}
     # nora has no sessions:create: the webhook does not need it
     assert (await senv.post("nora", "/webhook/default", json={"message": "x"})).status_code == 200
+    senv.env.services.audit.flush()  # lines are written by the audit log's thread
     denied = [line for line in senv.env.services.paths.audit_log.read_text().splitlines() if '"denied"' in line]
     # the missing bearer (as -32010 is over RPC), rita (grant), nora twice (agent right): one line per refusal
     assert len(denied) == 4

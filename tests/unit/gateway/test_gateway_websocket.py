@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from gateway_env import Env, EnvFactory
+from gc_probe import cyclic_garbage
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.typing import Origin
@@ -96,6 +97,7 @@ async def test_without_a_token_initialize_is_32010(env: Env, serve: Serve) -> No
         assert code_of(await rpc.call("status")) == -32010  # before initialize
         assert code_of(await rpc.call("initialize", {"protocolVersion": 1})) == -32010
         assert code_of(await rpc.call("initialize", {"authToken": "zc_" + "1" * 64})) == -32010
+    env.services.audit.flush()  # lines are written by the audit log's thread
     entries = [orjson.loads(x) for x in env.services.paths.audit_log.read_text().splitlines()]
     assert any(e["event"] == "denied" and e["peer"].startswith("ws:127.0.0.1:") for e in entries)
 
@@ -281,3 +283,20 @@ async def _eventually(predicate: Callable[[], bool], timeout: float = TIMEOUT) -
             return False
         await asyncio.sleep(0.01)
     return True
+
+
+@pytest.mark.req("R-LIM")
+async def test_closed_websocket_connections_leave_no_cyclic_garbage(env: Env, serve: Serve) -> None:
+    """A WebSocket peer that leaves is freed by reference counting alone: its cancelled writer task no longer holds
+    the transport, nor the transport its connection (docs/limits.md "Garbage")."""
+    gateway = await serve(env)
+    _, token = await env.token("alice")
+    with cyclic_garbage() as garbage:
+        for _ in range(5):
+            async with ws(gateway.ws_url) as conn:
+                rpc = Rpc(conn)
+                assert "result" in await rpc.call("initialize", {"protocolVersion": 1, "authToken": token})
+                assert "result" in await rpc.call("status")
+        assert await _eventually(lambda: not env.server.connections)
+    ours = {"Connection", "CallContext", "WebSocketTransport", "FlowControl"}
+    assert not ours & set(garbage), garbage

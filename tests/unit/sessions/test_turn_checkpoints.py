@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gc_probe import cyclic_garbage
 
 from app.agents.base import Elicitation, Message, TextDelta, ThoughtDelta, ToolCall, ToolContext, ToolSpec
 from app.sessions.events import SessionEvent
@@ -300,3 +301,14 @@ async def test_a_cancelled_step_keeps_its_text_exactly_once(store: SessionStore,
 
 async def _has_rows(store: SessionStore, n: int) -> bool:
     return len(await rows(store)) >= n
+
+
+@pytest.mark.req("R-LIM")
+async def test_a_finished_turn_leaves_no_cyclic_garbage(store: SessionStore, tmp_path: Path) -> None:
+    """The text's clock flush, cancelled when the text is sealed, held the text through its exception's frame while
+    the text held it: a cycle per turn that only the cyclic GC freed (docs/limits.md "Garbage")."""
+    with cyclic_garbage() as garbage:
+        task, _events, _outcome = start(store, tmp_path, Script([("text", "a "), ("sleep", 0.01), ("text", "b")]))
+        await task
+        del task
+    assert "_Text" not in garbage, garbage
