@@ -9,7 +9,7 @@ library's global registry is not used.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, cast
 
 from rpc.context import CallContext, DaemonView
@@ -36,7 +36,7 @@ class DaemonCollector:
         self._services = services
 
     def collect(self) -> Iterator[Metric]:
-        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
         traffic = self._daemon.traffic()
         connections = GaugeMetricFamily(
@@ -68,29 +68,24 @@ class DaemonCollector:
         )
 
         observations = self._services.observations
-        turns = HistogramMetricFamily(
-            "zeroclaw_turn_duration_seconds", "Duration of agent turns by stop reason", labels=["stop_reason"]
+        yield _histograms(
+            "zeroclaw_turn_duration_seconds",
+            "Duration of agent turns by stop reason",
+            "stop_reason",
+            observations.turns,
         )
-        for reason, timings in sorted(observations.turns.items()):
-            _histogram(turns, reason, timings)
-        yield turns
-        storage = HistogramMetricFamily(
+        yield _histograms(
             "zeroclaw_storage_operation_seconds",
             "Duration of storage units of work, queueing included, by operation",
-            labels=["operation"],
+            "operation",
+            observations.storage,
         )
-        for operation, timings in sorted(observations.storage.items()):
-            _histogram(storage, operation, timings)
-        yield storage
-
-        pauses = HistogramMetricFamily(
+        yield _histograms(
             "zeroclaw_gc_pause_seconds",
             "Pauses of Python's cyclic garbage collector, which the event loop waits for, by generation",
-            labels=["generation"],
+            "generation",
+            observations.gc_pauses,
         )
-        for generation, timings in sorted(observations.gc_pauses.items()):
-            _histogram(pauses, generation, timings)
-        yield pauses
 
         files = self._services.files  # not made here: a daemon never asked about files has staged nothing
         yield GaugeMetricFamily(
@@ -103,8 +98,13 @@ class DaemonCollector:
         )
 
 
-def _histogram(family: HistogramMetricFamily, label: str, timings: Timings) -> None:
-    family.add_metric([label], buckets=timings.cumulative(), sum_value=timings.total)
+def _histograms(name: str, documentation: str, label: str, by_label: Mapping[str, Timings]) -> HistogramMetricFamily:
+    from prometheus_client.core import HistogramMetricFamily
+
+    family = HistogramMetricFamily(name, documentation, labels=[label])
+    for value, timings in sorted(by_label.items()):
+        family.add_metric([value], buckets=timings.cumulative(), sum_value=timings.total)
+    return family
 
 
 class MetricsAnswer:

@@ -87,6 +87,7 @@ async def test_metrics_needs_a_token_with_system_read(client: httpx.AsyncClient,
         "zeroclaw_storage_operation_seconds",
         "zeroclaw_upload_staged_bytes",
         "zeroclaw_uploads_staged",
+        "zeroclaw_gc_pause_seconds",
     } <= names
     # The refusal above is counted under the method the route runs.
     assert value(response.text, "zeroclaw_requests_total", method="system/metrics", outcome="forbidden") == 1
