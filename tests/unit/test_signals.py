@@ -94,13 +94,14 @@ async def test_without_add_signal_handler_a_plain_handler_stops_the_daemon(
 async def test_the_fallback_reloads_on_sighup_where_it_exists(monkeypatch: pytest.MonkeyPatch) -> None:
     loop = asyncio.get_running_loop()
     without_loop_handlers(loop, monkeypatch)
+    before = signal.getsignal(signal.SIGHUP)  # SIG_IGN under nohup (regression: the test assumed SIG_DFL)
     stop, reload = asyncio.Event(), asyncio.Event()
     undo = install_signal_handlers(loop, stop.set, reload=reload.set)
     os.kill(os.getpid(), signal.SIGHUP)
     await wait_set(reload)
     assert not stop.is_set()
     undo()
-    assert signal.getsignal(signal.SIGHUP) == signal.SIG_DFL
+    assert signal.getsignal(signal.SIGHUP) == before
 
 
 async def test_the_fallback_handler_from_another_thread_wakes_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
