@@ -42,7 +42,10 @@ One summary line, exit status 1 if a target is missed:
 
 The kit's own process shares the 2 CPUs with the daemon: the summary quotes both processes' CPU use, and the
 latencies are measured in the kit (send to answer, in the protocol callback), so they include the kit's own
-scheduling. Compare ratios of one run, not numbers across runs.
+scheduling. So a **probe** (`benchmarks/soak_probe.py`, `--probe-rate` calls a second, 0 for none), a light client in
+a process of its own, makes the same calls during the baseline and the soak; its p99s and their ratio are on the
+summary line too (`probe p99=… baseline_p99=… ratio=…`), for the daemon's share of the tail. The target stays the
+steady clients' ratio. Compare ratios of one run, not numbers across runs.
 """
 
 from __future__ import annotations
@@ -81,6 +84,8 @@ USER: Final = "soak"
 STALL_WARNING: Final = "its queued output stayed above max_outbound_buffer_bytes"
 SLOW_READ_BYTES: Final = 256 * 1024  # a slow reader reads this much of its stream, then stops
 SLOW_STREAM: Final = 200_000
+PROBE: Final = Path(__file__).with_name("soak_probe.py")
+PROBE_RATE: Final = 50.0  # the probe's calls a second (benchmarks/soak_probe.py)
 TURN_STREAM: Final = 2000
 BATCH_SLACK: Final = 64 * 1024  # one batch of a turn's updates (256 chunks) beyond the limit, rounded up
 RSS_SLACK: Final = 32 * MIB
@@ -113,6 +118,28 @@ def raise_nofile() -> int:
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+async def probe_during(run: Run, daemon: Daemon, rate: float, secs: float) -> list[float]:
+    """Latencies of the probe, a light client in its own process, over `secs` (none when `rate` is 0): the same
+    calls as the steady clients', timed away from this busy process, so the daemon's share of the tail shows."""
+    if rate <= 0:
+        return []
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(PROBE),
+        str(daemon.socket_path),
+        str(rate),
+        str(secs),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    if proc.returncode != 0:
+        run.stats.error("probe", err.decode(errors="replace").strip()[-300:] or f"exit {proc.returncode}")
+        return []
+    latencies: list[float] = orjson.loads(out)
+    return latencies
 
 
 def settle_gc() -> None:
@@ -580,6 +607,13 @@ class SoakResult:
     elapsed: float
     alive: bool
     unix_stall_lines: int
+    probe_baseline: list[float] = field(default_factory=list)
+    probe_soak: list[float] = field(default_factory=list)
+
+    @property
+    def probe_ratio(self) -> float:
+        base = percentile(self.probe_baseline, 0.99)
+        return percentile(self.probe_soak, 0.99) / base if base > 0 else float("nan")
 
     @property
     def p99(self) -> float:
@@ -657,7 +691,15 @@ class SoakResult:
             f"rss idle={self.rss_idle / MIB:.1f} connected={self.rss_connected / MIB:.1f} "
             f"peak={self.rss_peak / MIB:.1f} (bound {self.rss_bound / MIB:.1f}) growth={self.rss_growth / MIB:+.1f}MiB "
             f"per_conn={self.per_connection / 1024:.1f}KiB cpu daemon={self.daemon_cpu:.0%} kit={self.kit_cpu:.0%} "
-            f"elapsed={self.elapsed:.0f}s"
+            f"{self.probe_text()}elapsed={self.elapsed:.0f}s"
+        )
+
+    def probe_text(self) -> str:
+        if not self.probe_soak or not self.probe_baseline:
+            return ""
+        return (
+            f"probe p99={percentile(self.probe_soak, 0.99) * 1e3:.2f}ms "
+            f"baseline_p99={percentile(self.probe_baseline, 0.99) * 1e3:.2f}ms ratio={self.probe_ratio:.2f}x "
         )
 
 
@@ -684,6 +726,7 @@ async def run_soak(
     cut_slack: float = 1.0,
     timeout: float = 10.0,
     seed: int = 16,
+    probe_rate: float = PROBE_RATE,
 ) -> SoakResult:
     raise_nofile()
     started = time.perf_counter()
@@ -718,7 +761,9 @@ async def run_soak(
     socks, wss = await open_many(run, few_sock, few_ws)
     settle_gc()
     run.stats.recording = True
+    base_probe = asyncio.create_task(probe_during(run, daemon, probe_rate, baseline_secs))
     await phase(run, socks, wss, base_interval, baseline_secs, f"{seed}/base")
+    probe_baseline = await base_probe
     await close_many(socks, wss)
     baseline, run.stats.latencies = run.stats.latencies, {}
     base_calls, run.stats.calls = run.stats.calls, 0
@@ -734,6 +779,7 @@ async def run_soak(
 
     # 3. soak
     cpu0, kit0, t0 = cpu_secs(daemon.pid), time.process_time(), time.perf_counter()
+    soak_probe = asyncio.create_task(probe_during(run, daemon, probe_rate, duration))
     await phase(
         run,
         socks,
@@ -745,6 +791,7 @@ async def run_soak(
         turners=turners,
         slow_readers=slow_readers,
     )
+    probe_soak = await soak_probe
     wall = time.perf_counter() - t0
     daemon_cpu = (cpu_secs(daemon.pid) - cpu0) / wall if daemon.is_running() else 0.0
     kit_cpu = (time.process_time() - kit0) / wall
@@ -796,6 +843,8 @@ async def run_soak(
         elapsed=time.perf_counter() - started,
         alive=alive,
         unix_stall_lines=unix_stall_lines,
+        probe_baseline=probe_baseline,
+        probe_soak=probe_soak,
     )
 
 
@@ -844,6 +893,7 @@ async def _main(args: argparse.Namespace) -> int:
             cut_slack=args.cut_slack,
             timeout=args.timeout,
             seed=args.seed,
+            probe_rate=args.probe_rate,
         )
     finally:
         factory.close()
@@ -868,6 +918,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cut-slack", type=float, default=1.0, help="allowed cut-off beyond the stall (1 s)")
     parser.add_argument("--timeout", type=float, default=10.0, help="a call unanswered this long is an error")
     parser.add_argument("--seed", type=int, default=16)
+    parser.add_argument(
+        "--probe-rate", type=float, default=PROBE_RATE, help="the probe process's calls a second (0: no probe)"
+    )
     args = parser.parse_args(argv)
     try:
         import uvloop

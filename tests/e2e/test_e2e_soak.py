@@ -65,3 +65,4 @@ async def test_soak_5s_100_socket_10_websocket_clients_one_slow_reader(daemon_fa
     assert result.unix_stall_lines == 1, report
     assert result.rss_peak <= result.rss_bound, report
     assert not result.failures(p99_target=None), report
+    assert result.probe_baseline and result.probe_soak, report  # the probe process ran in both phases
