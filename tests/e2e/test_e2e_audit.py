@@ -1,8 +1,8 @@
 """One refusal, one `denied` line in `<data_dir>/logs/audit.log`, on every surface (R-SEC-3).
 
 The story: a refused `file/upload/begin` wrote two `denied` lines, one from the files handler and one from the
-connection's error path. These count the lines in the file the daemon writes (it writes them unbuffered, before
-the answer goes out, so the count is final once the refusal has arrived).
+connection's error path. These count the lines in the file the daemon writes. The audit log's own thread writes a
+line a moment after the answer goes out, so a count waits for the lines expected, then a moment more for a duplicate.
 """
 
 from __future__ import annotations
