@@ -10,7 +10,6 @@ share a table (an id in flight both ways is fine, R-BIDI-2).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -176,9 +175,9 @@ class Connection:
     def release(self) -> None:
         """After the close listeners ran: drop the `CallContext`, which holds this connection (as `client`). Kept,
         every closed connection would be a cycle that only the cyclic GC frees, and its pauses are what a busy
-        daemon's slowest answers wait for (docs/limits.md "Garbage"). Calls still running hold their own context."""
-        with contextlib.suppress(AttributeError):
-            del self.context
+        daemon's slowest answers wait for (docs/limits.md "Garbage"). Calls still running hold their own context.
+        Called once, by the dispatcher's `connection_lost`."""
+        del self.context
 
     def _fail_pending(self) -> None:
         for future in self._pending.values():
