@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from app import __version__
 from app.audit import AuditLog
 from app.auth.authenticator import Authenticator
 from app.auth.pairing_codes import PairingCodes
@@ -22,16 +23,7 @@ if TYPE_CHECKING:
     from app.sessions.registry import SessionRegistry
     from app.storage.database import Database
 
-__all__ = ["DaemonStatus", "GatewayInfo", "Services", "package_version"]
-
-
-def package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version  # ~10 ms to import: not at start-up
-
-    try:
-        return version("zeroclaw")
-    except PackageNotFoundError:  # running from a source tree that was not installed
-        return "0.0.0"
+__all__ = ["DaemonStatus", "GatewayInfo", "Services"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +59,6 @@ class Services:
     # Makes `files` on first use: `app.files` is ~5 ms of start-up that a daemon not asked about files never pays.
     files_factory: Callable[[], FileService] | None = None
     pairing_codes: PairingCodes = field(default_factory=PairingCodes)  # one-time codes for `POST /pair`
-    _version: str | None = None  # looked up on first use (`initialize`, `status`): importlib.metadata is slow
     clock: Callable[[], int] = time.monotonic_ns  # what `uptime_ms` counts with; tests freeze it
     started_ns: int = field(default_factory=time.monotonic_ns)
     gateway_url: str | None = None  # set once the gateway listens
@@ -75,10 +66,8 @@ class Services:
 
     @property
     def version(self) -> str:
-        """The installed package's version (`server_version`)."""
-        if self._version is None:
-            self._version = package_version()
-        return self._version
+        """The package's version (`server_version`)."""
+        return __version__
 
     def file_service(self) -> FileService | None:
         """The files service, made by the first call that needs it; None only in tests that do not need it."""

@@ -18,10 +18,12 @@ from collections.abc import Callable, Iterable
 from functools import cache
 from typing import Any
 
+import msgspec
 from pydantic import BaseModel
 
 from app.config.props import MASK
 from app.config.schema import Config
+from app.config.secret import Secret
 from gateway import openapi_models as m
 from rpc.methods.config import GetParams, SetParams
 from rpc.methods.files import MAX_ATTACHMENTS  # not app.files: the gateway starts without it (issue 15)
@@ -31,10 +33,36 @@ __all__ = ["openapi_spec"]
 
 _REF = "#/components/schemas/{model}"
 JsonSchema = dict[str, Any]
+Model = type[BaseModel] | type[msgspec.Struct]  # pydantic: the answers' models; msgspec: the params, the config
+
+
+def _model_schema(model: Model) -> JsonSchema:
+    """`model`'s JSON schema with the schemas it references under `$defs` (as pydantic's `model_json_schema`
+    makes them, referenced with `_REF`). A msgspec Struct's from msgspec: a `Secret` as a write-only string, and
+    without the fields a peer cannot set (`rpc.registry.Params.derived_fields`)."""
+    if not issubclass(model, msgspec.Struct):
+        return model.model_json_schema(by_alias=True, ref_template=_REF)
+    (ref,), defs = msgspec.json.schema_components(
+        (model,), schema_hook=_secret_schema, ref_template=_REF.replace("{model}", "{name}")
+    )
+    schema: JsonSchema = defs.pop(ref["$ref"].rsplit("/", 1)[-1])
+    hidden: frozenset[str] = getattr(model, "derived_fields", frozenset())
+    if hidden:
+        schema["properties"] = {k: v for k, v in schema["properties"].items() if k not in hidden}
+        schema["required"] = [k for k in schema.get("required", ()) if k not in hidden]
+    if defs:
+        schema["$defs"] = defs
+    return schema
+
+
+def _secret_schema(tp: type) -> JsonSchema:
+    if tp is Secret:
+        return {"type": "string", "writeOnly": True}  # written, never read back: `_masked` shows the mask
+    raise NotImplementedError  # msgspec's "no schema for this type"
 
 
 def _untitled(schema: Any) -> Any:
-    """`schema` without pydantic's `title` annotations (a property named `title` is a key of `properties`, whose
+    """`schema` without the models' `title` annotations (a property named `title` is a key of `properties`, whose
     value is a schema, so it stays)."""
     if isinstance(schema, dict):
         return {k: _untitled(v) for k, v in schema.items() if not (k == "title" and isinstance(v, str))}
@@ -57,7 +85,7 @@ def _same(schema: Any) -> Any:
 
 
 def _masked(schema: Any) -> Any:
-    """The config as `config/get` shows it: a secret (pydantic's `writeOnly` string) reads as the mask."""
+    """The config as `config/get` shows it: a secret (a `writeOnly` string) reads as the mask."""
     if isinstance(schema, dict):
         if schema.get("writeOnly") is True:
             return {"const": MASK, "description": "a secret that is set; its value is never shown"}
@@ -77,18 +105,18 @@ class _Components:
         if self.schemas.setdefault(name, schema) != schema:
             raise ValueError(f"two different schemas named {name}")
 
-    def _schema(self, model: type[BaseModel], shown: Callable[[Any], Any] = _same) -> JsonSchema:
-        schema: JsonSchema = shown(_untitled(model.model_json_schema(by_alias=True, ref_template=_REF)))
+    def _schema(self, model: Model, shown: Callable[[Any], Any] = _same) -> JsonSchema:
+        schema: JsonSchema = shown(_untitled(_model_schema(model)))
         for name, definition in schema.pop("$defs", {}).items():
             self._add(name, definition)
         return schema
 
-    def ref(self, model: type[BaseModel], shown: Callable[[Any], Any] = _same) -> JsonSchema:
+    def ref(self, model: Model, shown: Callable[[Any], Any] = _same) -> JsonSchema:
         """`model` in `components/schemas` (as `shown` makes it), and a reference to it."""
         self._add(model.__name__, self._schema(model, shown))
         return {"$ref": _REF.format(model=model.__name__)}
 
-    def params(self, model: type[BaseModel], *, without: Iterable[str] = ()) -> JsonSchema:
+    def params(self, model: Model, *, without: Iterable[str] = ()) -> JsonSchema:
         """`model`'s object schema, inline, without the properties named `without` (those the path carries)."""
         schema = self._schema(model)
         drop = set(without)
@@ -100,7 +128,7 @@ class _Components:
             schema.pop("required", None)
         return schema
 
-    def parameters(self, model: type[BaseModel], where: str, names: Iterable[str]) -> list[JsonSchema]:
+    def parameters(self, model: Model, where: str, names: Iterable[str]) -> list[JsonSchema]:
         """OpenAPI parameters (`where`: path or query) for the properties `names` of `model`."""
         schema = self._schema(model)
         required = set(schema.get("required", ()))

@@ -9,10 +9,10 @@ Each bearer route is an adapter over its JSON-RPC twin: authenticate the bearer,
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -24,11 +24,8 @@ from gateway.openapi import openapi_spec
 from gateway.openapi_models import PairBody
 from rpc.dispatcher import Dispatcher
 from rpc.errors import InvalidParams
-from rpc.registry import validation_errors
 
-__all__ = ["RestApi", "json_object", "validate"]
-
-P = TypeVar("P", bound=BaseModel)
+__all__ = ["RestApi", "json_object"]
 
 
 class RestApi:
@@ -48,7 +45,7 @@ class RestApi:
 
     async def pair(self, request: Request) -> Response:
         """`X-Pairing-Code` + optional `{"user"?, "label"?}` → a paired token of the code's user (201)."""
-        body = validate(PairBody, await json_object(request, optional=True))
+        body = _pair_body(await json_object(request, optional=True))
         code = request.headers.get("x-pairing-code")
         if code is None:
             raise ApiError(400, "invalid_params", "The X-Pairing-Code header is required", errors=[_field("code")])
@@ -115,12 +112,16 @@ def _field(name: str, type_: str = "missing", message: str = "required") -> dict
     return {"field": name, "type": type_, "message": message}
 
 
-def validate(model: type[P], data: Mapping[str, Any]) -> P:
-    """`data` through a params model: a failure is 400 `invalid_params` naming the fields (never values)."""
+def _pair_body(data: Mapping[str, Any]) -> PairBody:
+    """The body of `POST /pair` (a pydantic model, as the gateway's answers are): a failure is 400
+    `invalid_params` naming the fields (never values)."""
     try:
-        return model.model_validate(data)
+        return PairBody.model_validate(data)
     except ValidationError as exc:
-        raise InvalidParams(errors=validation_errors(exc)) from None
+        errors = exc.errors(include_url=False, include_input=False, include_context=False)
+        raise InvalidParams(
+            errors=[{"field": ".".join(map(str, e["loc"])), "type": e["type"], "message": e["msg"]} for e in errors]
+        ) from None
 
 
 async def json_object(request: Request, *, optional: bool = False) -> dict[str, Any]:

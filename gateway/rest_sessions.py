@@ -41,13 +41,15 @@ class SessionApi:
     async def list_sessions(self, request: Request) -> Response:
         """`GET /api/sessions[?includeKilled=true]` → `{sessions: [...]}` (the caller's own; admin sees all)."""
         context = await caller_context(request, self.dispatcher)
-        return json_response(await self.dispatcher.call("session/list", dict(request.query_params), context))
+        return json_response(
+            await self.dispatcher.call("session/list", dict(request.query_params), context, query=True)
+        )
 
     async def messages(self, request: Request) -> Response:
         """`GET /api/sessions/{id}/messages[?limit=&before=]` → `{sessionId, messages, total}`."""
         context = await caller_context(request, self.dispatcher)
         params = _with_session_id(request.query_params, request)
-        return json_response(await self.dispatcher.call("session/messages", params, context))
+        return json_response(await self.dispatcher.call("session/messages", params, context, query=True))
 
     async def prompt(self, request: Request) -> Response:
         """`POST /api/sessions/{id}/prompt` with `{"prompt", "attachments"?}` → `{sessionId, stopReason, content}`

@@ -30,15 +30,15 @@ from app.sessions.borrowed import BorrowedSessions
 from app.sessions.errors import AgentNotAllowed
 from gateway.auth import caller_context
 from gateway.errors import ApiError, json_response
-from gateway.rest import json_object, validate
+from gateway.rest import json_object
 from rpc.context import CallContext
 from rpc.dispatcher import Dispatcher
-from rpc.registry import Params, SessionId
+from rpc.registry import Params, SessionId, validate
 
 __all__ = ["WebhookApi", "WebhookBody"]
 
 
-class WebhookBody(Params):
+class WebhookBody(Params, frozen=True):
     message: str  # at most `[limits] max_prompt_chars` (`check_prompt`)
     session_id: SessionId | None = None
 

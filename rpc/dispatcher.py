@@ -456,12 +456,13 @@ class Dispatcher:
             raise error from None
         return spec
 
-    async def call(self, method: str, params: object, context: CallContext) -> Any:
+    async def call(self, method: str, params: object, context: CallContext, *, query: bool = False) -> Any:
         """Run `method` for an HTTP route: the same admission, params model, handler and error boundary as a
-        JSON-RPC request. Raises the `RpcError` the request would have been answered with (refusals audited)."""
+        JSON-RPC request. Raises the `RpcError` the request would have been answered with (refusals audited).
+        `query`: the params are a query string's, so strings become the numbers and booleans the model takes."""
         spec = self.admit(method, context)
         try:
-            result = spec.handler(context, spec.params_from(params))
+            result = spec.handler(context, spec.params_from(params, strict=not query))
             if inspect.isawaitable(result):
                 self._http_inflight += 1  # only a call that suspends can be seen running (a scrape: not itself)
                 try:

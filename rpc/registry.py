@@ -7,20 +7,31 @@ and coroutine functions when they do (each call gets its own task).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, TypeVar, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic.alias_generators import to_camel
+import msgspec
 
 from app.auth.grants import parse_grant
+from app.validation import field_error
 from rpc.errors import InvalidParams
 
 if TYPE_CHECKING:
     from rpc.context import CallContext
 
-__all__ = ["AfterReply", "Handler", "MethodSpec", "NoParams", "Params", "Registry", "SessionId", "validation_errors"]
+__all__ = [
+    "AfterReply",
+    "Handler",
+    "MethodSpec",
+    "NoParams",
+    "Params",
+    "Registry",
+    "SessionId",
+    "validate",
+    "whole",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,32 +46,44 @@ class AfterReply:
     then: Callable[[], None]
 
 
-class Params(BaseModel):
-    """Base of every params model: camelCase and snake_case both accepted (R-WIRE-8); unknown keys ignored.
+class Params(msgspec.Struct, rename="camel", frozen=True):
+    """Base of every params model: a msgspec Struct whose fields are named in camelCase on the wire; `validate`
+    also takes their snake_case spellings (R-WIRE-8), and unknown keys are ignored. Frozen, so one instance can be
+    shared (`MethodSpec.empty`); a subclass says `frozen=True` again, as mypy reads only each class's own
+    (msgspec#657). A family whose errors name fields in snake_case (`file/*`) subclasses with `rename=None`.
 
-    `defer_build`: a model's validator is built by its first validation, not when its module is imported, so a
-    daemon start (issue 15) does not pay for the ~40 models of families it has not been called on yet.
+    Validation is strict JSON typing (`"1"` is not an int) and stops at the first failing field (msgspec's way):
+    docs/protocol.md.
     """
 
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=True,
-        extra="ignore",
-        frozen=True,
-        hide_input_in_errors=True,
-        defer_build=True,
-    )
+    # Further spellings of a field, besides its camelCase and snake_case names: field → every spelling, in the
+    # order that wins when a frame holds several.
+    also_spelled: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    # Fields the peer cannot set: `derive` computes them from the params as sent; JSON schemas leave them out.
+    derived_fields: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def derive(cls, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """The `derived_fields`' values for the params `raw`, as the peer sent them."""
+        return {}
 
 
-class NoParams(Params):
+class NoParams(Params, frozen=True):
     pass
 
 
+def whole(pattern: str) -> msgspec.Meta:
+    """A string constraint: all of the string matches `pattern`. Python's `$` (msgspec's `re.search`) also matches
+    before a final newline, which the lookahead refuses; for a JSON-schema (ECMA) reader it changes nothing."""
+    return msgspec.Meta(pattern=f"^{pattern}$(?!\\n)")
+
+
 # A session id as every params model takes it (SPEC §7: what `session/new` may be given).
-SessionId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")]
+SessionId = Annotated[str, whole(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")]
 
 
 P = TypeVar("P", bound=Params)
+_convert = msgspec.convert  # a module global: one lookup per call instead of two
 _UNKNOWN: Any = object()  # `MethodSpec.empty` before the first call without params
 
 
@@ -81,26 +104,30 @@ class MethodSpec(Generic[P]):
     answered: list[int] = field(default_factory=lambda: [0], repr=False, compare=False)
     is_async: bool = field(init=False)
     # The params model's instance for "no params" (None when {} is invalid), made by the first call without
-    # params: validating {} at registration would build every model at start-up (`Params.defer_build`).
+    # params: validating {} at registration would resolve every model's types at start-up (issue 15).
     empty: Params | None = field(init=False, default=_UNKNOWN)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "is_async", inspect.iscoroutinefunction(self.handler))
 
-    def params_from(self, raw: object) -> Params:
-        """The validated params model for a request's `params` (an object, an array, or absent/None)."""
+    def params_from(self, raw: object, *, strict: bool = True) -> Params:
+        """The validated params model for a request's `params` (an object, an array, or absent/None);
+        `strict=False` for params read from a query string (`validate`)."""
         if not raw:
             empty = self.empty
             if empty is _UNKNOWN:
                 empty = self._empty()
             if empty is not None:
                 return empty  # params models are frozen, so one shared instance is safe
-        return _validate(self.params, raw)
+            raw = {}
+        elif isinstance(raw, list):
+            raise InvalidParams("Invalid params: pass params as an object", errors=[{"field": "", "type": "by_name"}])
+        return validate(self.params, raw, strict=strict)
 
     def _empty(self) -> Params | None:
         try:
-            empty: Params | None = self.params.model_validate({})
-        except ValidationError:
+            empty: Params | None = msgspec.convert(self.params.derive({}), self.params)
+        except msgspec.ValidationError:
             empty = None
         object.__setattr__(self, "empty", empty)
         return empty
@@ -142,20 +169,99 @@ class Registry:
         return {name: spec.answered[0] for name, spec in self._methods.items() if spec.answered[0]}
 
 
-def _validate(model: type[Params], params: object) -> Params:
-    if not params:
-        params = {}
-    elif isinstance(params, list):
-        raise InvalidParams("Invalid params: pass params as an object", errors=[{"field": "", "type": "by_name"}])
+def validate(model: type[P], data: object, *, strict: bool = True) -> P:
+    """`data` (a JSON object) as `model`, or `InvalidParams` naming the first field that fails (R-WIRE-4), never
+    its value; an entry of a map reads `*` (`env.*`). `strict=False` coerces strings to numbers and booleans, for
+    query strings (gateway/rest_sessions.py)."""
+    if isinstance(data, dict):
+        data = (_NORMALISE.get(model) or _normaliser(model))(data)
     try:
-        return model.model_validate(params)
-    except ValidationError as exc:
-        raise InvalidParams(errors=validation_errors(exc)) from None
+        # Strict is msgspec's default: passing it as a keyword would cost ~10% of a small model's validation.
+        return _convert(data, model) if strict else _convert(data, model, strict=False)
+    except msgspec.ValidationError as exc:
+        raise InvalidParams(errors=[field_error(exc)]) from None
 
 
-def validation_errors(exc: ValidationError) -> list[dict[str, str]]:
-    """Name the failing fields with pydantic's message; never the offending value (R-WIRE-4)."""
-    return [
-        {"field": ".".join(str(p) for p in err["loc"]), "type": err["type"], "message": err["msg"]}
-        for err in exc.errors(include_url=False, include_input=False, include_context=False)
-    ]
+# -- spellings -----------------------------------------------------------------------------------------------------
+#
+# msgspec reads one spelling of a field (`rename`), so a frame's keys are first made the model's own: a camelCase
+# frame to a camelCase model (the usual case) costs one `isdisjoint`; other spellings are renamed in one pass.
+
+Normalise = Callable[[dict[str, Any]], dict[str, Any]]
+_NORMALISE: dict[type[Params], Normalise] = {}  # made by each model's first validation, not at import (issue 15)
+
+
+def _normaliser(model: type[Params]) -> Normalise:
+    normalise = _NORMALISE[model] = _build(model)
+    return normalise
+
+
+def _build(model: type[Params]) -> Normalise:
+    renames: dict[str, str] = {}  # each other spelling → the field's own (its encoded name)
+    spellings: list[tuple[str, tuple[str, ...]]] = []  # own → every spelling, the first present wins
+    nested: list[tuple[str, Normalise, bool]] = []  # own, the nested model's normaliser, whether a list of them
+    for info in msgspec.structs.fields(model):
+        own = info.encode_name
+        camel = own if own != info.name else _camel(info.name)  # a snake_case family's other spelling
+        names = model.also_spelled.get(info.name) or tuple(dict.fromkeys((camel, info.name)))
+        others = [name for name in names if name != own]
+        if others:
+            renames |= dict.fromkeys(others, own)
+            spellings.append((own, names))
+        inner, many = _nested_model(info.type)
+        if inner is not None and inner is not model:
+            inner_normalise = _NORMALISE.get(inner) or _normaliser(inner)
+            if inner_normalise is not _as_is:
+                nested.append((own, inner_normalise, many))
+    derive = model.derive if model.derived_fields else None
+    if not renames and not nested and derive is None:
+        return _as_is
+    rename = renames.get
+
+    def first_spelling_wins(data: dict[str, Any]) -> dict[str, Any]:
+        # Two spellings of one field in a frame: the first of its spellings wins (pydantic's rule before).
+        out = {key: value for key, value in data.items() if key not in renames}
+        for own, names in spellings:
+            present = [name for name in names if name in data]
+            if present:
+                out[own] = data[present[0]]
+        return out
+
+    def normalise(data: dict[str, Any]) -> dict[str, Any]:
+        if derive is not None:
+            data = {**data, **derive(data)}
+        if not renames.keys().isdisjoint(data):
+            out = {rename(key, key): value for key, value in data.items()}
+            data = out if len(out) == len(data) else first_spelling_wins(data)
+        for own, inner, many in nested:
+            value = data.get(own)
+            if many and isinstance(value, list):
+                data = {**data, own: [inner(item) if isinstance(item, dict) else item for item in value]}
+            elif isinstance(value, dict):
+                data = {**data, own: inner(value)}
+        return data
+
+    return normalise
+
+
+def _as_is(data: dict[str, Any]) -> dict[str, Any]:
+    return data
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _nested_model(tp: Any) -> tuple[type[Params] | None, bool]:
+    """The params model a field holds (itself, optional, or a list of them), and whether a list."""
+    origin = get_origin(tp)
+    if origin is Annotated:
+        return _nested_model(get_args(tp)[0])
+    if origin is list:
+        inner, _ = _nested_model(get_args(tp)[0])
+        return inner, True
+    if origin is Union or origin is types.UnionType:
+        found = [branch for branch in map(_nested_model, get_args(tp)) if branch[0] is not None]
+        return found[0] if len(found) == 1 else (None, False)
+    return (tp, False) if isinstance(tp, type) and issubclass(tp, Params) else (None, False)

@@ -22,10 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import orjson
-from pydantic import Field
+from msgspec import Meta
+from msgspec.structs import replace
 
 from app.sessions.errors import ApprovalNotFound
 from rpc.dialect import Dialect, Question
+from rpc.methods.session import Mode, NewParams
 from rpc.registry import AfterReply, MethodSpec, Params, SessionId
 
 if TYPE_CHECKING:
@@ -64,14 +66,20 @@ def default_config_kind(config_dir: Path) -> str:
 # -- params zerocode sends differently ---------------------------------------------------------------------------
 
 
-class ZeroCodeApproveParams(Params):
+class ZeroCodeNewParams(NewParams, frozen=True):
+    """`session/new`: `chat_mode` defaults to chat (rt:dispatch.rs:1016-1019)."""
+
+    mode: Mode = "chat"
+
+
+class ZeroCodeApproveParams(Params, frozen=True):
     """`session/approve` with ZeroClaw's decisions (rt:types.rs:1214-1230): `reject_once` is `reject`;
     `reject_with_edit` carries what the user wants instead (`replacement`)."""
 
     session_id: SessionId
-    request_id: Annotated[str, Field(min_length=1, max_length=64)]
+    request_id: Annotated[str, Meta(min_length=1, max_length=64)]
     decision: Literal["allow_once", "allow_always", "reject", "reject_once", "reject_with_edit"]
-    replacement: Annotated[str | None, Field(max_length=1_000_000)] = None
+    replacement: Annotated[str, Meta(max_length=1_000_000)] | None = None
 
 
 # -- results -----------------------------------------------------------------------------------------------------
@@ -167,23 +175,19 @@ RESULT_SHAPES: dict[str, Shape] = {
 # -- params ------------------------------------------------------------------------------------------------------
 
 
-def _chat_by_default(params: Params) -> Params:
-    # `session/new`: `chat_mode` defaults to chat (rt:dispatch.rs:1016-1019).
-    return params if "mode" in params.model_fields_set else params.model_copy(update={"mode": "chat"})
-
-
 def _chat_sessions(params: Params) -> Params:
     # `session/list`: the chat sessions; `session/list-acp` lists the others (rt:dispatch.rs:2193-2282).
-    return params.model_copy(update={"mode": "chat"})
+    return replace(params, mode="chat")
 
 
 def _zeroclaw_decision(params: Params) -> Params:
     reject_once = getattr(params, "decision", None) == "reject_once"
-    return params.model_copy(update={"decision": "reject"}) if reject_once else params
+    return replace(params, decision="reject") if reject_once else params
 
 
-PARAMS: dict[str, tuple[type[Params] | None, Callable[[Params], Params]]] = {
-    "session/new": (None, _chat_by_default),
+# The dialect's own params model of a method (None: the method's), and what to make of the validated params.
+PARAMS: dict[str, tuple[type[Params] | None, Callable[[Params], Params] | None]] = {
+    "session/new": (ZeroCodeNewParams, None),
     "session/list": (None, _chat_sessions),
     "session/approve": (ZeroCodeApproveParams, _zeroclaw_decision),
 }
@@ -262,7 +266,7 @@ def _adapt(spec: MethodSpec[Any]) -> MethodSpec[Any]:
     shape = RESULT_SHAPES.get(spec.name)
     model, adapt_params = PARAMS.get(spec.name, (None, None))
     on_error = ERRORS.get(spec.name)
-    if shape is None and adapt_params is None and on_error is None:
+    if shape is None and model is None and adapt_params is None and on_error is None:
         return spec
     handler = spec.handler
 

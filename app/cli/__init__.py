@@ -8,30 +8,22 @@ import gc
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-__all__ = ["main", "package_version"]
+from app import __version__
+
+__all__ = ["main"]
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 CONFIG_DIR_HELP = "config dir (default: $ZEROCLAW_CONFIG_DIR or ~/.zeroclaw)"
 
 
-def package_version() -> str:
-    # importlib.metadata costs ~10 ms to import: only `--version` pays for it, not every command's start-up.
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("zeroclaw")
-    except PackageNotFoundError:  # a source tree that was not installed
-        return "0.0.0"
-
-
 class _VersionAction(argparse.Action):
-    """`--version`, with the package version looked up only when asked for."""
+    """`--version`: the package version, and exit."""
 
     def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kwargs: Any) -> NoReturn:
-        print(f"zeroclaw {package_version()}")
+        print(f"zeroclaw {__version__}")
         parser.exit()
 
 

@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, get_args, get_origin
 
-from pydantic import BaseModel, SecretStr, TypeAdapter, ValidationError
+import msgspec
 
 from app.config.errors import FieldError, InvalidValue, UnknownProp
-from app.config.schema import KEY_RE, Config
+from app.config.schema import KEY_RE, Config, convert, fields_of, is_section, to_data
+from app.config.secret import Secret
+from app.validation import field_error, locate
 
 __all__ = [
     "MASK",
@@ -27,7 +29,6 @@ __all__ = [
     "apply_delete",
     "apply_set",
     "diff",
-    "field_errors",
     "get",
     "masked",
     "resolve",
@@ -54,18 +55,17 @@ class Target:
         validate, named = _checker(self.shape)
         try:
             validate(value)
-        except ValidationError as exc:
-            # `from None`: a chained ValidationError would print the value (maybe a secret) in a traceback.
-            raise InvalidValue(
-                ".".join(self.parts), field_errors(exc, self.parts[:-1] if named else self.parts)
-            ) from None
+        except msgspec.ValidationError as exc:
+            # `from None`: a chained error would print the value (maybe a secret) in a traceback.
+            error = field_error(exc, self.parts[:-1] if named else self.parts)
+            raise InvalidValue(".".join(self.parts), [error]) from None
 
 
 def _child(tp: Any, seg: str) -> tuple[Any, list[Any], bool] | None:
     """(type, constraints, is_entry) one segment below `tp`, or None when `tp` has no such child."""
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        field = tp.model_fields.get(seg)
-        return None if field is None else (field.annotation, list(field.metadata), False)
+    if is_section(tp):
+        field = fields_of(tp).get(seg)
+        return None if field is None else (field.annotation, list(field.meta), False)
     if get_origin(tp) is dict:
         return get_args(tp)[1], [], True
     return None
@@ -74,8 +74,7 @@ def _child(tp: Any, seg: str) -> tuple[Any, list[Any], bool] | None:
 def _is_model_map(tp: Any) -> bool:
     if get_origin(tp) is not dict:
         return False
-    value = get_args(tp)[1]
-    return isinstance(value, type) and issubclass(value, BaseModel)
+    return is_section(get_args(tp)[1])
 
 
 def resolve(prop: str) -> Target:
@@ -118,26 +117,12 @@ def _checker(shape: tuple[str | None, ...]) -> tuple[Callable[[Any], object], bo
         assert step is not None  # shape came from resolve()
         tp, meta, _ = step
     name = shape[-1]
-    if name is not None and isinstance(parent, type) and issubclass(parent, BaseModel):
-        model: type[BaseModel] = parent
-        # Assigning on a throwaway instance runs the field's own validators too (uid >= 0, grant names...).
-        return (
-            lambda v: model.__pydantic_validator__.validate_assignment(model.model_construct(), name, v, strict=True),
-            True,
-        )
+    if name is not None and is_section(parent):
+        # The field alone in an otherwise default section: the section's own checks run too (uid >= 0, grants...).
+        return (lambda v: convert({name: v}, parent)), True
     # A map entry: the entry's type, with constraints (ge=, gt=, ...) carried by Annotated if any.
-    adapter: TypeAdapter[Any] = TypeAdapter(Annotated[(tp, *meta)] if meta else tp)
-    return (lambda v: adapter.validate_python(v, strict=True)), False
-
-
-def field_errors(exc: ValidationError, prefix: tuple[str, ...] = ()) -> list[FieldError]:
-    """pydantic errors as `{field, message, type}`, never including the input value or its context."""
-    out: list[FieldError] = []
-    for err in exc.errors(include_input=False, include_url=False, include_context=False):
-        loc = (*prefix, *(str(x) for x in err["loc"]))
-        message = err["msg"].removeprefix("Value error, ")
-        out.append(FieldError(field=".".join(loc), message=message, type=err["type"]))
-    return out
+    entry = Annotated[(tp, *meta)] if meta else tp
+    return (lambda v: convert(v, entry)), False
 
 
 def _toml_value(value: Any, prop: str) -> Any:
@@ -226,7 +211,7 @@ def _drop_case_variants(node: MutableMapping[str, Any], target: Target) -> None:
 
 
 def _mask(value: Any) -> Any:
-    if isinstance(value, SecretStr):
+    if isinstance(value, Secret):
         return MASK
     if isinstance(value, dict):
         return {k: _mask(v) for k, v in value.items()}
@@ -237,7 +222,7 @@ def _mask(value: Any) -> Any:
 
 def masked(config: Config) -> dict[str, Any]:
     """The whole config as JSON-ready data, every secret replaced by `"***"` (an unset secret stays null)."""
-    data: dict[str, Any] = _mask(config.model_dump())
+    data: dict[str, Any] = _mask(to_data(config))
     return data
 
 
@@ -259,13 +244,13 @@ def diff(old: Config, new: Config) -> list[str]:
     """The property paths whose values differ between `old` and `new`: the props a `config/set-many` turning
     one into the other would name. An entry added or removed is named whole (`users.me`). Never a value."""
     out: list[str] = []
-    _diff(old.model_dump(), new.model_dump(), (), out)
+    _diff(to_data(old), to_data(new), (), out)
     return out
 
 
 def _diff(old: Any, new: Any, path: tuple[str, ...], out: list[str]) -> None:
     if not isinstance(old, dict) or not isinstance(new, dict):
-        if old != new:  # SecretStr compares its secret, without revealing it
+        if old != new:  # a Secret compares its value, without revealing it
             out.append(".".join(path))
         return
     for key in dict.fromkeys([*old, *new]):
@@ -288,7 +273,7 @@ def split_known(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
 def _known(tp: Any, value: Any, path: tuple[str, ...], unknown: list[str]) -> Any:
     if not isinstance(value, Mapping):
         return value  # wrong shapes are left for validation to report
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
+    if is_section(tp):
         out: dict[str, Any] = {}
         for key, sub in value.items():
             step = _child(tp, key)
@@ -304,8 +289,10 @@ def _known(tp: Any, value: Any, path: tuple[str, ...], unknown: list[str]) -> An
 
 
 def validate_data(data: Mapping[str, Any]) -> Config:
-    """Validate known data (see `split_known`) as a whole `Config`; raises `InvalidValue` (prop None)."""
+    """Validate known data (see `split_known`) as a whole `Config`; raises `InvalidValue` (prop None) naming the
+    first failing field (a map entry by its name)."""
     try:
-        return Config.model_validate(data, strict=True)
-    except ValidationError as exc:
-        raise InvalidValue(None, field_errors(exc)) from None
+        config: Config = convert(data)
+    except msgspec.ValidationError as exc:
+        raise InvalidValue(None, [locate(exc, data, Config, convert)]) from None
+    return config

@@ -1,12 +1,25 @@
-"""The typed shape of `config.toml`; every key with its default (documented in docs/config.md)."""
+"""The typed shape of `config.toml`; every key with its default (documented in docs/config.md).
+
+msgspec Structs, not pydantic models: the daemon validates its config before it can serve, and importing pydantic
+and building these models cost more than the rest of a warm start (issue 15, docs/operations.md "Fast start").
+`convert` validates data into a `Config`; constructing a Struct directly does not validate (tests build known-good
+values that way). A field validator is the section's `__post_init__`, which msgspec runs while converting and
+reports at the section's path.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Literal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from typing import Annotated, Any, Literal, TypeGuard, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+import msgspec
+from msgspec import Meta, field
+
+from app.config.secret import Secret
 
 # Map keys (`users.<name>`, `agents.<alias>`, ...) are property-path segments, so they must be TOML bare keys:
 # a dot or a quote in a name would make `users.<name>.uid` ambiguous.
@@ -14,59 +27,69 @@ KEY_RE = re.compile(r"[A-Za-z0-9_-]+\Z")
 OWNER_ID = "owner"
 
 
-class Section(BaseModel):
+class Section(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # Unknown keys are refused on write (typos are errors) but the TOML loader keeps them in the file.
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    pass
+
+
+@contextmanager
+def field_named(name: str) -> Iterator[None]:
+    """A `ValueError` raised inside names field `name` of the section being checked (`app.validation` reads a
+    `"<field>: "` prefix as the field), as msgspec locates a `__post_init__` error at the section itself."""
+    try:
+        yield
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
 
 
 class Limits(Section):
     """Per-connection and daemon-wide limits (SPEC §5, R-LIM)."""
 
-    max_frame_bytes: int = Field(8_388_608, ge=1024)
-    max_inflight_per_connection: int = Field(64, ge=1)
-    max_outbound_buffer_bytes: int = Field(16_777_216, ge=65_536)
-    outbound_stall_secs: float = Field(60.0, gt=0)
-    max_connections: int = Field(1024, ge=1)
-    max_uploads_per_connection: int = Field(4, ge=0)
-    upload_budget_bytes: int = Field(268_435_456, ge=0)
-    upload_idle_secs: float = Field(300.0, gt=0)
-    max_sessions: int = Field(64, ge=0)
-    max_pending_client_requests: int = Field(16, ge=0)
+    max_frame_bytes: Annotated[int, Meta(ge=1024)] = 8_388_608
+    max_inflight_per_connection: Annotated[int, Meta(ge=1)] = 64
+    max_outbound_buffer_bytes: Annotated[int, Meta(ge=65_536)] = 16_777_216
+    outbound_stall_secs: Annotated[float, Meta(gt=0)] = 60.0
+    max_connections: Annotated[int, Meta(ge=1)] = 1024
+    max_uploads_per_connection: Annotated[int, Meta(ge=0)] = 4
+    upload_budget_bytes: Annotated[int, Meta(ge=0)] = 268_435_456
+    upload_idle_secs: Annotated[float, Meta(gt=0)] = 300.0
+    max_sessions: Annotated[int, Meta(ge=0)] = 64
+    max_pending_client_requests: Annotated[int, Meta(ge=0)] = 16
     # Characters of one prompt as typed (`session/prompt`, REST prompt, webhook message), before attachment markers.
-    max_prompt_chars: int = Field(1_000_000, ge=1)
+    max_prompt_chars: Annotated[int, Meta(ge=1)] = 1_000_000
 
 
 class Tools(Section):
-    ask_timeout_secs: float = Field(120.0, gt=0)
-    approval_timeout_secs: float = Field(120.0, gt=0)
-    bash_timeout_secs: float = Field(60.0, gt=0)
-    output_limit_bytes: int = Field(65_536, ge=1024)
+    ask_timeout_secs: Annotated[float, Meta(gt=0)] = 120.0
+    approval_timeout_secs: Annotated[float, Meta(gt=0)] = 120.0
+    bash_timeout_secs: Annotated[float, Meta(gt=0)] = 60.0
+    output_limit_bytes: Annotated[int, Meta(ge=1024)] = 65_536
 
 
 class Daemon(Section):
-    ephemeral_grace_secs: float = Field(1.0, ge=0)
+    ephemeral_grace_secs: Annotated[float, Meta(ge=0)] = 1.0
     # How often config.toml is checked for edits (R-CFG-6: noticed within 2 s); 0 = only on SIGHUP.
-    config_poll_secs: float = Field(0.5, ge=0, le=1.5)
+    config_poll_secs: Annotated[float, Meta(ge=0, le=1.5)] = 0.5
 
 
 class Context(Section):
-    max_messages: int = Field(200, ge=1)
-    max_chars: int = Field(200_000, ge=1)
+    max_messages: Annotated[int, Meta(ge=1)] = 200
+    max_chars: Annotated[int, Meta(ge=1)] = 200_000
 
 
 class Gateway(Section):
     host: str = "127.0.0.1"
-    port: int = Field(42617, ge=0, le=65535)
+    port: Annotated[int, Meta(ge=0, le=65535)] = 42617
     tls_cert: str | None = None
     tls_key: str | None = None
-    allowed_hosts: list[str] = Field(default_factory=list)
+    allowed_hosts: list[str] = field(default_factory=list)
 
 
 class Compat(Section):
     """Compatibility with other clients' expectations (docs/zerocode.md)."""
 
     # The ZeroClaw release whose wire the zerocode dialect follows; zerocode refuses a daemon of any other version.
-    zerocode_version: str = Field("0.8.4", min_length=1, max_length=64)
+    zerocode_version: Annotated[str, Meta(min_length=1, max_length=64)] = "0.8.4"
 
 
 class Storage(Section):
@@ -77,70 +100,51 @@ class Storage(Section):
 class Provider(Section):
     kind: Literal["scripted", "openai"] = "scripted"
     base_url: str | None = None
-    api_key: SecretStr | None = None
+    api_key: Secret | None = None
     model: str | None = None
-    timeout_secs: float = Field(60.0, gt=0)
+    timeout_secs: Annotated[float, Meta(gt=0)] = 60.0
 
 
 class Agent(Section):
     provider: str = "scripted"
     model: str | None = None
     system_prompt: str | None = None
-    tools: list[str] = Field(default_factory=lambda: ["bash", "read_file", "write_file", "ask_user", "poll"])
-    auto_approve: list[str] = Field(default_factory=list)
+    tools: list[str] = field(default_factory=lambda: ["bash", "read_file", "write_file", "ask_user", "poll"])
+    auto_approve: list[str] = field(default_factory=list)
     workspace_dir: str | None = None
-    max_turn_steps: int = Field(16, ge=1)
+    max_turn_steps: Annotated[int, Meta(ge=1)] = 16
 
 
 class PermissionProfile(Section):
     admin: bool = False
-    grants: dict[str, list[str]] = Field(default_factory=dict)
-    config_write_paths: list[str] = Field(default_factory=list)
-    allowed_agents: list[str] = Field(default_factory=list)
+    grants: dict[str, list[str]] = field(default_factory=dict)
+    config_write_paths: list[str] = field(default_factory=list)
+    allowed_agents: list[str] = field(default_factory=list)
 
-    # Imported inside the validators: app.auth sits above app.config (the policy reads Config), so a
-    # module-level import would run app/auth/__init__ while this module is half-initialized.
-    @field_validator("grants")
-    @classmethod
-    def _grants(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
-        from app.auth.grants import normalize_grants_table
+    def __post_init__(self) -> None:
+        # Imported here: app.auth sits above app.config (the policy reads Config), so a module-level import would
+        # run app/auth/__init__ while this module is half-initialized.
+        from app.auth.grants import normalize_grants_table, validate_path_pattern
 
-        return normalize_grants_table(value)
-
-    @field_validator("config_write_paths")
-    @classmethod
-    def _write_paths(cls, value: list[str]) -> list[str]:
-        from app.auth.grants import validate_path_pattern
-
-        return [validate_path_pattern(p) for p in value]
-
-    @field_validator("allowed_agents")
-    @classmethod
-    def _agents(cls, value: list[str]) -> list[str]:
-        if any(a != "*" and not KEY_RE.match(a) for a in value):
-            raise ValueError("agent must be '*' or an alias of letters, digits, '_' or '-'")
-        return value
+        with field_named("grants"):
+            self.grants = normalize_grants_table(self.grants)
+        with field_named("config_write_paths"):
+            self.config_write_paths = [validate_path_pattern(p) for p in self.config_write_paths]
+        if any(a != "*" and not KEY_RE.match(a) for a in self.allowed_agents):
+            raise ValueError("allowed_agents: agent must be '*' or an alias of letters, digits, '_' or '-'")
 
 
 class User(Section):
     uid: int | None = None
-    permission_profiles: list[str] = Field(default_factory=list)
+    permission_profiles: list[str] = field(default_factory=list)
     principal_id: str | None = None
 
-    @field_validator("uid")
-    @classmethod
-    def _uid(cls, value: int | None) -> int | None:
-        if value is not None and value < 0:
-            raise ValueError("uid must be >= 0")
-        return value
-
-    @field_validator("principal_id")
-    @classmethod
-    def _principal_id(cls, value: str | None) -> str | None:
+    def __post_init__(self) -> None:
+        if self.uid is not None and self.uid < 0:
+            raise ValueError("uid: uid must be >= 0")
         # "owner" is the daemon owner's id; a user taking it would own the owner's sessions.
-        if value is not None and (not value.strip() or value == OWNER_ID):
-            raise ValueError("principal_id must be non-empty and not a reserved id")
-        return value
+        if self.principal_id is not None and (not self.principal_id.strip() or self.principal_id == OWNER_ID):
+            raise ValueError("principal_id: principal_id must be non-empty and not a reserved id")
 
 
 def _default_agents() -> dict[str, Agent]:
@@ -154,37 +158,92 @@ def _default_providers() -> dict[str, Provider]:
 class Config(Section):
     """The whole configuration. `agents.default` and `providers.scripted` always exist."""
 
-    limits: Limits = Field(default_factory=Limits)
-    tools: Tools = Field(default_factory=Tools)
-    daemon: Daemon = Field(default_factory=Daemon)
-    context: Context = Field(default_factory=Context)
-    gateway: Gateway = Field(default_factory=Gateway)
-    storage: Storage = Field(default_factory=Storage)
-    compat: Compat = Field(default_factory=Compat)
-    agents: dict[str, Agent] = Field(default_factory=_default_agents)
-    providers: dict[str, Provider] = Field(default_factory=_default_providers)
-    permission_profiles: dict[str, PermissionProfile] = Field(default_factory=dict)
-    users: dict[str, User] = Field(default_factory=dict)
+    limits: Limits = field(default_factory=Limits)
+    tools: Tools = field(default_factory=Tools)
+    daemon: Daemon = field(default_factory=Daemon)
+    context: Context = field(default_factory=Context)
+    gateway: Gateway = field(default_factory=Gateway)
+    storage: Storage = field(default_factory=Storage)
+    compat: Compat = field(default_factory=Compat)
+    agents: dict[str, Agent] = field(default_factory=_default_agents)
+    providers: dict[str, Provider] = field(default_factory=_default_providers)
+    permission_profiles: dict[str, PermissionProfile] = field(default_factory=dict)
+    users: dict[str, User] = field(default_factory=dict)
 
-    @field_validator("agents", "providers", "permission_profiles", "users")
-    @classmethod
-    def _keys(cls, value: Mapping[str, object]) -> Mapping[str, object]:
-        if not all(KEY_RE.match(k) for k in value):
-            raise ValueError("names must be non-empty and use only letters, digits, '_' or '-'")
-        return value
-
-    @field_validator("users")
-    @classmethod
-    def _users_unique(cls, value: dict[str, User]) -> dict[str, User]:
+    def __post_init__(self) -> None:
+        for name in ("agents", "providers", "permission_profiles", "users"):
+            if not all(KEY_RE.match(k) for k in getattr(self, name)):
+                raise ValueError(f"{name}: names must be non-empty and use only letters, digits, '_' or '-'")
         # One uid must resolve to one principal, and principal ids key session ownership.
-        uids = [u.uid for u in value.values() if u.uid is not None]
+        uids = [u.uid for u in self.users.values() if u.uid is not None]
         if len(uids) != len(set(uids)):
-            raise ValueError("two users have the same uid")
-        ids = [u.principal_id or f"user:{name}" for name, u in value.items()]
+            raise ValueError("users: two users have the same uid")
+        ids = [u.principal_id or f"user:{name}" for name, u in self.users.items()]
         if len(ids) != len(set(ids)):
-            raise ValueError("two users have the same principal_id")
-        return value
-
-    def model_post_init(self, __context: object) -> None:
+            raise ValueError("users: two users have the same principal_id")
         self.agents.setdefault("default", Agent())
         self.providers.setdefault("scripted", Provider(kind="scripted"))
+
+
+# -- validating and reading -------------------------------------------------------------------------------------
+
+
+def _decode(tp: Any, value: Any) -> Any:
+    """msgspec's hook for the one type it does not know: a secret comes as a string."""
+    if tp is Secret:
+        if isinstance(value, str):
+            return Secret(value)
+        raise TypeError(f"Expected `str`, got `{type(value).__name__}`")  # app.validation reads it as string_type
+    raise NotImplementedError
+
+
+def convert(data: Any, tp: Any = None) -> Any:
+    """`data` validated as `tp` (a `Config` by default), strictly (JSON types: `"5"` is not an int). Raises
+    `msgspec.ValidationError` naming the first failing field; `app.config.props` turns it into field errors."""
+    return msgspec.convert(data, Config if tp is None else tp, strict=True, dec_hook=_decode)
+
+
+def to_data(value: Any) -> Any:
+    """A config value as plain data (dicts, lists, scalars), secrets kept as `Secret` (masked by the reader)."""
+    if isinstance(value, msgspec.Struct):
+        return {name: to_data(getattr(value, name)) for name in value.__struct_fields__}
+    if isinstance(value, dict):
+        return {k: to_data(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [to_data(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSpec:
+    """One field of a section, as the schema readers (`props`, `sections`, docs tests) need it."""
+
+    name: str
+    annotation: Any  # the type, `Annotated` removed
+    meta: tuple[Meta, ...]  # its bounds (`Meta(ge=1)`), if any
+    default: Any  # msgspec.NODEFAULT when required
+    default_factory: Any  # msgspec.NODEFAULT when none
+
+    def default_value(self) -> Any:
+        return self.default_factory() if self.default_factory is not msgspec.NODEFAULT else self.default
+
+    @property
+    def required(self) -> bool:
+        return self.default is msgspec.NODEFAULT and self.default_factory is msgspec.NODEFAULT
+
+
+@cache  # bounded by the schema
+def fields_of(model: type[msgspec.Struct]) -> dict[str, FieldSpec]:
+    """`model`'s fields in declaration order."""
+    out: dict[str, FieldSpec] = {}
+    for info in msgspec.structs.fields(model):
+        tp, meta = info.type, tuple[Meta, ...]()
+        if get_origin(tp) is Annotated:
+            tp, *extras = get_args(tp)
+            meta = tuple(m for m in extras if isinstance(m, Meta))
+        out[info.name] = FieldSpec(info.name, tp, meta, info.default, info.default_factory)
+    return out
+
+
+def is_section(tp: Any) -> TypeGuard[type[msgspec.Struct]]:
+    return isinstance(tp, type) and issubclass(tp, msgspec.Struct)

@@ -29,12 +29,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, SecretStr
-from pydantic.fields import FieldInfo
+import msgspec
 
 from app.config import props
 from app.config.errors import UnknownProp
-from app.config.schema import Config
+from app.config.schema import Config, FieldSpec, fields_of, is_section, to_data
+from app.config.secret import Secret
 
 __all__ = [
     "GROUPS",
@@ -149,15 +149,15 @@ def sections(config: Config, written: Mapping[str, Any]) -> list[ConfigSection]:
             is_quickstart=False,
             cost_category="",
         )
-        for key in sorted(Config.model_fields)
+        for key in sorted(fields_of(Config))
     ]
 
 
 def section_help(key: str) -> str:
-    field = Config.model_fields[key]
+    field = fields_of(Config)[key]
     model = _entry_model(field.annotation) or _model(field.annotation)
     doc = (model.__doc__ or "").strip().split("\n\n", 1)[0] if model is not None else ""
-    return field.description or " ".join(doc.split()) or _HELP.get(key, "")
+    return _description(field) or " ".join(doc.split()) or _HELP.get(key, "")
 
 
 def _label(key: str) -> str:
@@ -172,7 +172,7 @@ def _label(key: str) -> str:
 def templates() -> list[ConfigTemplate]:
     """The top-level map sections (`agents`, `providers`, ...), whose entries a client creates by name."""
     out: list[ConfigTemplate] = []
-    for key, field in Config.model_fields.items():
+    for key, field in fields_of(Config).items():
         if get_origin(field.annotation) is dict:
             value = get_args(field.annotation)[1]
             out.append(ConfigTemplate(key, "map", _hint(value), section_help(key)))
@@ -190,7 +190,7 @@ def map_keys(config: Config, path: str) -> list[str]:
         else:
             model = _model(tp)
             assert model is not None and seg is not None  # resolve() walked the same way
-            tp = model.model_fields[seg].annotation
+            tp = fields_of(model)[seg].annotation
     if get_origin(tp) is not dict:
         raise UnknownProp(path, "no map-keyed section at this path")
     value = props.get(config, ".".join(target.parts))  # raises UnknownProp for a missing entry
@@ -214,7 +214,7 @@ def field_entries(config: Config, written: Mapping[str, Any], prefix: str | None
     `written`: what config.toml holds (`ConfigStore.written`), which says what is `populated`."""
     data = props.masked(config)
     out: list[ConfigFieldEntry] = []
-    for key, field in Config.model_fields.items():
+    for key, field in fields_of(Config).items():
         if prefix and prefix != key and not prefix.startswith(key + "."):
             continue  # nothing below this section can match
         for entry in _section_leaves(config, key, field, data.get(key), written.get(key)):
@@ -227,25 +227,25 @@ def _below(data: Any, key: str) -> Any:
     return data.get(key) if isinstance(data, Mapping) else None
 
 
-def _section_leaves(config: Config, key: str, field: FieldInfo, data: Any, written: Any) -> Iterator[ConfigFieldEntry]:
+def _section_leaves(config: Config, key: str, field: FieldSpec, data: Any, written: Any) -> Iterator[ConfigFieldEntry]:
     value = getattr(config, key)
     if _entry_model(field.annotation) is not None:
         for name, entry in value.items():
             yield from _model_leaves(config, key, entry, (key, name), _below(data, name), _below(written, name))
         return
-    if isinstance(value, BaseModel):
+    if isinstance(value, msgspec.Struct):
         yield from _model_leaves(config, key, value, (key,), data, written)
         return
     yield _leaf(config, key, (key,), key, field, data, written is not None)
 
 
 def _model_leaves(
-    config: Config, section: str, instance: BaseModel, path: tuple[str, ...], data: Any, written: Any
+    config: Config, section: str, instance: msgspec.Struct, path: tuple[str, ...], data: Any, written: Any
 ) -> Iterator[ConfigFieldEntry]:
-    for name, field in type(instance).model_fields.items():
+    for name, field in fields_of(type(instance)).items():
         sub, sub_written = _below(data, name), _below(written, name)
         child = getattr(instance, name)
-        if isinstance(child, BaseModel):
+        if isinstance(child, msgspec.Struct):
             yield from _model_leaves(config, section, child, (*path, name), sub, sub_written)
         elif _entry_model(field.annotation) is not None:
             for key, entry in child.items():
@@ -257,7 +257,7 @@ def _model_leaves(
 
 
 def _leaf(
-    config: Config, section: str, path: tuple[str, ...], name: str, field: FieldInfo, value: Any, populated: bool
+    config: Config, section: str, path: tuple[str, ...], name: str, field: FieldSpec, value: Any, populated: bool
 ) -> ConfigFieldEntry:
     kind, variants = _kind(field.annotation)
     hint = _hint(field.annotation)
@@ -281,11 +281,11 @@ def _leaf(
 # -- types ------------------------------------------------------------------------------------------------------
 
 
-def _model(tp: Any) -> type[BaseModel] | None:
-    return tp if isinstance(tp, type) and issubclass(tp, BaseModel) else None
+def _model(tp: Any) -> type[msgspec.Struct] | None:
+    return tp if is_section(tp) else None
 
 
-def _entry_model(tp: Any) -> type[BaseModel] | None:
+def _entry_model(tp: Any) -> type[msgspec.Struct] | None:
     """The entry model of a map of models (`dict[str, Agent]` → `Agent`)."""
     return _model(get_args(tp)[1]) if get_origin(tp) is dict else None
 
@@ -299,7 +299,7 @@ def _optional_inner(tp: Any) -> Any:
 
 
 def _is_secret(tp: Any) -> bool:
-    return _optional_inner(tp) is SecretStr
+    return _optional_inner(tp) is Secret
 
 
 def _kind(tp: Any) -> tuple[PropKind, list[str]]:
@@ -313,7 +313,7 @@ def _kind(tp: Any) -> tuple[PropKind, list[str]]:
         return "integer", []
     if inner is float:
         return "float", []
-    if inner is str or inner is SecretStr:
+    if inner is str or inner is Secret:
         return "string", []
     if origin is list:
         item = get_args(inner)[0] if get_args(inner) else Any
@@ -338,18 +338,21 @@ def _hint(tp: Any) -> str:
     return tp.__name__ if isinstance(tp, type) else str(tp)
 
 
-def _describe(field: FieldInfo) -> str:
+def _description(field: FieldSpec) -> str:
+    return next((m.description for m in field.meta if m.description), "")
+
+
+def _describe(field: FieldSpec) -> str:
     """The field's description, else its default and bounds (`default 64; >= 1`)."""
-    if field.description:
-        return field.description
+    if description := _description(field):
+        return description
     parts: list[str] = []
-    default = None if field.is_required() else field.get_default(call_default_factory=True)
+    default = None if field.required else field.default_value()
     if default is None:
-        parts.append("required" if field.is_required() else "unset by default")
+        parts.append("required" if field.required else "unset by default")
     else:
-        shown = default.model_dump() if isinstance(default, BaseModel) else default
-        parts.append(f"default {json.dumps(shown, default=str)}")
-    for meta in field.metadata:  # annotated-types bounds (`Field(ge=...)`)
+        parts.append(f"default {json.dumps(to_data(default), default=str)}")
+    for meta in field.meta:  # the bounds of `Meta(ge=...)`
         for attr, sign in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
             bound = getattr(meta, attr, None)
             if isinstance(bound, int | float) and not isinstance(bound, bool):

@@ -85,7 +85,10 @@ class ConfigStore:
         self.config_dir = config_dir
         self.path = config_dir / toml_file.CONFIG_FILE_NAME
         loaded = toml_file.load(self.path)
-        self._document: TOMLDocument | None = loaded.parsed  # made by the first write when there is no file
+        # The document writes stage into is parsed from `_source` by the first write (tomlkit costs ~10 ms at
+        # start); until then `_plain` is what the file holds.
+        self._document: TOMLDocument | None = None
+        self._source, self._plain = loaded.raw, loaded.data
         self._raw = loaded.raw
         self.current: Config = loaded.config
         self.unknown_keys = loaded.unknown_keys
@@ -99,7 +102,7 @@ class ConfigStore:
     def _doc(self) -> TOMLDocument:
         """The document writes stage into (comments and unknown keys kept); empty when there is no file."""
         if self._document is None:
-            self._document = toml_file.empty_document()
+            self._document = toml_file.parse(self._source, self.path)
         return self._document
 
     # -- reads -------------------------------------------------------------------------------------------
@@ -112,7 +115,7 @@ class ConfigStore:
         """What config.toml holds now as plain data (unknown keys included, defaults not): a key here is "set" as
         a settings screen means it (`app.config.sections`). Empty when there is no file yet."""
         if self._document is None:
-            return {}
+            return self._plain
         data: dict[str, Any] = self._document.unwrap()
         return data
 
@@ -182,7 +185,8 @@ class ConfigStore:
             changed = tuple(props.diff(self.current, loaded.config))
             if fresh := [k for k in loaded.unknown_keys if k not in self.unknown_keys]:
                 log.warning("%s: ignoring unknown keys (kept in the file): %s", self.path, ", ".join(fresh))
-            self._document, self._raw, self.unknown_keys = loaded.parsed, raw, loaded.unknown_keys
+            self._document, self._source, self._plain = None, raw, loaded.data
+            self._raw, self.unknown_keys = raw, loaded.unknown_keys
             if changed:
                 self._install(loaded.config, changed, f"reloaded from {self.path}")
             return Reloaded(changed, file_changed=True)

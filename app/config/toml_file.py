@@ -1,7 +1,9 @@
-"""config.toml on disk (R-CFG-5, R-PATH-1): load it keeping the tomlkit document, save it atomically.
+"""config.toml on disk (R-CFG-5, R-PATH-1): load it, keep a tomlkit document of it to edit, save it atomically.
 
 Keeping the parsed document (not a dict) is what preserves the user's comments, layout and unknown keys:
-staging edits that document in place and `save` writes its text back.
+staging edits that document in place and `save` writes its text back. Loading reads the file with the standard
+library's `tomllib` (the start path: tomlkit's import and parse cost ~10 ms, issue 15); the document is parsed from
+the same bytes by the first write (`parse`).
 
 Atomic save: a temp file in the same directory, created 0600, is written, flushed and fsynced, then
 `os.replace`d over config.toml and the directory is fsynced. A crash at any moment leaves either the old or
@@ -13,11 +15,13 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import tempfile
+import tomllib
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app.config import props
 from app.config.errors import ConfigFileError, ConfigWriteError, FieldError, InvalidValue
@@ -26,8 +30,8 @@ from app.config.schema import Config
 if TYPE_CHECKING:
     from tomlkit import TOMLDocument
 
-# tomlkit (~5 ms to import) is imported by the functions that parse or write a document, so a daemon started without
-# a config.toml (all defaults, validated as ever) never loads it (issue 15).
+# tomlkit (~5 ms to import) is imported by the functions that parse or write a document: a daemon start reads the
+# file with tomllib and never loads it (issue 15).
 
 __all__ = [
     "CONFIG_FILE_NAME",
@@ -36,6 +40,7 @@ __all__ = [
     "load",
     "loads",
     "parse",
+    "read_data",
     "read_raw",
     "render",
     "save",
@@ -49,21 +54,15 @@ CONFIG_FILE_NAME = "config.toml"
 
 @dataclass(frozen=True)
 class Loaded:
-    parsed: TOMLDocument | None  # None when there is no file
     raw: bytes | None  # the bytes read (None: no file), to notice edits made behind the daemon's back
+    data: dict[str, Any]  # what the file holds as plain data, unknown keys included ({}: no file)
     config: Config
     unknown_keys: tuple[str, ...]
 
     @property
     def document(self) -> TOMLDocument:
-        """The parsed document; an empty one when there is no file."""
-        return self.parsed if self.parsed is not None else empty_document()
-
-
-def empty_document() -> TOMLDocument:
-    import tomlkit
-
-    return tomlkit.document()
+        """The document to edit (tomlkit), parsed now; an empty one when there is no file."""
+        return parse(self.raw, Path(CONFIG_FILE_NAME))
 
 
 def read_raw(path: Path) -> bytes | None:
@@ -73,6 +72,27 @@ def read_raw(path: Path) -> bytes | None:
         return None
 
 
+_AT_LINE = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+def _text(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError:
+        raise ConfigFileError("not valid UTF-8") from None
+
+
+def read_data(raw: bytes) -> dict[str, Any]:
+    """The file's content as plain data (`tomllib`); raises `ConfigFileError` naming a line and column only."""
+    try:
+        return tomllib.loads(_text(raw))
+    except tomllib.TOMLDecodeError as exc:
+        # The message may quote the offending text; the position is enough.
+        where = _AT_LINE.search(str(exc))
+        at = f" at line {where[1]}, column {where[2]}" if where else ""
+        raise ConfigFileError(f"invalid TOML{at}") from None
+
+
 def parse(raw: bytes | None, path: Path) -> TOMLDocument:
     """The document for `raw` (an empty one when there is no file); raises `ConfigFileError`."""
     import tomlkit
@@ -80,10 +100,7 @@ def parse(raw: bytes | None, path: Path) -> TOMLDocument:
 
     if raw is None:
         return tomlkit.document()
-    try:
-        text = raw.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError:
-        raise ConfigFileError("not valid UTF-8") from None
+    text = _text(raw)
     try:
         return tomlkit.parse(text)
     except ParseError as exc:
@@ -108,14 +125,14 @@ def loads(raw: bytes | None, path: Path) -> Loaded:
 
     The messages never name `path` (whoever reports the error names it once) nor any value.
     """
-    doc = parse(raw, path) if raw is not None else None  # no file: the defaults, validated like any file
+    data = read_data(raw) if raw is not None else {}  # no file: the defaults, validated like any file
     try:
-        config, unknown = validate(doc) if doc is not None else _validate_data({})
+        config, unknown = _validate_data(data)
     except InvalidValue as exc:
-        # Field paths and pydantic's messages only: a one-line error that never shows a value.
+        # Field paths and the validator's messages only: a one-line error that never shows a value.
         detail = "; ".join(f"{e['field'] or '(root)'}: {e['message']}" for e in exc.errors)
         raise ConfigFileError(f"invalid settings: {detail}", exc.errors) from None
-    return Loaded(doc, raw, config, tuple(unknown))
+    return Loaded(raw, data, config, tuple(unknown))
 
 
 def load(path: Path) -> Loaded:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
-from pydantic import Field
+from msgspec import Meta
 
 from app.auth import policy
 from app.config import errors as config_errors
@@ -16,23 +16,23 @@ from rpc.registry import Params, Registry
 
 __all__ = ["map_config_error", "register"]
 
-Prop = Annotated[str, Field(min_length=1, max_length=MAX_PROP_CHARS)]  # the one limit, as the store checks it
+Prop = Annotated[str, Meta(min_length=1, max_length=MAX_PROP_CHARS)]  # the one limit, as the store checks it
 
 
-class GetParams(Params):
+class GetParams(Params, frozen=True):
     prop: Prop | None = None
 
 
-class SetParams(Params):
+class SetParams(Params, frozen=True):
     prop: Prop
     value: Any
 
 
-class DeleteParams(Params):
+class DeleteParams(Params, frozen=True):
     prop: Prop
 
 
-class SetManyParams(Params):
+class SetManyParams(Params, frozen=True):
     # Entries stay raw: the store validates each one so its errors can name the entry's index (R-CFG-2).
     sets: Any
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field
+from msgspec import Meta
 
 from app.config import sections
 from app.config.props import MAX_PROP_CHARS
@@ -15,13 +15,13 @@ from rpc.registry import NoParams, Params, Registry
 __all__ = ["register"]
 
 
-class ListParams(Params):
+class ListParams(Params, frozen=True):
     # A dotted path or its start at a `.` boundary (`agents`, `agents.default`, `limits.max_sessions`); none = all.
-    prefix: Annotated[str | None, Field(max_length=MAX_PROP_CHARS)] = None
+    prefix: Annotated[str, Meta(max_length=MAX_PROP_CHARS)] | None = None
 
 
-class MapKeysParams(Params):
-    path: Annotated[str, Field(min_length=1, max_length=MAX_PROP_CHARS)]
+class MapKeysParams(Params, frozen=True):
+    path: Annotated[str, Meta(min_length=1, max_length=MAX_PROP_CHARS)]
 
 
 def register(registry: Registry) -> None:

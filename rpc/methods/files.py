@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import ConfigDict, Field
+from msgspec import Meta
 
 from rpc.context import CallContext
 from rpc.errors import InternalError, InvalidParams, LimitExceeded, RpcError, UploadNotFound
@@ -31,40 +31,40 @@ __all__ = ["GRANT", "MAX_ATTACHMENTS", "connection_closed", "map_file_error", "r
 GRANT = "files:create"
 MAX_ATTACHMENTS = 64  # `app.files.service.MAX_ATTACHMENTS` (a test keeps them equal)
 _MAX_NAME = 1024  # characters; the service enforces the 255-byte UTF-8 rule with its own error
-_UploadId = Annotated[str, Field(min_length=1, max_length=64)]
+_UploadId = Annotated[str, Meta(min_length=1, max_length=64)]
 
 
-class _FileParams(Params):
-    # Error locations name fields in snake_case, like everything else of the file/* methods (R-WIRE-8).
-    model_config = ConfigDict(loc_by_alias=False)
+class _FileParams(Params, frozen=True, rename=None):
+    """Errors name fields in snake_case, like everything else of the file/* methods (R-WIRE-8); camelCase keys are
+    still accepted (`rpc.registry.validate`)."""
 
 
-class AttachFile(_FileParams):
+class AttachFile(_FileParams, frozen=True):
     data_b64: str
-    filename: Annotated[str | None, Field(max_length=_MAX_NAME)] = None
-    mime_type: Annotated[str | None, Field(max_length=_MAX_NAME)] = None
+    filename: Annotated[str, Meta(max_length=_MAX_NAME)] | None = None
+    mime_type: Annotated[str, Meta(max_length=_MAX_NAME)] | None = None
 
 
-class AttachParams(_FileParams):
+class AttachParams(_FileParams, frozen=True):
     session_id: SessionId
-    files: Annotated[list[AttachFile], Field(min_length=1, max_length=MAX_ATTACHMENTS)]
+    files: Annotated[list[AttachFile], Meta(min_length=1, max_length=MAX_ATTACHMENTS)]
 
 
-class BeginParams(_FileParams):
+class BeginParams(_FileParams, frozen=True):
     session_id: SessionId
-    size_bytes: Annotated[int, Field(ge=0, strict=True)]
-    filename: Annotated[str | None, Field(max_length=_MAX_NAME)] = None
-    sha256: Annotated[str | None, Field(max_length=128)] = None
-    mime_type: Annotated[str | None, Field(max_length=_MAX_NAME)] = None  # optional; guessed from filename
+    size_bytes: Annotated[int, Meta(ge=0)]
+    filename: Annotated[str, Meta(max_length=_MAX_NAME)] | None = None
+    sha256: Annotated[str, Meta(max_length=128)] | None = None
+    mime_type: Annotated[str, Meta(max_length=_MAX_NAME)] | None = None  # optional; guessed from filename
 
 
-class ChunkParams(_FileParams):
+class ChunkParams(_FileParams, frozen=True):
     upload_id: _UploadId
-    offset: Annotated[int, Field(ge=0, strict=True)]
+    offset: Annotated[int, Meta(ge=0)]
     data_b64: str  # the frame limit bounds it; the service refuses > 1 MiB decoded without decoding long ones
 
 
-class CommitParams(_FileParams):
+class CommitParams(_FileParams, frozen=True):
     upload_id: _UploadId
 
 

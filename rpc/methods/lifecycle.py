@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
+import msgspec
 import orjson
-from pydantic import Field, Strict, model_validator
-from pydantic.json_schema import SkipJsonSchema
 
 from app.paths import process_uid
 from rpc.context import CallContext, Terminal
 from rpc.errors import AuthRequired, VersionMismatch
 from rpc.metrics import MetricsAnswer
-from rpc.registry import NoParams, Params, Registry
+from rpc.registry import NoParams, Params, Registry, whole
 from rpc.wire import to_wire
 from rpc.zerocode import PROTOCOL_VERSION as ZEROCLAW_PROTOCOL_VERSION
 from rpc.zerocode import ZEROCODE, new_tui_id, speaks_zerocode
@@ -26,32 +26,35 @@ __all__ = ["PROTOCOL_VERSION", "register"]
 PROTOCOL_VERSION = 1
 
 
-class ClientInfo(Params):
+class ClientInfo(Params, frozen=True):
     name: str | None = None
     version: str | None = None
 
 
-TerminalId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+TerminalId = Annotated[str, whole(r"[A-Za-z0-9_-]{1,64}")]
 
 
-class InitializeParams(Params):
-    protocol_version: Annotated[int, Strict()] = PROTOCOL_VERSION
+class InitializeParams(Params, frozen=True):
+    protocol_version: int = PROTOCOL_VERSION
     client_info: ClientInfo | None = None
     client_capabilities: dict[str, Any] | None = None
-    auth_token: Annotated[str | None, Field(max_length=512)] = None
+    auth_token: Annotated[str, msgspec.Meta(max_length=512)] | None = None
     # zerocode's (R-ZC-1, R-ZC-6): its environment, and the identity it had before a reconnect.
-    env: Annotated[dict[str, str] | None, Field(repr=False)] = None
+    env: dict[str, str] | None = None
     tui_id: TerminalId | None = None
-    tui_sig: Annotated[str | None, Field(max_length=256)] = None
-    # Set from the frame's own spelling, never from a key of that name.
-    zerocode: Annotated[SkipJsonSchema[bool], Field(exclude=True)] = False
+    tui_sig: Annotated[str, msgspec.Meta(max_length=256)] | None = None
+    # Set from the frame's own spelling (`derive`), never from a key of that name.
+    zerocode: bool = False
 
-    @model_validator(mode="before")
+    derived_fields: ClassVar[frozenset[str]] = frozenset({"zerocode"})
+
     @classmethod
-    def _dialect(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            return {**data, "zerocode": speaks_zerocode(data)}
-        return data
+    def derive(cls, raw: Mapping[str, Any]) -> dict[str, Any]:
+        return {"zerocode": speaks_zerocode(raw)}
+
+    def __repr__(self) -> str:
+        # The environment and the token stay out of logs and tracebacks.
+        return f"InitializeParams(protocol_version={self.protocol_version!r}, zerocode={self.zerocode!r}, ...)"
 
 
 def register(registry: Registry) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import Field
+from msgspec import Meta
 
 from app.storage import iso_z
 from rpc.context import CallContext
@@ -17,18 +17,18 @@ if TYPE_CHECKING:
 __all__ = ["register"]
 
 
-class CreateParams(Params):
-    user: Annotated[str, Field(min_length=1, max_length=128)]
-    label: Annotated[str | None, Field(max_length=256)] = None
+class CreateParams(Params, frozen=True):
+    user: Annotated[str, Meta(min_length=1, max_length=128)]
+    label: Annotated[str, Meta(max_length=256)] | None = None
 
 
-class RevokeParams(Params):
-    token_id: Annotated[str, Field(min_length=1, max_length=64)]
+class RevokeParams(Params, frozen=True):
+    token_id: Annotated[str, Meta(min_length=1, max_length=64)]
 
 
-class CodeParams(Params):
-    user: Annotated[str, Field(min_length=1, max_length=128)]
-    label: Annotated[str | None, Field(max_length=256)] = None
+class CodeParams(Params, frozen=True):
+    user: Annotated[str, Meta(min_length=1, max_length=128)]
+    label: Annotated[str, Meta(max_length=256)] | None = None
 
 
 def register(registry: Registry) -> None:

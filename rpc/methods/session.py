@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import AliasChoices, Field
+from msgspec import Meta
+from msgspec.structs import replace
 
 from app.sessions import errors as domain
 from rpc.context import CallContext
@@ -33,42 +34,44 @@ __all__ = ["SessionId", "files_of", "map_session_error", "message_row", "registe
 Mode = Literal["acp", "chat"]
 
 
-class NewParams(Params):
-    agent_alias: Annotated[str, Field(min_length=1, max_length=64)] = "default"
-    cwd: Annotated[str | None, Field(max_length=4096)] = None
+class NewParams(Params, frozen=True):
+    agent_alias: Annotated[str, Meta(min_length=1, max_length=64)] = "default"
+    cwd: Annotated[str, Meta(max_length=4096)] | None = None
     session_id: SessionId | None = None
     # `chat_mode` is ZeroClaw's name for it (zerocode sends it), accepted from any client.
-    mode: Annotated[Mode, Field(validation_alias=AliasChoices("mode", "chat_mode", "chatMode"))] = "acp"
+    mode: Mode = "acp"
     # A terminal that handed over its environment at `initialize` (R-ZC-6): its commands run with it.
-    tui_id: Annotated[str | None, Field(max_length=64)] = None
+    tui_id: Annotated[str, Meta(max_length=64)] | None = None
+
+    also_spelled: ClassVar[Mapping[str, tuple[str, ...]]] = {"mode": ("mode", "chat_mode", "chatMode")}
 
 
-class SessionParams(Params):
+class SessionParams(Params, frozen=True):
     session_id: SessionId
 
 
-class PromptParams(SessionParams):
+class PromptParams(SessionParams, frozen=True):
     prompt: str  # at most `[limits] max_prompt_chars`: checked by the handler against the config in force
     attachments: list[dict[str, Any]] | None = None
 
 
-class ApproveParams(SessionParams):
-    request_id: Annotated[str, Field(min_length=1, max_length=64)]
+class ApproveParams(SessionParams, frozen=True):
+    request_id: Annotated[str, Meta(min_length=1, max_length=64)]
     decision: Literal["allow_once", "allow_always", "reject"]
     replacement: str | None = None  # with the zerocode dialect's `reject_with_edit` (rpc/zerocode.py)
 
 
-class ListParams(Params):
+class ListParams(Params, frozen=True):
     include_killed: bool = False
     mode: Mode | None = None  # only sessions of this mode
 
 
-class MessagesParams(SessionParams):
-    limit: Annotated[int, Field(ge=0, le=10_000)] = 100
+class MessagesParams(SessionParams, frozen=True):
+    limit: Annotated[int, Meta(ge=0, le=10_000)] = 100
     # SQLite integers are 64-bit; `before_index` is ZeroClaw's name for it.
-    before: Annotated[
-        int | None, Field(ge=0, le=2**63 - 1, validation_alias=AliasChoices("before", "before_index", "beforeIndex"))
-    ] = None
+    before: Annotated[int, Meta(ge=0, le=2**63 - 1)] | None = None
+
+    also_spelled: ClassVar[Mapping[str, tuple[str, ...]]] = {"before": ("before", "before_index", "beforeIndex")}
 
 
 def register(registry: Registry) -> None:
@@ -175,7 +178,7 @@ async def list_sessions(ctx: CallContext, params: ListParams) -> dict[str, Any]:
 
 async def list_acp_sessions(ctx: CallContext, params: ListParams) -> dict[str, Any]:
     """`session/list-acp`: the durable (ACP) sessions only, as ZeroClaw lists them apart (R-ZC-4)."""
-    return await list_sessions(ctx, params.model_copy(update={"mode": "acp"}))
+    return await list_sessions(ctx, replace(params, mode="acp"))
 
 
 async def messages(ctx: CallContext, params: MessagesParams) -> dict[str, Any]:

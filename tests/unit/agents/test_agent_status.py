@@ -10,6 +10,7 @@ import pytest
 
 from app.agents.status import AgentStatus, agent_statuses
 from app.auth.policy import OWNER, Principal
+from app.config import schema as config_schema
 from app.config.schema import Config
 from app.sessions.live import LiveSession
 from app.sessions.store import SessionStore
@@ -34,7 +35,7 @@ def _live(sid: str, owner: str, alias: str) -> LiveSession:
 
 
 async def test_counts_per_agent_for_the_caller_and_for_an_admin(store: SessionStore) -> None:
-    config = Config.model_validate({"agents": {"coder": {}, "writer": {}}})
+    config = config_schema.convert({"agents": {"coder": {}, "writer": {}}})
     for sid, owner, alias, mode in (
         ("a1", "alice", "coder", "acp"),
         ("a2", "alice", "coder", "chat"),

@@ -10,13 +10,13 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from pydantic import SecretStr
 
 from app.agents.base import Message, ProviderError, ProviderEvent, TextDelta, ThoughtDelta, ToolCall, ToolSpec
 from app.agents.openai import OpenAIProvider, chat_completions_url, to_openai_message
 from app.agents.providers import build_provider
 from app.agents.scripted import ScriptedProvider
 from app.config.schema import Provider as ProviderConfig
+from app.config.secret import Secret
 
 pytestmark = pytest.mark.req("R-AGENT-2")
 
@@ -266,7 +266,7 @@ def test_tool_message_drops_the_name_field() -> None:
 
 def test_build_provider() -> None:
     assert isinstance(build_provider(ProviderConfig(kind="scripted"), model="ignored"), ScriptedProvider)
-    config = ProviderConfig(kind="openai", base_url="http://llm.test/v1", api_key=SecretStr(KEY), model="base")
+    config = ProviderConfig(kind="openai", base_url="http://llm.test/v1", api_key=Secret(KEY), model="base")
     built = build_provider(config, model="agent-model")
     assert isinstance(built, OpenAIProvider)
     assert "agent-model" in repr(built) and KEY not in repr(built)
@@ -275,7 +275,7 @@ def test_build_provider() -> None:
 
 async def test_build_provider_passes_the_key_and_timeout() -> None:
     handler = Recorder(httpx.Response(200, content=sse(chunk({"content": "ok"}, "stop"))))
-    config = ProviderConfig(kind="openai", base_url="http://llm.test/v1", api_key=SecretStr(KEY), model="m")
+    config = ProviderConfig(kind="openai", base_url="http://llm.test/v1", api_key=Secret(KEY), model="m")
     built = build_provider(config, transport=httpx.MockTransport(handler))
     assert [e async for e in built.stream([Message("user", "hi")], [])] == [TextDelta("ok")]
     assert handler.requests[0].headers["authorization"] == f"Bearer {KEY}"

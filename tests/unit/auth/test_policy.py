@@ -8,13 +8,14 @@ import pytest
 
 from app.auth.grants import InvalidGrant
 from app.auth.policy import Forbidden, Policy, Principal, check_config_write
+from app.config import schema as config_schema
 from app.config.schema import Config
 
 DAEMON_UID = 1000
 
 
 def make_config() -> Config:
-    return Config.model_validate(
+    return config_schema.convert(
         {
             "permission_profiles": {
                 "reader": {"grants": {"System": ["Read"], "sessions": ["read"]}, "allowed_agents": ["default"]},
@@ -189,4 +190,4 @@ def test_check_config_write_allows(policy: Policy) -> None:
 )
 def test_ambiguous_users_are_rejected_by_the_schema(users: dict[str, dict[str, object]]) -> None:
     with pytest.raises(ValueError):
-        Config.model_validate({"users": users})
+        config_schema.convert({"users": users})

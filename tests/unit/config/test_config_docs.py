@@ -7,14 +7,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
-from app.config.schema import Agent, Config, PermissionProfile, Provider, User
+from app.config.schema import Agent, Config, PermissionProfile, Provider, Section, User, fields_of, is_section
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "config.md"
 HEADING = re.compile(r"^### `\[([a-z_]+)(?:\.<\w+>)?\]`$")
 ROW = re.compile(r"^\| `(\w+)` \| [^|]+ \| (`[^`]*`|unset) \|")
-ENTRY_MODELS: dict[str, type[BaseModel]] = {
+ENTRY_MODELS: dict[str, type[Section]] = {
     "agents": Agent,
     "providers": Provider,
     "permission_profiles": PermissionProfile,
@@ -43,20 +41,20 @@ def _render(value: Any) -> str:
     return f"`{json.dumps(value)}`"
 
 
-def _model(section: str) -> type[BaseModel]:
+def _model(section: str) -> type[Section]:
     if section in ENTRY_MODELS:
         return ENTRY_MODELS[section]
-    annotation = Config.model_fields[section].annotation
-    assert isinstance(annotation, type) and issubclass(annotation, BaseModel)
+    annotation = fields_of(Config)[section].annotation
+    assert is_section(annotation)
     return annotation
 
 
 def test_every_section_and_key_is_documented_with_its_default() -> None:
     documented = _documented()
-    assert set(documented) == set(Config.model_fields)
+    assert set(documented) == set(fields_of(Config))
     for section, rows in documented.items():
         model = _model(section)
-        assert set(rows) == set(model.model_fields), section
-        for name, field in model.model_fields.items():
-            default = field.get_default(call_default_factory=True)
+        assert set(rows) == set(fields_of(model)), section
+        for name, field in fields_of(model).items():
+            default = field.default_value()
             assert rows[name] == _render(default), f"{section}.{name}"

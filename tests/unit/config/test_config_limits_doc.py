@@ -8,14 +8,13 @@ import re
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
 
-from app.config.schema import Agent, Config, Limits, Provider
+from app.config.schema import Agent, Config, Limits, Provider, Section, fields_of, is_section
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "limits.md"
 SECTION = re.compile(r"^## (.+)$")
 CELLS = re.compile(r"^\|(.+)\|$")
-ENTRY_MODELS: dict[str, type[BaseModel]] = {"agents": Agent, "providers": Provider}
+ENTRY_MODELS: dict[str, type[Section]] = {"agents": Agent, "providers": Provider}
 
 
 def _tables() -> dict[str, list[list[str]]]:
@@ -38,16 +37,16 @@ def _render(value: object) -> str:
     return str(value)
 
 
-def _default(model: type[BaseModel], name: str) -> object:
-    return model.model_fields[name].get_default(call_default_factory=True)
+def _default(model: type[Section], name: str) -> object:
+    return fields_of(model)[name].default_value()
 
 
 @pytest.mark.req("R-LIM")
 def test_every_limits_key_is_documented_with_its_default() -> None:
     rows = _tables()["`[limits]`"]
     documented = {cells[0].strip("`"): cells[1] for cells in rows}
-    assert set(documented) == set(Limits.model_fields)
-    for name in Limits.model_fields:
+    assert set(documented) == set(fields_of(Limits))
+    for name in fields_of(Limits):
         assert documented[name] == _render(_default(Limits, name)), name
     assert all(cells[2] for cells in rows), "every limit says what happens past it"
 
@@ -62,8 +61,8 @@ def test_keys_of_other_sections_carry_their_real_defaults() -> None:
         section, name = m.groups()
         model = ENTRY_MODELS.get(section)
         if model is None:
-            annotation = Config.model_fields[section].annotation
-            assert isinstance(annotation, type) and issubclass(annotation, BaseModel)
+            annotation = fields_of(Config)[section].annotation
+            assert is_section(annotation)
             model = annotation
         assert cells[1] == _render(_default(model, name)), cells[0]
 

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 import tomlkit
-from pydantic import SecretStr
 
 from app.config import props
 from app.config.errors import InvalidValue, UnknownProp
 from app.config.schema import Config, Provider
+from app.config.secret import Secret
 
 
 def staged(*sets: tuple[str, Any], text: str = "") -> tuple[tomlkit.TOMLDocument, Config]:
@@ -204,7 +204,7 @@ def test_set_into_an_inline_table_stays_valid_toml() -> None:
 
 def test_get_masks_secrets() -> None:
     # R-CFG-1
-    config = Config(providers={"local": Provider(kind="openai", api_key=SecretStr("sk-123"))})
+    config = Config(providers={"local": Provider(kind="openai", api_key=Secret("sk-123"))})
     assert props.get(config, "providers.local.api_key") == "***"
     assert props.get(config, "providers.local")["api_key"] == "***"
     whole = props.get(config)

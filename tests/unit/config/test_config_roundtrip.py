@@ -7,31 +7,28 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-import annotated_types
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.config import props, toml_file
-from app.config.schema import Config
+from app.config.schema import Config, fields_of, is_section
 from app.config.store import ConfigStore
 
 
 def _int_fields() -> list[tuple[str, int, int]]:
     """Every int field of the fixed sections plus a few in map entries, with their bounds."""
     out: list[tuple[str, int, int]] = []
-    for section, field in Config.model_fields.items():
+    for section, field in fields_of(Config).items():
         model = field.annotation
-        if not (isinstance(model, type) and hasattr(model, "model_fields")):
+        if not is_section(model):
             continue
-        for name, sub in model.model_fields.items():
+        for name, sub in fields_of(model).items():
             if sub.annotation is not int:
                 continue
             lo, hi = -(2**63), 2**63 - 1
-            for meta in sub.metadata:
-                if isinstance(meta, annotated_types.Ge):
-                    lo = int(meta.ge)  # type: ignore[call-overload]
-                elif isinstance(meta, annotated_types.Le):
-                    hi = int(meta.le)  # type: ignore[call-overload]
+            for meta in sub.meta:
+                lo = int(meta.ge) if meta.ge is not None else lo
+                hi = int(meta.le) if meta.le is not None else hi
             out.append((f"{section}.{name}", lo, hi))
     out += [("agents.default.max_turn_steps", 1, 2**63 - 1), ("users.someone.uid", 0, 2**63 - 1)]
     return out

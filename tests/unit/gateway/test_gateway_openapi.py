@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 from gateway_env import Env
 from jsonschema import Draft202012Validator
@@ -42,6 +43,13 @@ def _answer_schema(label: str, status: str) -> dict[str, Any]:
     op = dict(OPERATIONS)[label]
     schema: dict[str, Any] = op["responses"][status]["content"]["application/json"]["schema"]
     return schema
+
+
+def _properties(model: type[msgspec.Struct]) -> dict[str, Any]:
+    """A params model's properties as msgspec states them (the document's source)."""
+    schema = msgspec.json.schema(model)
+    properties: dict[str, Any] = schema["$defs"][model.__name__]["properties"]
+    return properties
 
 
 def _check(label: str, status: int, body: Any) -> None:
@@ -84,8 +92,9 @@ def test_limits_are_the_models_own() -> None:
     # One property-path limit: the domain's (app/config/props.py), which the RPC params models reference.
     assert get_prop["schema"]["maxLength"] == put_prop["schema"]["maxLength"] == MAX_PROP_CHARS
     for model in (config_methods.GetParams, config_methods.SetParams, config_methods.DeleteParams):
-        assert model.model_json_schema()["properties"]["prop"].get("maxLength", MAX_PROP_CHARS) == MAX_PROP_CHARS
-    pattern = MessagesParams.model_json_schema(by_alias=True)["properties"]["sessionId"]["pattern"]
+        prop = _properties(model)["prop"]
+        assert prop.get("maxLength", MAX_PROP_CHARS) == MAX_PROP_CHARS, model
+    pattern = _properties(MessagesParams)["sessionId"]["pattern"]
     for path in ("/api/sessions/{id}/messages", "/api/sessions/{id}/prompt"):
         (item,) = paths[path].values()
         assert item["parameters"][0]["schema"]["pattern"] == pattern

@@ -106,7 +106,7 @@ async def test_zerocode_dialect_answers_in_zeroclaw_field_names(env: Env) -> Non
         "path": "providers.oa.api_key",
         "category": "providers",
         "kind": "string",
-        "type_hint": "SecretStr | None",
+        "type_hint": "Secret | None",
         "value": "***",
         "populated": True,
         "is_secret": True,

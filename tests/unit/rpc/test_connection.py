@@ -184,7 +184,13 @@ async def test_unknown_method_invalid_params_and_internal_error() -> None:
     t.feed(req("test/echo", {"sessionId": 5, "count": "secret-value"}, rid=3))
     error = (await t.next_message())["error"]
     assert error["code"] == -32602
-    assert {e["field"] for e in error["data"]["errors"]} == {"sessionId", "count"}
+    # Validation stops at the first failing field (msgspec's way; docs/protocol.md).
+    (failed,) = error["data"]["errors"]
+    assert failed["field"] in {"sessionId", "count"} and failed["type"] in {"string_type", "int_type"}
+    assert "secret-value" not in str(error)
+    t.feed(req("test/echo", {"sessionId": "s1", "count": "secret-value"}, rid=5))
+    error = (await t.next_message())["error"]
+    assert error["data"]["errors"] == [{"field": "count", "message": "Expected `int`, got `str`", "type": "int_type"}]
     assert "secret-value" not in str(error)
     t.feed(req("test/boom", rid=4))
     error = (await t.next_message())["error"]

@@ -17,7 +17,7 @@ from rpc.dialect import STANDARD
 from rpc.envelope import encode_notifications
 from rpc.methods import build_registry
 from rpc.methods.session import NewParams
-from rpc.registry import AfterReply
+from rpc.registry import AfterReply, validate
 from rpc.zerocode import ZEROCODE, ZeroCodeApproveParams, speaks_zerocode
 
 SID = "s_1"
@@ -203,13 +203,15 @@ def test_new_makes_a_chat_session_unless_chat_mode_says_acp() -> None:
         result = asyncio.run(wrapped.handler(None, wrapped.params_from(params)))
         assert isinstance(result, AfterReply)
         assert result.result == {"session_id": "s", "agent_alias": "a", "message_count": 0, "workspace_dir": "/w"}
-    assert opened == ["chat", "acp"] and spec.params is NewParams
+    # The dialect's own model: NewParams with chat as the default mode.
+    assert opened == ["chat", "acp"] and issubclass(spec.params, NewParams) and spec.params().mode == "chat"
 
 
 @pytest.mark.req("R-WIRE-8")
 def test_chat_mode_and_before_index_are_accepted_from_any_client() -> None:
-    assert NewParams.model_validate({"chat_mode": "chat"}).mode == "chat"
-    assert NewParams.model_validate({}).mode == "acp"
+    assert validate(NewParams, {"chat_mode": "chat"}).mode == "chat"
+    assert validate(NewParams, {"chatMode": "chat", "mode": "acp"}).mode == "acp"  # the first spelling wins
+    assert validate(NewParams, {}).mode == "acp"
     messages = REGISTRY.get("session/messages")
     assert messages is not None
     assert messages.params_from({"session_id": "s", "before_index": 7}).before == 7  # type: ignore[attr-defined]

@@ -20,6 +20,7 @@ import sqlalchemy as sa
 
 from app.agents.base import Elicitation
 from app.auth.policy import Principal
+from app.config import schema as config_schema
 from app.config.schema import Config
 from app.sessions.errors import SessionNotFound
 from app.sessions.registry import SessionRegistry
@@ -76,7 +77,7 @@ async def env(tmp_path: Path, database_url: str) -> AsyncIterator[Env]:
     await asyncio.to_thread(upgrade, url)
     db = await Database.open(url)
     faults = Faults()
-    config = Config.model_validate(
+    config = config_schema.convert(
         {"context": {"max_messages": 4}, "agents": {"sys": {"system_prompt": SYSTEM_PROMPT}}}
     )
     try:

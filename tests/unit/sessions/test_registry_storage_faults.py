@@ -17,7 +17,7 @@ import pytest
 from test_registry_durable import NoClient, Sink
 
 from app.auth.policy import Principal
-from app.config.schema import Config
+from app.config import schema as config_schema
 from app.sessions.registry import SessionRegistry
 from app.sessions.store import SessionStore
 from app.storage import Database, driver_faults
@@ -49,7 +49,7 @@ async def env(tmp_path: Path, database_url: str) -> AsyncIterator[Env]:
         db = await Database.open(database_url)
         try:
             store = SessionStore(db)
-            config = Config.model_validate({})
+            config = config_schema.convert({})
             yield Env(SessionRegistry(store, lambda: config, tmp_path), store, knob)
         finally:
             knob.write_text("")
