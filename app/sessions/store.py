@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from app.sessions import store_replay, store_sql, store_sqlite
 from app.sessions.store_cache import ContextCache, ReplayRow
+from app.sessions.store_lists import ListCache
 from app.sessions.store_recovery import close_open_turns
 from app.sessions.store_rows import (
     add_row,
@@ -80,6 +81,7 @@ class SessionStore:
         self._db = db
         self._faults = faults if faults is not None else Faults()
         self._contexts = ContextCache()
+        self._lists = ListCache()
         # On SQLite the hottest units are SQL text on the driver connection (store_sqlite), elsewhere Core.
         sqlite = db.dialect == "sqlite"
         self._list_unit = store_sqlite.list_records if sqlite else store_sql.list_records
@@ -136,10 +138,17 @@ class SessionStore:
         """Sessions of both modes, most recently active first; `owner=None` lists everyone's.
 
         Closed chat sessions are gone (R-ACP-8) and never listed; closed ACP sessions are resumable and are.
+        Answered from `store_lists.ListCache` until the store's next write.
         """
-        records = await self._db.read(self._list_unit, owner, include_killed)
-        records.sort(key=lambda r: (r.last_activity, r.session_id), reverse=True)
-        return records
+        key = (owner, include_killed)
+        cached = self._lists.get(key)
+        if cached is None:
+            version = self._lists.version
+            records = await self._db.read(self._list_unit, owner, include_killed)
+            records.sort(key=lambda r: (r.last_activity, r.session_id), reverse=True)
+            self._lists.fill(key, version, records)
+            return records
+        return builtins.list(cached)
 
     async def touch(self, session_id: str, *, mode: Mode = "acp") -> None:
         def unit(s: Session) -> None:
@@ -358,9 +367,10 @@ class SessionStore:
 
         The context cache hears of it: appends, text updates and snapshots are applied by their callers,
         finishing a turn changes no context, and anything else (or a write that failed or whose caller was
-        cancelled) drops the session's cached contexts."""
-        contexts = self._contexts
+        cancelled) drops the session's cached contexts. The list cache is emptied as it begins and as it ends."""
+        contexts, lists = self._contexts, self._lists
         contexts.writing(session_id)
+        lists.writing()
         try:
             result = await self._db.write(self._checked, point, partial(unit, **kwargs), *args)
         except BaseException:
@@ -368,6 +378,7 @@ class SessionStore:
             raise
         finally:
             contexts.writing(session_id)
+            lists.writing()
         if point not in _KEEPS_CONTEXT:
             contexts.drop(session_id)
         return result
