@@ -98,7 +98,7 @@ class ContextCache:
                 continue
             entry.next_index = row.idx + 1
             if key[2] == surface:
-                entry.messages = None
+                entry.messages = _appended(entry.messages, row)
                 entry.positions[row.idx] = len(entry.rows)
                 entry.rows.append(row)
                 entry.chars += len(row.content)
@@ -113,7 +113,8 @@ class ContextCache:
                 continue  # a row of another surface, or one before this entry's snapshot boundary
             old = entry.rows[position]
             entry.rows[position] = old._replace(content=content)
-            entry.messages = None
+            last = position == len(entry.rows) - 1
+            entry.messages = _retexted(entry.messages, old, content) if last else None
             entry.chars += len(content) - len(old.content)
 
     def snapshot_saved(self, session_id: str, surface: str, snapshot: tuple[int, int, str]) -> None:
@@ -128,3 +129,31 @@ class ContextCache:
             entry.rows = [row for row in entry.rows if row.idx > boundary]
             entry.positions = {row.idx: i for i, row in enumerate(entry.rows)}
             entry.chars = sum(len(row.content) for row in entry.rows)
+
+
+# -- the rebuilt context, kept across a turn's own rows ------------------------------------------------------------
+#
+# `messages` is `store_replay.rebuild(prefix, rows)`. A turn appends its user row, then its assistant row (empty),
+# then streams that row's text: for those rows the rebuilt context changes only at its end, so it is extended here
+# instead of rebuilt on the next read (a 200-message context a turn, twice). A user message is always kept by
+# `provider_safe` and answers no tool call; an assistant message without tool calls is kept when it has text, and
+# becomes one that merges calls only with a later tool_call row, which, like any other row, drops what is kept.
+# `test_store_context_cache.py` compares every cached context with a fresh read.
+
+
+def _appended(messages: list[dict[str, Any]] | None, row: ReplayRow) -> list[dict[str, Any]] | None:
+    if messages is None:
+        return None
+    if row.role == "user":
+        return [*messages, {"role": "user", "content": row.content}]
+    if row.role == "assistant":
+        return [*messages, {"role": "assistant", "content": row.content}] if row.content else messages
+    return None
+
+
+def _retexted(messages: list[dict[str, Any]] | None, old: ReplayRow, content: str) -> list[dict[str, Any]] | None:
+    """`messages` once the text of its last row (`old`) became `content`."""
+    if messages is None or old.role != "assistant":
+        return None
+    kept = messages[:-1] if old.content else messages  # its message is the last one exactly when it had text
+    return [*kept, {"role": "assistant", "content": content}] if content else kept

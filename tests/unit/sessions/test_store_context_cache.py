@@ -29,8 +29,9 @@ append = st.tuples(
     st.sampled_from(["rpc", "gateway"]),
     st.sampled_from(["t1", "t2", "t3"]),
     st.booleans(),  # complete
+    st.booleans(),  # empty, as a turn appends its assistant row before streaming its text
 )
-update = st.tuples(st.just("update_text"), st.integers(0, 8), st.sampled_from(["x", "yy", "zzz"]), st.booleans())
+update = st.tuples(st.just("update_text"), st.integers(0, 8), st.sampled_from(["", "x", "yy", "zzz"]), st.booleans())
 op = st.one_of(
     append,
     append,
@@ -69,7 +70,7 @@ async def _run(ops: list[tuple[Any, ...]]) -> None:
             kind = item[0]
             try:
                 if kind == "append":
-                    _, role, surface, turn, complete = item
+                    _, role, surface, turn, complete, empty = item
                     counter += 1
                     extra: dict[str, Any] = {}
                     if role in ("tool_call", "tool_result"):
@@ -77,7 +78,13 @@ async def _run(ops: list[tuple[Any, ...]]) -> None:
                     if role == "marker":
                         extra = {"marker": "interrupted"}
                     await store.append(
-                        SID, role=role, content=f"c{counter}", turn_id=turn, surface=surface, complete=complete, **extra
+                        SID,
+                        role=role,
+                        content="" if empty else f"c{counter}",
+                        turn_id=turn,
+                        surface=surface,
+                        complete=complete,
+                        **extra,
                     )
                 elif kind == "update_text":
                     _, index, text, complete = item
@@ -109,18 +116,45 @@ async def _run(ops: list[tuple[Any, ...]]) -> None:
 
 
 @given(st.lists(op, max_size=40))
-@example([("append", "user", "rpc", "t1", True), ("update_text", 0, "x", True)])
-@example([("append", "assistant", "rpc", "t1", False), ("recover", "rpc"), ("append", "user", "rpc", "t2", True)])
-@example([("append", "user", "rpc", "t1", True), ("snapshot", "rpc", 1), ("append", "user", "rpc", "t2", True)])
-@example([("append", "user", "gateway", "t1", True), ("fault", "append"), ("append", "user", "gateway", "t1", True)])
-@example([("append", "user", "rpc", "t1", True), ("snapshot", "rpc", 1), ("snapshot", "rpc", 0), ("context", "rpc")])
-@settings(max_examples=200, deadline=None)
+@example([("append", "user", "rpc", "t1", True, False), ("update_text", 0, "x", True)])
+@example(
+    [
+        ("append", "assistant", "rpc", "t1", False, False),
+        ("recover", "rpc"),
+        ("append", "user", "rpc", "t2", True, False),
+    ]
+)
+@example(
+    [("append", "user", "rpc", "t1", True, False), ("snapshot", "rpc", 1), ("append", "user", "rpc", "t2", True, False)]
+)
+@example(
+    [
+        ("append", "user", "gateway", "t1", True, False),
+        ("fault", "append"),
+        ("append", "user", "gateway", "t1", True, False),
+    ]
+)
+@example(
+    [("append", "user", "rpc", "t1", True, False), ("snapshot", "rpc", 1), ("snapshot", "rpc", 0), ("context", "rpc")]
+)
+@example(
+    [
+        ("context", "rpc"),
+        ("append", "user", "rpc", "t1", True, False),
+        ("append", "assistant", "rpc", "t1", False, True),  # a turn's streamed answer: empty, then its text
+        ("context", "rpc"),
+        ("update_text", 1, "x", False),
+        ("update_text", 1, "yy", True),
+        ("update_text", 1, "", True),
+    ]
+)
+@settings(max_examples=300, deadline=None)
 def test_cached_context_equals_a_fresh_read(ops: list[tuple[Any, ...]]) -> None:
     asyncio.run(_run(ops))
 
 
 def test_a_killed_session_is_never_answered_from_the_cache() -> None:
-    asyncio.run(_run([("context", "rpc"), ("append", "user", "rpc", "t1", True), ("context", "rpc"), ("kill",)]))
+    asyncio.run(_run([("context", "rpc"), ("append", "user", "rpc", "t1", True, False), ("context", "rpc"), ("kill",)]))
 
 
 def test_a_racing_read_does_not_fill_the_cache_with_what_a_write_changed() -> None:
