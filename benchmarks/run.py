@@ -310,34 +310,44 @@ def rss_per_connection(exe: Path, cpu: int | None, server: Server, conns: int) -
     return (after - before) / conns, info
 
 
-def measure_startup(name: str, opts: Options, server_cpus: set[int] | None, out: dict[str, float | None]) -> None:
+WARM_ROWS: Final = (("ready_warm_ms", False), ("ready_warm_gw_ms", True))
+
+
+def measure_startups(opts: Options, server_cpus: set[int] | None) -> dict[str, dict[str, float | None]]:
     """exec → ready on an existing data dir (the daemon's database made by a first start), gateway off, then on:
-    the median of `WARM_STARTS` starts each (one start swings by ±30 % on a shared VM). The floor has no data dir
-    or gateway: its rows are plain restarts, the yardstick for the ratios."""
-    workdir = tempfile.mkdtemp(prefix=f"zcb-{name[:1]}-")
+    the median of `WARM_STARTS` starts each. The targets' starts alternate, one of each in turn, so a slow spell
+    of the shared VM (one start swings by ±30 %) hits the floor and the daemon alike. The floor has no data dir or
+    gateway: its rows are plain restarts, the yardstick for the ratios."""
+    workdirs = {name: tempfile.mkdtemp(prefix=f"zcb-{name[:1]}-") for name in opts.targets}
+    samples: dict[str, dict[str, list[float]]] = {name: {key: [] for key, _ in WARM_ROWS} for name in opts.targets}
     try:
-        start_server(name, opts, server_cpus, workdir=workdir).stop()
-        for key, gateway in (("ready_warm_ms", False), ("ready_warm_gw_ms", True)):
-            samples = []
+        for name in opts.targets:
+            start_server(name, opts, server_cpus, workdir=workdirs[name]).stop()
+        for key, gateway in WARM_ROWS:
             for _ in range(WARM_STARTS):
-                server = start_server(name, opts, server_cpus, workdir=workdir, gateway=gateway and name == "daemon")
-                assert server.ready_at is not None
-                samples.append((server.ready_at - server.started) * 1e3)
-                server.stop()
-            out[key] = statistics.median(samples)
+                for name in opts.targets:
+                    server = start_server(
+                        name, opts, server_cpus, workdir=workdirs[name], gateway=gateway and name == "daemon"
+                    )
+                    assert server.ready_at is not None
+                    samples[name][key].append((server.ready_at - server.started) * 1e3)
+                    server.stop()
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        for workdir in workdirs.values():
+            shutil.rmtree(workdir, ignore_errors=True)
+    return {name: {key: statistics.median(v) for key, v in rows.items()} for name, rows in samples.items()}
 
 
-def measure_target(name: str, opts: Options, exe: Path, raw: list[dict[str, Any]]) -> dict[str, float | None]:
+def measure_target(
+    name: str, opts: Options, exe: Path, raw: list[dict[str, Any]], startup: dict[str, float | None]
+) -> dict[str, float | None]:
     server_cpus, lg_cpu = cpu_plan(opts.pin)
     out: dict[str, float | None] = {m.key: None for m in METRICS}
     out.update({row.key: None for row in STORAGE_ROWS})
     out["seq_after_rps"] = None
     rec: dict[str, Any] = {"errors": []}
     raw.append(rec)
-    if opts.transport:
-        measure_startup(name, opts, server_cpus, out)
+    out.update(startup)
     server = start_server(name, opts, server_cpus)
     try:
         assert server.ready_at is not None
@@ -686,12 +696,20 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="zcb-build-") as build:
         exe = compile_loadgen(Path(build))
         for r in range(opts.repeat):
+            startups: dict[str, dict[str, float | None]] = {name: {} for name in opts.targets}
+            if opts.transport:
+                log(f"repeat {r + 1}/{opts.repeat}: start-up, alternating {' and '.join(opts.targets)}")
+                try:
+                    startups = measure_startups(opts, cpu_plan(opts.pin)[0])
+                except BenchError as exc:
+                    log(f"start-up: {exc}")
+                    failures.append(f"start-up: {exc}")
             # Alternate targets inside each repeat so slow drifts of the machine hit both alike.
             for name in opts.targets:
                 pre = wait_for_quiet(opts.quiet_wait) if opts.quiet_wait > 0 else None
                 log(f"repeat {r + 1}/{opts.repeat}: {name}" + (f" (machine {pre:.0%} busy)" if pre else ""))
                 try:
-                    runs[name].append(measure_target(name, opts, exe, raw[name]))
+                    runs[name].append(measure_target(name, opts, exe, raw[name], startups[name]))
                     raw[name][-1]["busy_before"] = pre
                     failures.extend(f"{name}, repeat {r + 1}: {e}" for e in raw[name][-1]["errors"])
                 except BenchError as exc:
