@@ -8,10 +8,10 @@ never cached anything, on the same database.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import threading
 from typing import Any
 
+import pytest
+from cancelled_write import append_cancelled_mid_write
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -176,18 +176,9 @@ def test_a_racing_read_does_not_fill_the_cache_with_what_a_write_changed() -> No
     asyncio.run(run())
 
 
-def test_an_append_whose_caller_was_cancelled_mid_write_drops_the_cached_context(monkeypatch: Any) -> None:
-    # The unit commits (a started unit always finishes) but the caller never hears of it: the cache must not
-    # keep the context from before the row.
-    started, release = threading.Event(), threading.Event()
-    units: list[Any] = []  # the store's own append unit (app.sessions.store_sqlite on SQLite)
-
-    def slow_append(*args: Any) -> int:
-        index: int = units[0](*args)
-        started.set()
-        assert release.wait(10)
-        return index
-
+def test_an_append_whose_caller_was_cancelled_mid_write_drops_the_cached_context(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     async def run() -> None:
         db = await Database.open("sqlite+aiosqlite://")
         try:
@@ -195,15 +186,7 @@ def test_an_append_whose_caller_was_cancelled_mid_write_drops_the_cached_context
             store = SessionStore(db)
             await store.create(SID, owner="o", agent_alias="default", workspace_dir="/tmp")
             await store.context(SID)  # cached: empty
-            units.append(store._append_unit)
-            monkeypatch.setattr(store, "_append_unit", slow_append)
-            task = asyncio.ensure_future(store.append(SID, role="user", content="hi", turn_id="t1", surface="rpc"))
-            assert await asyncio.to_thread(started.wait, 10)
-            task.cancel()
-            release.set()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-            await db.write(lambda _s: None)  # the writer has finished the append
+            await append_cancelled_mid_write(store, db, monkeypatch, SID)
             assert (await store.context(SID)).messages == [{"role": "user", "content": "hi"}]
         finally:
             await db.close()

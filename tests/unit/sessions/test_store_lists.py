@@ -7,11 +7,12 @@ compare every `list()` with one made by a store that has never cached anything, 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+from cancelled_write import append_cancelled_mid_write
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -141,31 +142,14 @@ def test_a_list_read_racing_a_write_does_not_fill_the_cache_with_what_the_write_
     asyncio.run(asyncio.wait_for(run(), 20))
 
 
-def test_a_write_whose_caller_was_cancelled_still_empties_the_cache(monkeypatch: Any) -> None:
-    started, release = threading.Event(), threading.Event()
-
+def test_a_write_whose_caller_was_cancelled_still_empties_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     async def run() -> None:
         db = await _database()
         try:
             store = SessionStore(db)
             await store.create("s1", owner="o", agent_alias="default", workspace_dir="/w")
             assert [r.message_count for r in await store.list(None)] == [0]  # cached
-            unit = store._append_unit
-
-            def slow_append(*args: Any) -> int:
-                index: int = unit(*args)
-                started.set()
-                assert release.wait(10)
-                return index
-
-            monkeypatch.setattr(store, "_append_unit", slow_append)
-            task = asyncio.ensure_future(store.append("s1", role="user", content="hi", turn_id="t1", surface="rpc"))
-            assert await asyncio.to_thread(started.wait, 10)
-            task.cancel()
-            release.set()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-            await db.write(lambda _s: None)  # the writer has finished the append
+            await append_cancelled_mid_write(store, db, monkeypatch, "s1")
             assert [r.message_count for r in await store.list(None)] == [1]
         finally:
             await db.close()

@@ -1,0 +1,41 @@
+"""A store write whose caller is cancelled while its unit runs: the unit commits (a started unit always finishes)
+but the caller never hears of it. The store's caches must not keep what they held before the row
+(tests/unit/sessions/test_store_context_cache.py, test_store_lists.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from typing import Any
+
+import pytest
+
+from app.sessions.store import SessionStore
+from app.storage import Database
+
+__all__ = ["append_cancelled_mid_write"]
+
+
+async def append_cancelled_mid_write(
+    store: SessionStore, db: Database, monkeypatch: pytest.MonkeyPatch, session_id: str
+) -> None:
+    """Append a user row "hi" to `session_id`, cancel its caller while the unit runs, and return once it
+    committed."""
+    started, release = threading.Event(), threading.Event()
+    unit = store._append_unit  # the store's own (app.sessions.store_sqlite on SQLite)
+
+    def slow_append(*args: Any) -> int:
+        index: int = unit(*args)
+        started.set()
+        assert release.wait(10)
+        return index
+
+    monkeypatch.setattr(store, "_append_unit", slow_append)
+    task = asyncio.ensure_future(store.append(session_id, role="user", content="hi", turn_id="t1", surface="rpc"))
+    assert await asyncio.to_thread(started.wait, 10)
+    task.cancel()
+    release.set()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    await db.write(lambda _s: None)  # the writer has finished the append
