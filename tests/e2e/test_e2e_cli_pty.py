@@ -96,6 +96,20 @@ class Terminal:
     def type(self, text: str) -> None:
         os.write(self.fd, text.encode())
 
+    def frame(self, rid: str, timeout: float = WAIT) -> dict[str, Any]:
+        """Wait until the answer with id `rid` is shown whole (a frame is printed over many lines: seeing its id
+        line does not mean the rest is there yet); the frame."""
+        deadline = time.monotonic() + timeout
+        open_ = True
+        while True:
+            found = next((f for f in json_frames(self.output) if f.get("id") == rid), None)
+            if found is not None:
+                return found
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not open_:
+                raise AssertionError(f"no whole frame {rid!r} within {timeout} s; the terminal shows:\n{self.output}")
+            open_ = self._read(min(remaining, 0.2))
+
     def line(self, text: str) -> None:
         self.type(text + "\r")  # Enter
 
@@ -197,9 +211,7 @@ def test_rpc_interactive_initializes_first(pty_daemon: Daemon, terminals: list[T
     t = zeroclaw(terminals, pty_daemon, "rpc")
     t.expect(r"connected to zeroclaw \S+ \(pid \d+\) as owner")
     t.line("status")
-    t.expect(r'"id": "cli-1"')
-    t.expect(r'"connections"')
-    frame = next(f for f in json_frames(t.output) if f.get("id") == "cli-1")
+    frame = t.frame("cli-1")
     assert frame["result"]["pid"] == pty_daemon.pid, frame  # not -32010: the client initialized first
     t.ctrl_c()  # (a Ctrl-D typed while the client is not yet back in readline would be lost: no visible prompt)
     assert t.wait() == 130
@@ -248,13 +260,11 @@ def test_rpc_interactive_typed_initialize_reauthenticates(pty_daemon: Daemon, te
     t = zeroclaw(terminals, pty_daemon, "rpc")
     t.expect("as owner")
     t.line(f'initialize {{"authToken": "{asyncio.run(token())}"}}')
-    t.expect(r'"id": "cli-1"')
-    t.expect(r'"principal"')
+    initialized = t.frame("cli-1")
     t.line("status")  # alice has no system:read
-    t.expect(r'"id": "cli-2"')
-    frames = {f.get("id"): f for f in json_frames(t.output)}
-    assert frames["cli-1"]["result"]["principal"]["id"] == "user:alice", frames["cli-1"]
-    assert frames["cli-2"]["error"]["code"] == -32012, frames["cli-2"]
+    refused = t.frame("cli-2")  # regression: the id line was read before the rest of the frame had arrived
+    assert initialized["result"]["principal"]["id"] == "user:alice", initialized
+    assert refused["error"]["code"] == -32012, refused
     t.ctrl_c()
     assert t.wait() == 130
 
