@@ -59,11 +59,6 @@ class Loaded:
     config: Config
     unknown_keys: tuple[str, ...]
 
-    @property
-    def document(self) -> TOMLDocument:
-        """The document to edit (tomlkit), parsed now; an empty one when there is no file."""
-        return parse(self.raw, Path(CONFIG_FILE_NAME))
-
 
 def read_raw(path: Path) -> bytes | None:
     try:
