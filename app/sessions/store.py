@@ -8,8 +8,11 @@ docs/sessions-storage.md has the schema, the checkpoint policy and the recovery 
 
 from __future__ import annotations
 
+import asyncio
 import builtins
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from functools import partial
 from os import PathLike
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
@@ -20,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from app.sessions import store_replay, store_sql, store_sqlite
 from app.sessions.store_cache import ContextCache, ReplayRow
-from app.sessions.store_lists import ListCache
+from app.sessions.store_lists import Activity, ListCache
 from app.sessions.store_recovery import close_open_turns
 from app.sessions.store_rows import (
     add_row,
@@ -82,6 +85,7 @@ class SessionStore:
         self._faults = faults if faults is not None else Faults()
         self._contexts = ContextCache()
         self._lists = ListCache()
+        self._endings: set[asyncio.Future[None]] = set()  # cancelled writes not yet known to have ended
         # On SQLite the hottest units are SQL text on the driver connection (store_sqlite), elsewhere Core.
         sqlite = db.dialect == "sqlite"
         self._list_unit = store_sqlite.list_records if sqlite else store_sql.list_records
@@ -116,7 +120,7 @@ class SessionStore:
         check_choice("mode", mode, MODES)
         check_choice("surface", surface, SURFACES)
         args = (mode, session_id, owner, agent_alias, str(workspace_dir), surface)
-        return await self._write("create", session_id, store_sql.create, *args)
+        return await self._write("create", session_id, None, store_sql.create, *args)
 
     async def reopen(self, session_id: str, *, mode: Mode = "acp") -> SessionRecord:
         """Resume a stored session, whoever owns it (the caller checked access): clears closed_at (R-ACP-8)."""
@@ -128,7 +132,7 @@ class SessionStore:
             row.last_activity = utcnow()
             return to_record(row, mode, resumed=True)
 
-        return await self._write("reopen", session_id, unit)
+        return await self._write("reopen", session_id, None, unit)
 
     async def get(self, session_id: str, mode: Mode = "acp") -> SessionRecord | None:
         check_choice("mode", mode, MODES)
@@ -138,7 +142,7 @@ class SessionStore:
         """Sessions of both modes, most recently active first; `owner=None` lists everyone's.
 
         Closed chat sessions are gone (R-ACP-8) and never listed; closed ACP sessions are resumable and are.
-        Answered from `store_lists.ListCache` until the store's next write.
+        Answered from `store_lists.ListCache`, which the store's writes keep exact.
         """
         key = (owner, include_killed)
         cached = self._lists.get(key)
@@ -154,7 +158,7 @@ class SessionStore:
         def unit(s: Session) -> None:
             load_session(s, mode, session_id).last_activity = utcnow()
 
-        await self._write("touch", session_id, unit)
+        await self._write("touch", session_id, None, unit)
 
     async def close(self, session_id: str, *, mode: Mode = "acp") -> None:
         """Keep the history; an ACP session stays resumable (R-ACP-8). An open turn is left to recovery."""
@@ -165,7 +169,7 @@ class SessionStore:
             row.closed_at = row.closed_at or now
             row.last_activity = now
 
-        await self._write("close", session_id, unit)
+        await self._write("close", session_id, None, unit)
 
     async def kill(self, session_id: str, *, mode: Mode = "acp") -> None:
         """Tombstone (R-ACP-9): history stays readable, the session is never rehydrated.
@@ -191,7 +195,7 @@ class SessionStore:
                     .values(finished_at=now, stop_reason=STOP_KILLED)
                 )
 
-        await self._write("kill", session_id, unit)
+        await self._write("kill", session_id, None, unit)
 
     async def delete(self, session_id: str, *, mode: Mode = "acp") -> bool:
         """Remove the session with its transcript, turns and snapshots, in one transaction (R-ACP-10).
@@ -211,7 +215,7 @@ class SessionStore:
             s.execute(sa.delete(session_model).where(session_model.session_id == session_id))
             return True
 
-        return await self._write("delete", session_id, unit)
+        return await self._write("delete", session_id, None, unit)
 
     # -- transcript ----------------------------------------------------------------------------------------
 
@@ -239,8 +243,11 @@ class SessionStore:
         check_id("turn_id", turn_id, MAX_TURN_ID_LEN)
         check_choice("surface", surface, SURFACES)
         content = clip(content)
-        args = (mode, session_id, role, content, tool_call_id, name, marker, turn_id, surface, complete)
-        index = await self._write("append", session_id, self._append_unit, *args)
+        now = utcnow()
+        index: int = await self._write(
+            "append", session_id, partial(_appended, mode, now), self._append_unit,
+            mode, session_id, role, content, tool_call_id, name, marker, turn_id, surface, complete, now,
+        )  # fmt: skip
         self._contexts.appended(session_id, mode, surface, ReplayRow(index, role, content, tool_call_id, name))
         return index
 
@@ -251,7 +258,11 @@ class SessionStore:
         boundaries). The row keeps its index; only content and `complete` change."""
         check_choice("mode", mode, MODES)
         content = clip(content)
-        await self._write("update_text", session_id, self._update_text_unit, mode, session_id, index, content, complete)
+        now = utcnow()
+        unit, activity = self._update_text_unit, Activity(mode, now)
+        await self._write(
+            "update_text", session_id, lambda _: activity, unit, mode, session_id, index, content, complete, now
+        )
         self._contexts.updated(session_id, mode, index, content)
 
     async def finish_turn(self, session_id: str, turn_id: str, stop_reason: str, *, mode: Mode = "acp") -> None:
@@ -262,7 +273,11 @@ class SessionStore:
         check_choice("mode", mode, MODES)
         check_id("turn_id", turn_id, MAX_TURN_ID_LEN)
         check_id("stop_reason", stop_reason, 32)
-        await self._write("finish_turn", session_id, self._finish_turn_unit, mode, session_id, turn_id, stop_reason)
+        now = utcnow()
+        unit, activity = self._finish_turn_unit, Activity(mode, now)
+        await self._write(
+            "finish_turn", session_id, lambda _: activity, unit, mode, session_id, turn_id, stop_reason, now
+        )
 
     async def messages(
         self, session_id: str, *, mode: Mode = "acp", limit: int = 100, before: int | None = None
@@ -297,7 +312,7 @@ class SessionStore:
         if surface is not None:
             check_choice("surface", surface, SURFACES)
         args = (session_id, payload, boundary, surface, SNAPSHOTS_KEPT)
-        snapshot_id, chosen = await self._write("save_snapshot", session_id, store_sql.save_snapshot, *args)
+        snapshot_id, chosen = await self._write("save_snapshot", session_id, None, store_sql.save_snapshot, *args)
         self._contexts.snapshot_saved(session_id, chosen, (snapshot_id, boundary, payload))
         return snapshot_id
 
@@ -350,7 +365,7 @@ class SessionStore:
             )  # fmt: skip
             return True
 
-        return await self._write("recover", session_id, unit)
+        return await self._write("recover", session_id, None, unit)
 
     # -- plumbing --------------------------------------------------------------------------------------------
 
@@ -358,6 +373,7 @@ class SessionStore:
         self,
         point: str,
         session_id: str,
+        activity: Callable[[T], Activity] | None,
         unit: Callable[Concatenate[Session, P], T],
         /,
         *args: P.args,
@@ -365,26 +381,53 @@ class SessionStore:
     ) -> T:
         """One committed transaction; an armed fault fires after the writes are issued, before the commit.
 
-        The context cache hears of it: appends, text updates and snapshots are applied by their callers,
-        finishing a turn changes no context, and anything else (or a write that failed or whose caller was
-        cancelled) drops the session's cached contexts. The list cache is emptied as it begins and as it ends."""
+        The caches hear of it as it begins and as it ends. The context cache: appends, text updates and snapshots
+        are applied by their callers, finishing a turn changes no context, and anything else (or a write that
+        failed) drops the session's cached contexts. The list cache: a checkpoint's `activity` (what it set in
+        the session's record, from its result) is applied, anything else empties it. A write whose caller was
+        cancelled may still commit, so it ends only once a write queued after it has run.
+        """
         contexts, lists = self._contexts, self._lists
         contexts.writing(session_id)
-        lists.writing()
+        ticket = lists.write_begins(session_id)
         try:
             result = await self._db.write(self._checked, point, partial(unit, **kwargs), *args)
-        except BaseException:
-            contexts.drop(session_id)
+        except asyncio.CancelledError:
+            ending = asyncio.ensure_future(self._end_after_queued_writes(session_id, ticket))
+            self._endings.add(ending)
+            ending.add_done_callback(self._endings.discard)
             raise
-        finally:
-            contexts.writing(session_id)
-            lists.writing()
+        except BaseException:
+            self._ended_unknown(session_id, ticket)
+            raise
+        contexts.writing(session_id)
         if point not in _KEEPS_CONTEXT:
             contexts.drop(session_id)
+        lists.write_ends(session_id, ticket, None if activity is None else activity(result))
         return result
+
+    async def _end_after_queued_writes(self, session_id: str, ticket: int) -> None:
+        """Writes run in submission order (`Database.write`): once this empty one ran, the cancelled one has
+        committed or rolled back."""
+        with contextlib.suppress(Exception):  # the database closed meanwhile: it let the cancelled write finish
+            await self._db.write(_nothing)
+        self._ended_unknown(session_id, ticket)
+
+    def _ended_unknown(self, session_id: str, ticket: int) -> None:
+        self._contexts.writing(session_id)
+        self._contexts.drop(session_id)
+        self._lists.write_ends(session_id, ticket)
 
     def _checked(self, s: Session, point: str, unit: Callable[..., T], *args: Any) -> T:
         result = unit(s, *args)
         s.flush()
         self._faults.check(point)
         return result
+
+
+def _appended(mode: Mode, now: datetime, index: int) -> Activity:
+    return Activity(mode, now, message_count=index + 1)
+
+
+def _nothing(_s: Session) -> None:
+    """A write that changes nothing: queued behind another, it tells when that one has finished."""

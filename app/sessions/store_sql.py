@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 from functools import cache
 from typing import Any, cast
 
@@ -317,11 +318,12 @@ def append(
     turn_id: str,
     surface: str,
     complete: bool,
+    now: datetime,
 ) -> int:
-    """One transcript row at the session's next index (R-ACP-1); the first non-marker row of an ACP turn opens
-    its `acp_turns` record. The counter is bumped and the row written in the writer's one transaction."""
+    """One transcript row at the session's next index (R-ACP-1), stamped `now` (the session's activity time too);
+    the first non-marker row of an ACP turn opens its `acp_turns` record. The counter is bumped and the row
+    written in the writer's one transaction."""
     connection = s.connection()
-    now = utcnow()
     counter = connection.execute(_take_index(mode), {"sid": session_id, "now": now}).scalar()
     if counter is None:
         raise SessionNotFound(session_id=session_id, mode=mode)
@@ -355,9 +357,11 @@ def append(
     return index
 
 
-def update_text(s: Session, mode: Mode, session_id: str, index: int, content: str, complete: bool) -> None:
+def update_text(
+    s: Session, mode: Mode, session_id: str, index: int, content: str, complete: bool, now: datetime
+) -> None:
     connection = s.connection()
-    if connection.execute(_touch(mode), {"sid": session_id, "now": utcnow()}).first() is None:
+    if connection.execute(_touch(mode), {"sid": session_id, "now": now}).first() is None:
         raise SessionNotFound(session_id=session_id, mode=mode)
     params = {"sid": session_id, "index": index, "text": clip(content), "done": complete}
     if cast("CursorResult[Any]", connection.execute(_set_text(mode), params)).rowcount == 1:
@@ -368,9 +372,8 @@ def update_text(s: Session, mode: Mode, session_id: str, index: int, content: st
     raise ValueError("marker rows are written once and never updated")
 
 
-def finish_turn(s: Session, mode: Mode, session_id: str, turn_id: str, stop_reason: str) -> None:
+def finish_turn(s: Session, mode: Mode, session_id: str, turn_id: str, stop_reason: str, now: datetime) -> None:
     connection = s.connection()
-    now = utcnow()
     session = connection.execute(_touch(mode), {"sid": session_id, "now": now}).first()
     if session is None:
         raise SessionNotFound(session_id=session_id, mode=mode)

@@ -22,7 +22,6 @@ from sqlalchemy.orm import Session
 
 from app.sessions.errors import RowNotFound, SessionNotFound
 from app.sessions.store_types import Mode, SessionRecord, TranscriptRow, clip
-from app.storage.timestamps import utcnow
 
 __all__ = ["append", "finish_turn", "list_records", "messages", "sqlite_time", "update_text"]
 
@@ -182,10 +181,11 @@ def append(
     turn_id: str,
     surface: str,
     complete: bool,
+    moment: datetime,
 ) -> int:
     """`store_sql.append` on SQLite."""
     connection = _connection(s)
-    now = sqlite_time(utcnow())
+    now = sqlite_time(moment)
     taken = connection.execute(_TAKE_INDEX[mode], (now, session_id)).fetchall()
     if not taken:
         raise SessionNotFound(session_id=session_id, mode=mode)
@@ -197,10 +197,12 @@ def append(
     return index
 
 
-def update_text(s: Session, mode: Mode, session_id: str, index: int, content: str, complete: bool) -> None:
+def update_text(
+    s: Session, mode: Mode, session_id: str, index: int, content: str, complete: bool, moment: datetime
+) -> None:
     """`store_sql.update_text` on SQLite."""
     connection = _connection(s)
-    if not connection.execute(_TOUCH[mode], (sqlite_time(utcnow()), session_id)).fetchall():
+    if not connection.execute(_TOUCH[mode], (sqlite_time(moment), session_id)).fetchall():
         raise SessionNotFound(session_id=session_id, mode=mode)
     if connection.execute(_SET_TEXT[mode], (clip(content), int(complete), session_id, index)).rowcount == 1:
         return
@@ -210,10 +212,10 @@ def update_text(s: Session, mode: Mode, session_id: str, index: int, content: st
     raise ValueError("marker rows are written once and never updated")
 
 
-def finish_turn(s: Session, mode: Mode, session_id: str, turn_id: str, stop_reason: str) -> None:
+def finish_turn(s: Session, mode: Mode, session_id: str, turn_id: str, stop_reason: str, moment: datetime) -> None:
     """`store_sql.finish_turn` on SQLite."""
     connection = _connection(s)
-    now = sqlite_time(utcnow())
+    now = sqlite_time(moment)
     touched = connection.execute(_TOUCH[mode], (now, session_id)).fetchall()
     if not touched:
         raise SessionNotFound(session_id=session_id, mode=mode)

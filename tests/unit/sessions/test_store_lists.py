@@ -1,13 +1,16 @@
 """The store's list cache (app/sessions/store_lists.py) never differs from a fresh read (R-ACP-8, R-ACP-9).
 
-Random sequences of the store's writes, with lists read in between (which fill the cache) and injected faults,
-compare every `list()` with one made by a store that has never cached anything, on the same database.
+Random sequences of the store's writes (a turn's checkpoints among them, also two at once on one session and
+racing a list read), with lists read in between (which fill the cache) and injected faults, compare every
+`list()` with one made by a store that has never cached anything, on the same database.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +21,11 @@ from hypothesis import strategies as st
 
 from app.sessions.errors import SessionClosed, SessionKilled, SessionNotOwned
 from app.sessions.store import SessionStore
+from app.sessions.store_lists import Activity, ListCache
+from app.sessions.store_types import SessionRecord
 from app.storage import Database
 from app.storage.faults import StorageFault
+from app.storage.migrate import upgrade
 from app.storage.models import Base
 
 SIDS = ("s1", "s2", "s3")
@@ -30,12 +36,18 @@ mode = st.sampled_from(["acp", "chat"])
 op = st.one_of(
     st.tuples(st.just("create"), sid, st.sampled_from(OWNERS), mode),
     st.tuples(st.just("append"), sid, mode),
+    st.tuples(st.just("update_text"), sid, mode),
+    st.tuples(st.just("finish_turn"), sid, mode),
+    st.tuples(st.just("overlap"), sid, mode),  # two checkpoints of one session at once, and a list read
     st.tuples(st.just("touch"), sid, mode),
     st.tuples(st.just("close"), sid, mode),
     st.tuples(st.just("kill"), sid, mode),
     st.tuples(st.just("delete"), sid, mode),
     st.tuples(st.just("list"), st.sampled_from([None, *OWNERS]), st.booleans()),
-    st.tuples(st.just("fault"), st.sampled_from(["create", "append", "touch", "close", "kill", "delete"])),
+    st.tuples(
+        st.just("fault"),
+        st.sampled_from(["create", "append", "update_text", "finish_turn", "touch", "close", "kill", "delete"]),
+    ),
 )
 
 
@@ -57,6 +69,14 @@ async def _run(ops: list[tuple[Any, ...]]) -> None:
     try:
         store = SessionStore(db)
         turn = 0
+
+        async def append(session: str, chosen: str) -> int:
+            nonlocal turn
+            turn += 1
+            return await store.append(
+                session, role="user", content="hi", turn_id=f"t{turn}", surface="rpc", mode=chosen
+            )  # type: ignore[arg-type]
+
         for item in ops:
             kind = item[0]
             try:
@@ -64,10 +84,14 @@ async def _run(ops: list[tuple[Any, ...]]) -> None:
                     _, session, owner, chosen = item
                     await store.create(session, owner=owner, agent_alias="default", workspace_dir="/w", mode=chosen)
                 elif kind == "append":
-                    turn += 1
-                    await store.append(
-                        item[1], role="user", content="hi", turn_id=f"t{turn}", surface="rpc", mode=item[2]
-                    )
+                    await append(item[1], item[2])
+                elif kind == "update_text":
+                    await store.update_text(item[1], 0, f"text {turn}", complete=False, mode=item[2])
+                elif kind == "finish_turn":
+                    await store.finish_turn(item[1], f"t{turn}", "end_turn", mode=item[2])
+                elif kind == "overlap":
+                    writes = (append(item[1], item[2]), store.touch(item[1], mode=item[2]))
+                    await asyncio.gather(*writes, store.list(None), return_exceptions=True)
                 elif kind in ("touch", "close", "kill", "delete"):
                     await getattr(store, kind)(item[1], mode=item[2])
                 elif kind == "list":
@@ -85,6 +109,10 @@ async def _run(ops: list[tuple[Any, ...]]) -> None:
 @example([("create", "s1", "o1", "acp"), ("list", None, False), ("append", "s1", "acp"), ("list", None, False)])
 @example([("create", "s1", "o1", "acp"), ("list", "o1", False), ("kill", "s1", "acp"), ("list", "o1", True)])
 @example([("create", "s1", "o1", "chat"), ("list", None, True), ("fault", "close"), ("close", "s1", "chat")])
+@example([("create", "s1", "o1", "acp"), ("create", "s2", "o1", "acp"), ("list", None, False), ("append", "s1", "acp")])
+@example([("create", "s1", "o1", "acp"), ("append", "s1", "acp"), ("list", "o1", False), ("update_text", "s1", "acp")])
+@example([("create", "s1", "o1", "acp"), ("list", None, False), ("fault", "append"), ("append", "s1", "acp")])
+@example([("create", "s1", "o1", "acp"), ("list", None, False), ("overlap", "s1", "acp")])
 @settings(max_examples=150, deadline=None)
 def test_cached_lists_equal_a_fresh_read(ops: list[tuple[Any, ...]]) -> None:
     asyncio.run(_run(ops))
@@ -155,3 +183,142 @@ def test_a_write_whose_caller_was_cancelled_still_empties_the_cache(monkeypatch:
             await db.close()
 
     asyncio.run(run())
+
+
+def test_a_turns_checkpoints_are_applied_to_the_kept_list_not_read_again(database_url: str) -> None:
+    # A panel polls session/list while turns stream: the checkpoints keep the list exact without a read.
+    async def run() -> None:
+        await asyncio.to_thread(upgrade, database_url)
+        db = await Database.open(database_url)
+        try:
+            store = SessionStore(db)
+            for session in ("s1", "s2"):
+                await store.create(session, owner="o", agent_alias="default", workspace_dir="/w")
+            reads: list[object] = []
+            unit = store._list_unit
+            store._list_unit = lambda *args: reads.append(args) or unit(*args)  # type: ignore[method-assign]
+            assert [r.session_id for r in await store.list(None)] == ["s2", "s1"]
+            index = await store.append("s1", role="user", content="hi", turn_id="t1", surface="rpc")
+            assert [(r.session_id, r.message_count) for r in await store.list(None)] == [("s1", 1), ("s2", 0)]
+            answer = await store.append("s1", role="assistant", content="", turn_id="t1", surface="rpc", complete=False)
+            for n in range(3):
+                await store.update_text("s1", answer, "x" * n, complete=False)
+                assert await store.list(None) == await SessionStore(db).list(None)
+            await store.finish_turn("s1", "t1", "end_turn")
+            assert await store.list(None) == await SessionStore(db).list(None)
+            assert len(reads) == 1 and index == 0
+            await store.create("s3", owner="o", agent_alias="default", workspace_dir="/w")  # anything else: read again
+            assert [r.session_id for r in await store.list(None)] == ["s3", "s1", "s2"] and len(reads) == 2
+        finally:
+            await db.close()
+
+    asyncio.run(run())
+
+
+def test_a_list_read_between_a_cancelled_write_and_its_commit_is_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The caller of an append is cancelled while its unit runs; a list read then (on a reader thread) sees the
+    # session before the row. The append still commits: the cache must not keep that read.
+    async def run() -> None:
+        db = await _database(f"sqlite+aiosqlite:///{tmp_path / 'z.db'}")
+        try:
+            store = SessionStore(db)
+            await store.create("s1", owner="o", agent_alias="default", workspace_dir="/w")
+            started, release = threading.Event(), threading.Event()
+            unit = store._append_unit
+
+            def held(*args: Any) -> int:
+                index: int = unit(*args)
+                started.set()
+                assert release.wait(10)
+                return index
+
+            monkeypatch.setattr(store, "_append_unit", held)
+            task = asyncio.ensure_future(store.append("s1", role="user", content="hi", turn_id="t1", surface="rpc"))
+            assert await asyncio.to_thread(started.wait, 10)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            assert [r.message_count for r in await store.list(None)] == [0]  # not committed yet
+            assert (await store.context("s1")).next_index == 0
+            release.set()
+            await db.write(lambda _s: None)  # the append has committed
+            await asyncio.sleep(0)  # and the store heard of its end
+            assert [r.message_count for r in await store.list(None)] == [1]
+            assert (await store.context("s1")).next_index == 1
+        finally:
+            await db.close()
+
+    asyncio.run(asyncio.wait_for(run(), 20))
+
+
+def test_a_list_read_that_began_during_a_write_and_ended_after_it_is_not_kept(tmp_path: Path) -> None:
+    # The read sees the session before the append commits and returns after the append ended: stale.
+    append_ran, release_append = threading.Event(), threading.Event()
+    read_ran, release_read = threading.Event(), threading.Event()
+
+    async def run() -> None:
+        db = await _database(f"sqlite+aiosqlite:///{tmp_path / 'z.db'}")
+        try:
+            store = SessionStore(db)
+            await store.create("s1", owner="o", agent_alias="default", workspace_dir="/w")
+            append_unit, list_unit = store._append_unit, store._list_unit
+
+            def held_append(*args: Any) -> int:
+                index: int = append_unit(*args)
+                append_ran.set()
+                assert release_append.wait(10)
+                return index
+
+            def held_list(*args: Any) -> Any:
+                records = list_unit(*args)
+                read_ran.set()
+                assert release_read.wait(10)
+                return records
+
+            store._append_unit, store._list_unit = held_append, held_list  # type: ignore[method-assign]
+            append = asyncio.ensure_future(store.append("s1", role="user", content="hi", turn_id="t", surface="rpc"))
+            assert await asyncio.to_thread(append_ran.wait, 10)
+            read = asyncio.ensure_future(store.list(None))
+            assert await asyncio.to_thread(read_ran.wait, 10)
+            store._list_unit = list_unit  # type: ignore[method-assign]
+            release_append.set()
+            assert await append == 0
+            release_read.set()
+            assert [r.message_count for r in await read] == [0]  # read before the commit
+            assert [r.message_count for r in await store.list(None)] == [1]
+        finally:
+            await db.close()
+
+    asyncio.run(asyncio.wait_for(run(), 20))
+
+
+def _record(session: str, count: int = 0) -> SessionRecord:
+    at = datetime(2026, 12, 1, tzinfo=UTC)
+    return SessionRecord(session, "o", "default", "acp", "/w", "rpc", at, at, False, False, count)
+
+
+def test_overlapping_writes_of_one_session_empty_the_kept_lists_whichever_ends_first() -> None:
+    # Their commits may come in either order (a pool of writers), so neither one's values are known to be the last.
+    later = datetime(2026, 12, 2, tzinfo=UTC)
+    for first_to_end in (0, 1):
+        cache = ListCache()
+        cache.fill((None, False), cache.version, [_record("s1"), _record("s2")])
+        tickets = [cache.write_begins("s1"), cache.write_begins("s1")]
+        cache.write_ends("s1", tickets[first_to_end], Activity("acp", later, 1))
+        assert cache.get((None, False)) is None
+        cache.fill((None, False), cache.version, [_record("s1"), _record("s2")])
+        cache.write_ends("s1", tickets[1 - first_to_end], Activity("acp", later, 2))
+        assert cache.get((None, False)) is None
+
+
+def test_a_write_of_another_session_meanwhile_does_not_stop_a_checkpoint_being_applied() -> None:
+    later = datetime(2026, 12, 2, tzinfo=UTC)
+    cache = ListCache()
+    cache.fill((None, False), cache.version, [_record("s1"), _record("s2")])
+    mine, other = cache.write_begins("s2"), cache.write_begins("s1")
+    cache.write_ends("s2", mine, Activity("acp", later, 3))
+    assert [(r.session_id, r.message_count) for r in cache.get((None, False)) or ()] == [("s2", 3), ("s1", 0)]
+    cache.write_ends("s1", other)  # not a checkpoint: empties
+    assert cache.get((None, False)) is None
