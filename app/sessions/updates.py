@@ -27,21 +27,15 @@ class TurnUpdates:
         await self._send([event])
 
     async def text(self, chunks: Sequence[str]) -> None:
-        """One `agent_message_chunk` update per chunk, sent as one batch; none is built while nobody receives them
-        (a turn goes on after its prompter was disconnected, docs/sessions.md)."""
-        if self._current_recipients():
-            sid = self._live.session_id
-            await self._send([{"session_id": sid, "type": "agent_message_chunk", "text": chunk} for chunk in chunks])
-
-    def _current_recipients(self) -> list[UpdateSink]:
-        live = self._live
-        if self._version != live.watch_version:
-            self._recipients, self._version = live.sinks_for(self._prompter), live.watch_version
-        return self._recipients
+        """One `agent_message_chunk` update per chunk, sent as one batch."""
+        sid = self._live.session_id
+        await self._send([{"session_id": sid, "type": "agent_message_chunk", "text": chunk} for chunk in chunks])
 
     async def _send(self, events: list[SessionEvent]) -> None:
         live = self._live
-        for target in self._current_recipients():
+        if self._version != live.watch_version:
+            self._recipients, self._version = live.sinks_for(self._prompter), live.watch_version
+        for target in self._recipients:
             try:
                 await target.send_updates(events)
             except Exception:  # a receiver that went away stops receiving; the turn goes on
