@@ -24,6 +24,7 @@ from app.config.reload import ConfigWatcher
 from app.config.store import ConfigStore
 from app.endpoint_lock import AlreadyRunning, EndpointLock
 from app.ephemeral import EphemeralWatch
+from app.long_lived import keep_what_lives_now
 from app.observe import Observations
 from app.paths import InsecureDirectory, Paths, ensure_endpoint_dir, ensure_private_dir, process_uid, resolve
 from app.services import Services
@@ -203,7 +204,9 @@ async def _open_deferred(data_dir: Path, observations: Observations) -> Database
     from app.storage.driver_faults import install_from_env as install_fault_file
 
     install_fault_file()
-    return await Database.open(url, timings=observations.storage)
+    database = await Database.open(url, timings=observations.storage)
+    keep_what_lives_now()
+    return database
 
 
 # What the first storage call needs, imported by `_load_storage` in a worker thread rather than on the event loop.
@@ -324,9 +327,9 @@ async def _start_gateway(options: DaemonOptions, services: Services, dispatcher:
 
 
 def _after_ready() -> None:
-    """Once ready: what start-up made lives as long as the process, so the cyclic GC need never scan it again
-    (`gc.freeze`); then collection goes on (the CLI turns it off for the start, app/cli/__init__.py)."""
-    gc.freeze()
+    """Once ready: what start-up made lives as long as the process (`app.long_lived`); then collection goes on (the
+    CLI turns it off for the start, app/cli/__init__.py)."""
+    keep_what_lives_now()
     gc.enable()
 
 

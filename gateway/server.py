@@ -21,6 +21,8 @@ from typing import Any
 import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from app.long_lived import keep_what_lives_now
+
 __all__ = ["AppOnFirstRequest", "GatewayHandle", "GatewayStartError", "start_gateway"]
 
 log = logging.getLogger("zeroclaw.gateway")
@@ -90,7 +92,9 @@ class AppOnFirstRequest:
 
     async def _import_and_build(self) -> ASGIApp:
         await asyncio.to_thread(importlib.import_module, self._module)
-        return self._build()
+        app = self._build()
+        keep_what_lives_now()  # the modules and the app live as long as the process
+        return app
 
 
 @dataclass
