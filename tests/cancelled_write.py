@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -18,10 +19,14 @@ __all__ = ["append_cancelled_mid_write"]
 
 
 async def append_cancelled_mid_write(
-    store: SessionStore, db: Database, monkeypatch: pytest.MonkeyPatch, session_id: str
+    store: SessionStore,
+    db: Database,
+    monkeypatch: pytest.MonkeyPatch,
+    session_id: str,
+    meanwhile: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """Append a user row "hi" to `session_id`, cancel its caller while the unit runs, and return once it
-    committed."""
+    """Append a user row "hi" to `session_id`, cancel its caller while the unit runs, await `meanwhile` (the
+    caller is gone, the row not yet committed), and return once it committed and the store heard of its end."""
     started, release = threading.Event(), threading.Event()
     unit = store._append_unit  # the store's own (app.sessions.store_sqlite on SQLite)
 
@@ -35,7 +40,10 @@ async def append_cancelled_mid_write(
     task = asyncio.ensure_future(store.append(session_id, role="user", content="hi", turn_id="t1", surface="rpc"))
     assert await asyncio.to_thread(started.wait, 10)
     task.cancel()
-    release.set()
     with contextlib.suppress(asyncio.CancelledError):
         await task
+    if meanwhile is not None:
+        await meanwhile()
+    release.set()
     await db.write(lambda _s: None)  # the writer has finished the append
+    await asyncio.sleep(0)  # and the store's own write queued after it has told its caches

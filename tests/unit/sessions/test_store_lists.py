@@ -8,11 +8,11 @@ racing a list read), with lists read in between (which fill the cache) and injec
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from cancelled_write import append_cancelled_mid_write
@@ -27,6 +27,8 @@ from app.storage import Database
 from app.storage.faults import StorageFault
 from app.storage.migrate import upgrade
 from app.storage.models import Base
+
+T = TypeVar("T")
 
 SIDS = ("s1", "s2", "s3")
 OWNERS = ("o1", "o2")
@@ -148,14 +150,7 @@ def test_a_list_read_racing_a_write_does_not_fill_the_cache_with_what_the_write_
             store = SessionStore(db)
             await store.create("s1", owner="o", agent_alias="default", workspace_dir="/w")
             unit = store._list_unit
-
-            def held(*args: Any) -> Any:
-                records = unit(*args)
-                started.set()
-                assert release.wait(10)
-                return records
-
-            store._list_unit = held  # type: ignore[method-assign]
+            store._list_unit = _held(unit, started, release)  # type: ignore[method-assign]
             read = asyncio.ensure_future(store.list(None))
             assert await asyncio.to_thread(started.wait, 10)
             store._list_unit = unit  # type: ignore[method-assign]
@@ -218,33 +213,19 @@ def test_a_turns_checkpoints_are_applied_to_the_kept_list_not_read_again(databas
 def test_a_list_read_between_a_cancelled_write_and_its_commit_is_not_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The caller of an append is cancelled while its unit runs; a list read then (on a reader thread) sees the
-    # session before the row. The append still commits: the cache must not keep that read.
+    # The caller of an append is cancelled while its unit runs; a list and a context read then (on reader threads)
+    # see the session before the row. The append still commits: neither cache may keep those reads.
     async def run() -> None:
         db = await _database(f"sqlite+aiosqlite:///{tmp_path / 'z.db'}")
         try:
             store = SessionStore(db)
             await store.create("s1", owner="o", agent_alias="default", workspace_dir="/w")
-            started, release = threading.Event(), threading.Event()
-            unit = store._append_unit
 
-            def held(*args: Any) -> int:
-                index: int = unit(*args)
-                started.set()
-                assert release.wait(10)
-                return index
+            async def read_before_the_commit() -> None:
+                assert [r.message_count for r in await store.list(None)] == [0]
+                assert (await store.context("s1")).next_index == 0
 
-            monkeypatch.setattr(store, "_append_unit", held)
-            task = asyncio.ensure_future(store.append("s1", role="user", content="hi", turn_id="t1", surface="rpc"))
-            assert await asyncio.to_thread(started.wait, 10)
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-            assert [r.message_count for r in await store.list(None)] == [0]  # not committed yet
-            assert (await store.context("s1")).next_index == 0
-            release.set()
-            await db.write(lambda _s: None)  # the append has committed
-            await asyncio.sleep(0)  # and the store heard of its end
+            await append_cancelled_mid_write(store, db, monkeypatch, "s1", read_before_the_commit)
             assert [r.message_count for r in await store.list(None)] == [1]
             assert (await store.context("s1")).next_index == 1
         finally:
@@ -263,21 +244,9 @@ def test_a_list_read_that_began_during_a_write_and_ended_after_it_is_not_kept(tm
         try:
             store = SessionStore(db)
             await store.create("s1", owner="o", agent_alias="default", workspace_dir="/w")
-            append_unit, list_unit = store._append_unit, store._list_unit
-
-            def held_append(*args: Any) -> int:
-                index: int = append_unit(*args)
-                append_ran.set()
-                assert release_append.wait(10)
-                return index
-
-            def held_list(*args: Any) -> Any:
-                records = list_unit(*args)
-                read_ran.set()
-                assert release_read.wait(10)
-                return records
-
-            store._append_unit, store._list_unit = held_append, held_list  # type: ignore[method-assign]
+            list_unit = store._list_unit
+            store._append_unit = _held(store._append_unit, append_ran, release_append)  # type: ignore[method-assign]
+            store._list_unit = _held(list_unit, read_ran, release_read)  # type: ignore[method-assign]
             append = asyncio.ensure_future(store.append("s1", role="user", content="hi", turn_id="t", surface="rpc"))
             assert await asyncio.to_thread(append_ran.wait, 10)
             read = asyncio.ensure_future(store.list(None))
@@ -292,6 +261,18 @@ def test_a_list_read_that_began_during_a_write_and_ended_after_it_is_not_kept(tm
             await db.close()
 
     asyncio.run(asyncio.wait_for(run(), 20))
+
+
+def _held(unit: Callable[..., T], ran: threading.Event, release: threading.Event) -> Callable[..., T]:
+    """`unit`, which once run says so and waits for `release` before it returns (its transaction still open)."""
+
+    def held(*args: Any) -> T:
+        result = unit(*args)
+        ran.set()
+        assert release.wait(10)
+        return result
+
+    return held
 
 
 def _record(session: str, count: int = 0) -> SessionRecord:
