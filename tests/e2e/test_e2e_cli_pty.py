@@ -52,6 +52,10 @@ class Terminal:
         if pid == 0:  # the child: only exec (the parent has threads)
             try:
                 os.chdir(REPO_ROOT)
+                # As a shell starts a foreground command: Ctrl-C and Ctrl-\ do their default, even when this test
+                # run was started where they are ignored (a background job, `nohup`), which the command inherits.
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                signal.signal(signal.SIGQUIT, signal.SIG_DFL)
                 os.execve(argv[0], argv, env)
             finally:
                 os._exit(127)
