@@ -59,6 +59,14 @@ async def _database(url: str = "sqlite+aiosqlite://") -> Database:
     return db
 
 
+async def _file_store(tmp_path: Path) -> tuple[Database, SessionStore]:
+    """A database file (reads run on reader threads beside the writer) and a store with one session, "s1"."""
+    db = await _database(f"sqlite+aiosqlite:///{tmp_path / 'z.db'}")
+    store = SessionStore(db)
+    await store.create("s1", owner="o", agent_alias="default", workspace_dir="/w")
+    return db, store
+
+
 async def _check(store: SessionStore, db: Database) -> None:
     fresh = SessionStore(db)
     for owner in (None, *OWNERS):
@@ -145,10 +153,8 @@ def test_a_list_read_racing_a_write_does_not_fill_the_cache_with_what_the_write_
     started, release = threading.Event(), threading.Event()
 
     async def run() -> None:
-        db = await _database(f"sqlite+aiosqlite:///{tmp_path / 'z.db'}")
+        db, store = await _file_store(tmp_path)
         try:
-            store = SessionStore(db)
-            await store.create("s1", owner="o", agent_alias="default", workspace_dir="/w")
             unit = store._list_unit
             store._list_unit = _held(unit, started, release)  # type: ignore[method-assign]
             read = asyncio.ensure_future(store.list(None))
@@ -216,10 +222,8 @@ def test_a_list_read_between_a_cancelled_write_and_its_commit_is_not_kept(
     # The caller of an append is cancelled while its unit runs; a list and a context read then (on reader threads)
     # see the session before the row. The append still commits: neither cache may keep those reads.
     async def run() -> None:
-        db = await _database(f"sqlite+aiosqlite:///{tmp_path / 'z.db'}")
+        db, store = await _file_store(tmp_path)
         try:
-            store = SessionStore(db)
-            await store.create("s1", owner="o", agent_alias="default", workspace_dir="/w")
 
             async def read_before_the_commit() -> None:
                 assert [r.message_count for r in await store.list(None)] == [0]
@@ -240,10 +244,8 @@ def test_a_list_read_that_began_during_a_write_and_ended_after_it_is_not_kept(tm
     read_ran, release_read = threading.Event(), threading.Event()
 
     async def run() -> None:
-        db = await _database(f"sqlite+aiosqlite:///{tmp_path / 'z.db'}")
+        db, store = await _file_store(tmp_path)
         try:
-            store = SessionStore(db)
-            await store.create("s1", owner="o", agent_alias="default", workspace_dir="/w")
             list_unit = store._list_unit
             store._append_unit = _held(store._append_unit, append_ran, release_append)  # type: ignore[method-assign]
             store._list_unit = _held(list_unit, read_ran, release_read)  # type: ignore[method-assign]
