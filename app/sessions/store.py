@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from app.sessions import store_replay, store_sql, store_sqlite
 from app.sessions.store_cache import ContextCache, ReplayRow
-from app.sessions.store_lists import Activity, ListCache
+from app.sessions.store_lists import UNCHANGED, Activity, Change, ListCache, Listed, Removed
 from app.sessions.store_recovery import close_open_turns
 from app.sessions.store_rows import (
     add_row,
@@ -120,7 +120,7 @@ class SessionStore:
         check_choice("mode", mode, MODES)
         check_choice("surface", surface, SURFACES)
         args = (mode, session_id, owner, agent_alias, str(workspace_dir), surface)
-        return await self._write("create", session_id, None, store_sql.create, *args)
+        return await self._write("create", session_id, Listed, store_sql.create, *args)
 
     async def reopen(self, session_id: str, *, mode: Mode = "acp") -> SessionRecord:
         """Resume a stored session, whoever owns it (the caller checked access): clears closed_at (R-ACP-8)."""
@@ -132,7 +132,7 @@ class SessionStore:
             row.last_activity = utcnow()
             return to_record(row, mode, resumed=True)
 
-        return await self._write("reopen", session_id, None, unit)
+        return await self._write("reopen", session_id, Listed, unit)
 
     async def get(self, session_id: str, mode: Mode = "acp") -> SessionRecord | None:
         check_choice("mode", mode, MODES)
@@ -144,32 +144,39 @@ class SessionStore:
         Closed chat sessions are gone (R-ACP-8) and never listed; closed ACP sessions are resumable and are.
         Answered from `store_lists.ListCache`, which the store's writes keep exact.
         """
-        key = (owner, include_killed)
-        cached = self._lists.get(key)
-        if cached is None:
-            version = self._lists.version
-            records = await self._db.read(self._list_unit, owner, include_killed)
-            records.sort(key=lambda r: (r.last_activity, r.session_id), reverse=True)
-            self._lists.fill(key, version, records)
-            return records
-        return builtins.list(cached)
+        kept = self.kept_list(owner, include_killed=include_killed)
+        if kept is not None:
+            return kept
+        version = self._lists.version
+        records = await self._db.read(self._list_unit, owner, include_killed)
+        records.sort(key=lambda r: (r.last_activity, r.session_id), reverse=True)
+        self._lists.fill((owner, include_killed), version, records)
+        return records
+
+    def kept_list(self, owner: str | None, *, include_killed: bool = False) -> builtins.list[SessionRecord] | None:
+        """What `list` answers, if it is kept in memory (None: `list` has to read it)."""
+        kept = self._lists.get((owner, include_killed))
+        return None if kept is None else builtins.list(kept)
 
     async def touch(self, session_id: str, *, mode: Mode = "acp") -> None:
-        def unit(s: Session) -> None:
-            load_session(s, mode, session_id).last_activity = utcnow()
+        now = utcnow()
 
-        await self._write("touch", session_id, None, unit)
+        def unit(s: Session) -> None:
+            load_session(s, mode, session_id).last_activity = now
+
+        await self._write("touch", session_id, lambda _: Activity(mode, now), unit)
 
     async def close(self, session_id: str, *, mode: Mode = "acp") -> None:
         """Keep the history; an ACP session stays resumable (R-ACP-8). An open turn is left to recovery."""
 
+        now = utcnow()
+
         def unit(s: Session) -> None:
             row = load_session(s, mode, session_id)
-            now = utcnow()
             row.closed_at = row.closed_at or now
             row.last_activity = now
 
-        await self._write("close", session_id, None, unit)
+        await self._write("close", session_id, lambda _: Activity(mode, now, closed=True), unit)
 
     async def kill(self, session_id: str, *, mode: Mode = "acp") -> None:
         """Tombstone (R-ACP-9): history stays readable, the session is never rehydrated.
@@ -177,10 +184,10 @@ class SessionStore:
         Open turns end as "killed" and their rows become complete, since nothing will ever recover them.
         """
         transcript = models(mode)[1]
+        now = utcnow()
 
         def unit(s: Session) -> None:
             row = load_session(s, mode, session_id)
-            now = utcnow()
             row.killed_at = row.killed_at or now
             row.last_activity = now
             s.execute(
@@ -195,7 +202,7 @@ class SessionStore:
                     .values(finished_at=now, stop_reason=STOP_KILLED)
                 )
 
-        await self._write("kill", session_id, None, unit)
+        await self._write("kill", session_id, lambda _: Activity(mode, now, killed=True), unit)
 
     async def delete(self, session_id: str, *, mode: Mode = "acp") -> bool:
         """Remove the session with its transcript, turns and snapshots, in one transaction (R-ACP-10).
@@ -215,7 +222,7 @@ class SessionStore:
             s.execute(sa.delete(session_model).where(session_model.session_id == session_id))
             return True
 
-        return await self._write("delete", session_id, None, unit)
+        return await self._write("delete", session_id, partial(_deleted, mode), unit)
 
     # -- transcript ----------------------------------------------------------------------------------------
 
@@ -312,7 +319,9 @@ class SessionStore:
         if surface is not None:
             check_choice("surface", surface, SURFACES)
         args = (session_id, payload, boundary, surface, SNAPSHOTS_KEPT)
-        snapshot_id, chosen = await self._write("save_snapshot", session_id, None, store_sql.save_snapshot, *args)
+        snapshot_id, chosen = await self._write(
+            "save_snapshot", session_id, lambda _: UNCHANGED, store_sql.save_snapshot, *args
+        )
         self._contexts.snapshot_saved(session_id, chosen, (snapshot_id, boundary, payload))
         return snapshot_id
 
@@ -373,7 +382,7 @@ class SessionStore:
         self,
         point: str,
         session_id: str,
-        activity: Callable[[T], Activity] | None,
+        change: Callable[[T], Change] | None,
         unit: Callable[Concatenate[Session, P], T],
         /,
         *args: P.args,
@@ -383,9 +392,9 @@ class SessionStore:
 
         The caches hear of it as it begins and as it ends. The context cache: appends, text updates and snapshots
         are applied by their callers, finishing a turn changes no context, and anything else (or a write that
-        failed) drops the session's cached contexts. The list cache: a checkpoint's `activity` (what it set in
-        the session's record, from its result) is applied, anything else empties it. A write whose caller was
-        cancelled may still commit, so it ends only once a write queued after it has run.
+        failed) drops the session's cached contexts. The list cache: the write's `change` (what it did to the
+        listed records, made from its result) is applied; a write without one (None) empties it. A write whose
+        caller was cancelled may still commit, so it ends only once a write queued after it has run.
         """
         contexts, lists = self._contexts, self._lists
         contexts.writing(session_id)
@@ -403,7 +412,7 @@ class SessionStore:
         contexts.writing(session_id)
         if point not in _KEEPS_CONTEXT:
             contexts.drop(session_id)
-        lists.write_ends(session_id, ticket, None if activity is None else activity(result))
+        lists.write_ends(session_id, ticket, None if change is None else change(result))
         return result
 
     async def _end_after_queued_writes(self, session_id: str, ticket: int) -> None:
@@ -427,6 +436,10 @@ class SessionStore:
 
 def _appended(mode: Mode, now: datetime, index: int) -> Activity:
     return Activity(mode, now, message_count=index + 1)
+
+
+def _deleted(mode: Mode, existed: bool) -> Change:
+    return Removed(mode) if existed else UNCHANGED
 
 
 def _nothing(_s: Session) -> None:

@@ -5,13 +5,16 @@ each answer was a read of both session tables on a storage thread. One daemon ow
 nothing but this store writes those tables, and every write goes through `SessionStore._write`, which tells this
 cache when it begins and when it ends.
 
-* A turn's checkpoints (`append`, `update_text`, `finish_turn`) set one session's activity time, and `append` its
-  message count, to values the store knows once the write committed (`Activity`). Such a write is applied to the
-  kept lists instead of emptying them, so a panel polling `session/list` while turns stream is still answered from
-  memory. It is applied only if no other write of that session overlapped it: then its commit is that session's
-  last, and the values it wrote are the stored ones. They are set, not added, so a list filled by a read that
-  already saw the commit is still exact.
-* Any other write, a failed one, an overlapped one or one whose caller was cancelled empties the cache as it ends.
+* A committed write says what it changed in the listed records (a `Change`, from values the store knows once it
+  committed): a turn's checkpoints, `touch`, `close` and `kill` set one record's activity time and flags
+  (`Activity`), `create` and `reopen` put the record they return in the lists it belongs to (`Listed`), `delete`
+  takes it out (`Removed`), a snapshot changes nothing listed (`UNCHANGED`). The change is applied to the kept
+  lists instead of emptying them, so a panel polling `session/list` while turns stream and sessions come and go
+  is still answered from memory. It is applied only if no other write of that session overlapped it: then its
+  commit is that session's last, and the values it wrote are the stored ones. They are set, not added, so a list
+  filled by a read that already saw the commit is still exact.
+* A write that says nothing (`None`: recovery), a failed one, an overlapped one or one whose caller was cancelled
+  empties the cache as it ends.
 * A read fills the cache only if no write ended while it ran (`version`): one that began meanwhile either
   empties the cache as it ends or sets values that are right whether or not the read saw its commit.
 """
@@ -25,7 +28,7 @@ from typing import Final
 
 from app.sessions.store_types import Mode, SessionRecord
 
-__all__ = ["Activity", "ListCache"]
+__all__ = ["UNCHANGED", "Activity", "Change", "ListCache", "Listed", "Removed"]
 
 MAX_LISTS: Final = 16  # (owner, killed included) answers kept; the least recently used goes first
 MAX_RECORDS: Final = 4096  # a longer list is read each time
@@ -35,11 +38,69 @@ Key = tuple[str | None, bool]  # owner (None: everyone's), killed sessions inclu
 
 @dataclass(frozen=True, slots=True)
 class Activity:
-    """What a committed checkpoint set in its session's listed record; `message_count` None: unchanged."""
+    """What a committed write set in its session's record: its activity time, and where not None its message
+    count, closed or killed flag."""
 
     mode: Mode
     at: datetime
     message_count: int | None = None
+    closed: bool | None = None
+    killed: bool | None = None
+
+    def apply(self, kept: _Kept, key: Key, session_id: str) -> None:
+        record = kept.records.get((session_id, self.mode))
+        if record is not None:
+            kept.put(
+                key,
+                replace(
+                    record,
+                    last_activity=self.at,
+                    message_count=record.message_count if self.message_count is None else self.message_count,
+                    closed=record.closed if self.closed is None else self.closed,
+                    killed=record.killed if self.killed is None else self.killed,
+                ),
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """The session's whole record as the write committed it (`create`, `reopen`)."""
+
+    record: SessionRecord
+
+    def apply(self, kept: _Kept, key: Key, session_id: str) -> None:
+        kept.put(key, replace(self.record, resumed=False))  # a read lists stored records: never "resumed"
+
+
+@dataclass(frozen=True, slots=True)
+class Removed:
+    """The session is gone (`delete`)."""
+
+    mode: Mode
+
+    def apply(self, kept: _Kept, key: Key, session_id: str) -> None:
+        kept.drop((session_id, self.mode))
+
+
+@dataclass(frozen=True, slots=True)
+class _Unchanged:
+    def apply(self, kept: _Kept, key: Key, session_id: str) -> None:
+        pass
+
+
+UNCHANGED: Final = _Unchanged()  # nothing a list shows (a snapshot, deleting what was not there)
+
+Change = Activity | Listed | Removed | _Unchanged
+
+
+def listed_in(key: Key, record: SessionRecord) -> bool:
+    """Whether a read for `key` lists `record` (store_sql.list_records: a closed chat session is gone, R-ACP-8)."""
+    owner, include_killed = key
+    return (
+        (owner is None or record.owner == owner)
+        and (include_killed or not record.killed)
+        and not (record.mode == "chat" and record.closed)
+    )
 
 
 def _recency(record: SessionRecord) -> tuple[datetime, str]:
@@ -54,6 +115,18 @@ class _Kept:
     def __init__(self, records: list[SessionRecord]) -> None:
         self.records = {(r.session_id, r.mode): r for r in records}
         self.ordered: tuple[SessionRecord, ...] | None = tuple(records)
+
+    def put(self, key: Key, record: SessionRecord) -> None:
+        """`record` as it is now: kept if this list shows it, taken out if it no longer does."""
+        if listed_in(key, record):
+            self.records[record.session_id, record.mode] = record
+            self.ordered = None
+        else:
+            self.drop((record.session_id, record.mode))
+
+    def drop(self, record_key: tuple[str, Mode]) -> None:
+        if self.records.pop(record_key, None) is not None:
+            self.ordered = None
 
 
 class ListCache:
@@ -91,8 +164,8 @@ class ListCache:
         self._in_flight[session_id] += 1
         return self._tickets
 
-    def write_ends(self, session_id: str, ticket: int, activity: Activity | None = None) -> None:
-        """The write with `ticket` ended: committed with `activity` applied, or anything else (None). A read
+    def write_ends(self, session_id: str, ticket: int, change: Change | None = None) -> None:
+        """The write with `ticket` ended: committed with `change` applied, or anything else (None). A read
         running meanwhile must not fill: it may have read before the commit."""
         self.version += 1
         alone = self._solo[session_id] == ticket
@@ -100,13 +173,10 @@ class ListCache:
             del self._in_flight[session_id], self._solo[session_id]
         else:
             self._in_flight[session_id] -= 1
-        if activity is None or not alone:
+        if change is None or not alone:
             self._lists.clear()
             return
-        key = (session_id, activity.mode)
-        for kept in self._lists.values():
-            record = kept.records.get(key)
-            if record is not None:
-                count = record.message_count if activity.message_count is None else activity.message_count
-                kept.records[key] = replace(record, last_activity=activity.at, message_count=count)
-                kept.ordered = None
+        for key, kept in list(self._lists.items()):
+            change.apply(kept, key, session_id)
+            if len(kept.records) > MAX_RECORDS:  # a list this long is read each time (`fill`)
+                del self._lists[key]
