@@ -2,7 +2,8 @@
 
 One `Dispatcher` serves the daemon. It accepts peers (the connection cap), classifies their frames (`envelope`),
 admits each request (`rpc.admission`: method, initialized, local-only, grant), validates its params, runs its
-handler inline (a plain function) or as its own task (a coroutine function), keeps the in-flight table that gives
+handler inline (a plain function) or as its own task (a coroutine function, or the coroutine a plain function
+returned because it has to wait this time: `rpc.registry`), keeps the in-flight table that gives
 every request with an id exactly one answer, routes responses to the connection's pending requests, and turns
 whatever a handler raises into the one error it answers (`rpc.boundary`, which also audits refusals). HTTP routes
 call `call()`, the same pipeline without a connection (R-ARCH-3).
@@ -21,6 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import suppress
 from enum import Enum
 from functools import partial
+from types import CoroutineType
 from typing import TYPE_CHECKING, Any, Final
 
 import orjson
@@ -249,7 +251,11 @@ class Dispatcher:
                     return None
                 handler = spec.handler  # called through a local: `spec.handler(...)` is an unspecialized lookup
                 try:  # the inline branch of `_execute`, for its encoded answer
-                    answer = encode_result(rid, handler(connection.context, spec.params_from(params)))
+                    result = handler(connection.context, spec.params_from(params))
+                    if type(result) is CoroutineType:
+                        self._start(connection, rid, spec, result)
+                        return None
+                    answer = encode_result(rid, result)
                 except Exception as exc:
                     self._send_error(connection, rid, exc, method)
                     return None
@@ -295,15 +301,15 @@ class Dispatcher:
         try:
             spec = self._admit(connection, request.method)
             params = spec.params_from(request.params)
-            if not spec.is_async:
-                spec.handler(connection.context, params)
+            result = spec.handler(connection.context, params)
+            if type(result) is not CoroutineType:
                 return
         except RpcError:
             return
         except Exception as exc:
             self.errors.to_rpc_error(exc)  # logs it under an error id
             return
-        task = asyncio.get_running_loop().create_task(spec.handler(connection.context, params))
+        task = asyncio.get_running_loop().create_task(result)
         connection.background.add(task)
         task.add_done_callback(partial(self._notification_done, connection))
 
@@ -371,34 +377,46 @@ class Dispatcher:
     def _execute(self, connection: Connection, rid: Id, spec: MethodSpec[Any], raw_params: object) -> None:
         """Validate the params of an admitted request, then run its handler inline or as its own task."""
         try:
-            params = spec.params_from(raw_params)
-            if not spec.is_async:
-                result = spec.handler(connection.context, params)
+            result = spec.handler(connection.context, spec.params_from(raw_params))
+            if type(result) is not CoroutineType:
                 connection.transport.send(encode_result(rid, result))
                 spec.answered[0] += 1
                 return
         except Exception as exc:
             self._send_error(connection, rid, exc, spec.name)
             return
-        task = asyncio.get_running_loop().create_task(self._answer_when_writable(connection, spec.handler, params))
+        self._start(connection, rid, spec, result)
+
+    def _start(
+        self, connection: Connection, rid: Id, spec: MethodSpec[Any], call: CoroutineType[Any, Any, Any]
+    ) -> None:
+        """Run a handler's coroutine as the request's own task, in the in-flight table until it is answered."""
+        task = asyncio.get_running_loop().create_task(self._answer_when_writable(connection, call))
         connection.inflight[rid] = task
         if spec.barrier:
             connection.barrier = True
-        task.add_done_callback(partial(self._finished, connection, rid, spec))
+        task.add_done_callback(partial(self._finished, connection, rid, spec, call))
 
-    async def _answer_when_writable(
-        self, connection: Connection, handler: Callable[[CallContext, Any], Awaitable[Any]], params: Any
-    ) -> Any:
-        """Run an async handler; while the peer is not reading, its answer waits like streamed output does, so a
-        few large answers at once do not pile up beyond the outbound limit (R-LIM: the limit plus one frame)."""
-        result = await handler(connection.context, params)
+    async def _answer_when_writable(self, connection: Connection, call: Awaitable[Any]) -> Any:
+        """Await a handler's coroutine; while the peer is not reading, its answer waits like streamed output does,
+        so a few large answers at once do not pile up beyond the outbound limit (R-LIM: the limit plus one frame)."""
+        result = await call
         if connection.transport.writing_paused:
             # Dropped or closing meanwhile: the answer goes nowhere, which is no failure of the call.
             with suppress(ConnectionClosed):
                 await connection.transport.wait_writable()
         return result
 
-    def _finished(self, connection: Connection, rid: Id, spec: MethodSpec[Any], task: asyncio.Task[Any]) -> None:
+    def _finished(
+        self,
+        connection: Connection,
+        rid: Id,
+        spec: MethodSpec[Any],
+        call: CoroutineType[Any, Any, Any],
+        task: asyncio.Task[Any],
+    ) -> None:
+        if task.cancelled():
+            call.close()  # a task cancelled before its first step never awaited it (no "never awaited" warning)
         if connection.inflight.get(rid) is task:
             del connection.inflight[rid]
         if spec.barrier:

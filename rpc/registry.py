@@ -1,7 +1,10 @@
 """The method registry (R-ARCH-2): each method declared once, with its params model, the grant it needs, whether
 it is local-only, and its handler. `initialize.methods`, admission (`rpc.admission`) and the REST adapters all
 read it. Handlers are plain functions when they never suspend (the dispatcher runs them inline, on the read path)
-and coroutine functions when they do (each call gets its own task).
+and coroutine functions when they do (each call gets its own task). A plain function that must wait only sometimes
+returns a coroutine then, which the dispatcher runs as the call's own task (`session/list`: answered from memory,
+read from storage only when its list is not kept); a task costs the call a turn of the event loop, where the other
+connections' work runs first.
 """
 
 from __future__ import annotations
@@ -87,7 +90,8 @@ _convert = msgspec.convert  # a module global: one lookup per call instead of tw
 _UNKNOWN: Any = object()  # `MethodSpec.empty` before the first call without params
 
 
-Handler = Callable[["CallContext", P], Any]  # a plain function, or a coroutine function (run as its own task)
+# A plain function (whose result may be a coroutine to run as its own task), or a coroutine function.
+Handler = Callable[["CallContext", P], Any]
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,9 @@ from __future__ import annotations
 import inspect
 import os
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
+from types import CoroutineType
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import orjson
@@ -277,18 +278,21 @@ def _adapt(spec: MethodSpec[Any]) -> MethodSpec[Any]:
             return AfterReply(shape(ctx, params, result.result), result.then)
         return shape(ctx, params, result)
 
+    async def finish_later(ctx: CallContext, params: Params, call: Awaitable[Any]) -> Any:
+        try:
+            result = await call
+        except Exception as exc:
+            if on_error is None:
+                raise
+            return on_error(ctx, params, exc)
+        return finish(ctx, params, result)
+
     if spec.is_async:
 
         async def run_async(ctx: CallContext, params: Params) -> Any:
             if adapt_params is not None:
                 params = adapt_params(params)
-            try:
-                result = await handler(ctx, params)
-            except Exception as exc:
-                if on_error is None:
-                    raise
-                return on_error(ctx, params, exc)
-            return finish(ctx, params, result)
+            return await finish_later(ctx, params, handler(ctx, params))
 
         run: Callable[[CallContext, Params], Any] = run_async
     else:
@@ -302,6 +306,8 @@ def _adapt(spec: MethodSpec[Any]) -> MethodSpec[Any]:
                 if on_error is None:
                     raise
                 return on_error(ctx, params, exc)
+            if type(result) is CoroutineType:  # it has to wait this time (rpc.registry)
+                return finish_later(ctx, params, result)
             return finish(ctx, params, result)
 
         run = run_sync

@@ -369,6 +369,14 @@ class SessionRegistry:
 
     async def list_sessions(self, principal: Principal, *, include_killed: bool) -> list[SessionSummary]:
         records = await self.store.list(None if principal.admin else principal.id, include_killed=include_killed)
+        return self._summaries(records)
+
+    def listed_now(self, principal: Principal, *, include_killed: bool) -> list[SessionSummary] | None:
+        """`list_sessions` without waiting, when the store keeps that list in memory (None: it has to be read)."""
+        records = self.store.kept_list(None if principal.admin else principal.id, include_killed=include_killed)
+        return None if records is None else self._summaries(records)
+
+    def _summaries(self, records: list[SessionRecord]) -> list[SessionSummary]:
         return [
             SessionSummary(
                 r.session_id,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from msgspec import Meta
@@ -28,10 +28,12 @@ if TYPE_CHECKING:
     from app.files.service import FileService
     from app.services import Services
     from app.sessions.store_types import TranscriptRow
+    from app.sessions.views import SessionSummary
 
 __all__ = ["SessionId", "files_of", "map_session_error", "message_row", "register"]
 
 Mode = Literal["acp", "chat"]
+Answer = dict[str, Any]
 
 
 class NewParams(Params, frozen=True):
@@ -169,16 +171,26 @@ def approve(ctx: CallContext, params: ApproveParams) -> dict[str, Any]:
     return {"sessionId": params.session_id, "requestId": params.request_id, "acknowledged": True}
 
 
-async def list_sessions(ctx: CallContext, params: ListParams) -> dict[str, Any]:
+def list_sessions(ctx: CallContext, params: ListParams) -> Answer | Coroutine[Any, Any, Answer]:
+    """Answered inline while the store keeps the list in memory (a panel polls it), else read as its own task."""
+    listed = ctx.services.sessions.listed_now(ctx.principal, include_killed=params.include_killed)
+    return _read_list(ctx, params) if listed is None else _list_answer(ctx, params, listed)
+
+
+def list_acp_sessions(ctx: CallContext, params: ListParams) -> Answer | Coroutine[Any, Any, Answer]:
+    """`session/list-acp`: the durable (ACP) sessions only, as ZeroClaw lists them apart (R-ZC-4)."""
+    return list_sessions(ctx, replace(params, mode="acp"))
+
+
+async def _read_list(ctx: CallContext, params: ListParams) -> Answer:
     listed = await ctx.services.sessions.list_sessions(ctx.principal, include_killed=params.include_killed)
+    return _list_answer(ctx, params, listed)
+
+
+def _list_answer(ctx: CallContext, params: ListParams, listed: list[SessionSummary]) -> Answer:
     if params.mode is not None:
         listed = [session for session in listed if session.mode == params.mode]
     return {"sessions": ctx.wire(listed)}
-
-
-async def list_acp_sessions(ctx: CallContext, params: ListParams) -> dict[str, Any]:
-    """`session/list-acp`: the durable (ACP) sessions only, as ZeroClaw lists them apart (R-ZC-4)."""
-    return await list_sessions(ctx, replace(params, mode="acp"))
 
 
 async def messages(ctx: CallContext, params: MessagesParams) -> dict[str, Any]:

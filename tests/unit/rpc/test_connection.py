@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,6 +104,20 @@ def make_server(limits: Limits | None = None) -> tuple[Dispatcher, FakeServices]
         return "slept"
 
     registry.method("test/sleep", params=SleepParams, grant="system:read")(sleep)
+
+    def sometimes(call: CallContext, params: SleepParams) -> Any:
+        # A plain handler that has to wait only sometimes (as `session/list` when its list is not kept).
+        if params.secs == 0:
+            return "at once"
+        if params.secs < 0:
+            return boom_later()
+        return sleep(call, params)
+
+    async def boom_later() -> None:
+        await asyncio.sleep(0)
+        raise RuntimeError("secret detail /etc/passwd")
+
+    registry.method("test/sometimes", params=SleepParams, grant="system:read")(sometimes)
 
     def boom(call: CallContext, params: NoParams) -> None:
         raise RuntimeError("secret detail /etc/passwd")
@@ -405,13 +421,37 @@ async def test_inflight_cap_saturates_the_connection_until_one_finishes() -> Non
 
 
 @pytest.mark.req("R-WIRE-5")
-async def test_disconnect_cancels_in_flight_without_answering() -> None:
+@pytest.mark.parametrize("method", ["test/sleep", "test/sometimes"])
+async def test_disconnect_cancels_in_flight_without_answering(method: str) -> None:
     server, _ = make_server()
     t = await initialized(server)
-    t.feed(req("test/sleep", {"secs": 5}, rid=1))
-    t.close()
-    await asyncio.sleep(0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t.feed(req(method, {"secs": 5}, rid=1))
+        t.close()  # before the call's task took its first step
+        for _ in range(3):  # the task's cancelled step, then its done callbacks
+            await asyncio.sleep(0)
+        gc.collect()
     assert t.sent == [] and server.connections == set()
+    assert [str(w.message) for w in caught] == []  # no "coroutine ... was never awaited"
+
+
+@pytest.mark.req("R-ARCH-2")
+async def test_a_plain_handler_that_returns_a_coroutine_is_answered_when_it_finishes() -> None:
+    # The first call of a method is admitted by `_execute`, later ones by `take_frame`'s fast path: both run it.
+    server, _ = make_server()
+    t = await initialized(server)
+    t.feed(req("test/sometimes", {"secs": 0.01}, rid=0))
+    assert await t.next_message() == {"jsonrpc": "2.0", "id": 0, "result": "slept"}
+    t.feed(req("test/sometimes", {"secs": 0}, rid=1))
+    assert await t.next_message() == {"jsonrpc": "2.0", "id": 1, "result": "at once"}
+    t.feed(req("test/sometimes", {"secs": 0.05}, rid=2))
+    t.feed(req("status", rid=2))  # the waiting call is in flight: its id is taken
+    assert (await t.next_message())["error"]["data"]["kind"] == "duplicate_id"
+    assert await t.next_message() == {"jsonrpc": "2.0", "id": 2, "result": "slept"}
+    t.feed(req("test/sometimes", {"secs": -1}, rid=3))
+    error = (await t.next_message())["error"]
+    assert error["code"] == -32603 and "passwd" not in str(error)
 
 
 @pytest.mark.req("R-AUTH-5")
