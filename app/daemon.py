@@ -179,7 +179,8 @@ async def _storage_and_services(
         if is_current_sqlite_file(database) or (create_new_sqlite(database) and is_current_sqlite_file(database)):
             storage = DeferredStorage(lambda: _open_deferred(paths.data_dir, observations))
             cleanup.push_async_callback(storage.close)
-            pairing, store = storage.stand_in(_pairing_store), storage.stand_in(_session_store)
+            pairing = storage.stand_in(_pairing_store)
+            store = storage.stand_in(_session_store, kept=frozenset({"kept_list"}))
             return _services(paths, config_store, None, pairing, store, observations)
         url = _default_url(paths.data_dir)
     else:

@@ -8,8 +8,10 @@ off the event loop, then opens the database as an eager start would), builds eve
 then on every stand-in hands out its store's own attributes.
 
 Before that first call a stand-in only offers coroutine methods (`await stand_in.method(...)`), which is all the
-session registry, the paired tokens and the surfaces use of a store. A failed open is not remembered: the call
-that asked gets the error (mapped like any storage error), and the next call tries again.
+session registry, the paired tokens and the surfaces use of a store, and the plain methods named `kept`: those
+answer from what the store keeps in memory, or None when it has to read (`SessionStore.kept_list`), and before the
+open nothing is kept. A failed open is not remembered: the call that asked gets the error (mapped like any storage
+error), and the next call tries again.
 """
 
 from __future__ import annotations
@@ -33,9 +35,10 @@ class DeferredStorage:
         self._stand_ins: list[_StandIn[Any]] = []
         self.database: Database | None = None  # set once the first call has opened it
 
-    def stand_in(self, build: Callable[[Database], T]) -> T:
-        """An object that acts as `build(database)` once the database is open (typed as that object)."""
-        stand_in = _StandIn(self, build)
+    def stand_in(self, build: Callable[[Database], T], *, kept: frozenset[str] = frozenset()) -> T:
+        """An object that acts as `build(database)` once the database is open (typed as that object); before,
+        its `kept` methods answer None (nothing kept yet) without opening it."""
+        stand_in = _StandIn(self, build, kept)
         self._stand_ins.append(stand_in)
         return cast("T", stand_in)
 
@@ -57,11 +60,12 @@ class DeferredStorage:
 
 
 class _StandIn(Generic[T]):
-    __slots__ = ("build", "storage", "target")
+    __slots__ = ("build", "kept", "storage", "target")
 
-    def __init__(self, storage: DeferredStorage, build: Callable[[Database], T]) -> None:
+    def __init__(self, storage: DeferredStorage, build: Callable[[Database], T], kept: frozenset[str]) -> None:
         self.storage = storage
         self.build = build
+        self.kept = kept
         self.target: T | None = None
 
     def __getattr__(self, name: str) -> Any:
@@ -70,9 +74,15 @@ class _StandIn(Generic[T]):
             return getattr(target, name)
         if name.startswith("__"):
             raise AttributeError(name)  # copy, pickle and friends probing: not a store method
+        if name in self.kept:
+            return _nothing_kept
 
         async def first_call(*args: Any, **kwargs: Any) -> Any:
             await self.storage.opened()
             return await getattr(self.target, name)(*args, **kwargs)
 
         return first_call
+
+
+def _nothing_kept(*args: Any, **kwargs: Any) -> None:
+    return None

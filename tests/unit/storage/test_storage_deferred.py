@@ -26,6 +26,9 @@ class Store:
     async def get(self, key: str, *, suffix: str = "") -> str:
         return key + suffix
 
+    def kept_get(self, key: str) -> str | None:
+        return f"kept {key}"
+
 
 class Opener:
     def __init__(self, fail: int = 0) -> None:
@@ -53,6 +56,17 @@ async def test_the_first_call_opens_once_for_every_stand_in() -> None:
     assert first.generation == 7  # once open, every attribute is the store's own
     await storage.close()
     assert opener.database.closed
+
+
+async def test_a_kept_method_answers_none_before_the_open_without_opening_then_the_stores_own() -> None:
+    # `session/list` asks the store's kept lists first: before any call opened storage, nothing is kept.
+    opener = Opener()
+    storage = DeferredStorage(opener)
+    store = storage.stand_in(Store, kept=frozenset({"kept_get"}))
+    assert store.kept_get("a") is None and opener.calls == 0
+    assert await store.get("a") == "a"
+    assert store.kept_get("a") == "kept a"
+    await storage.close()
 
 
 async def test_a_failed_open_reaches_the_caller_and_the_next_call_tries_again() -> None:
