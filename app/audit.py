@@ -4,24 +4,32 @@ Lines carry who and when, never what: no frame contents, tokens or secrets (R-SE
 
 A line is made on the event loop and written by one writer thread, in order. A file write can block for
 milliseconds when the disk is busy, and on the loop that was a wait for every call in flight (found by
-benchmarks/soak.py: the audit write was the loop's most frequent long stall under connect churn). `close()` writes
-every line queued before it returns; a SIGKILL can lose only lines queued in the last instant (docs/security.md).
+benchmarks/soak.py: the audit write was the loop's most frequent long stall under connect churn). The writer wakes
+for a line, then gathers for `GATHER_SECS` and writes what came meanwhile at once: woken for each line, it cost a
+connect cycle of the local socket 30–60 % more daemon CPU (a connect, an `initialize` and a disconnect are three
+lines; benchmarks/churn.py), in thread switches and GIL hand-overs, not in the write. `close()` and `flush()` write every line recorded
+before them; a SIGKILL can lose the lines of the last `GATHER_SECS` (docs/security.md).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
-from queue import SimpleQueue
+from queue import Empty, SimpleQueue
+from typing import Final
 
 import orjson
 
 __all__ = ["AuditLog"]
 
 log = logging.getLogger("zeroclaw.audit")
+
+GATHER_SECS: Final = 0.01
 
 
 class AuditLog:
@@ -60,18 +68,45 @@ class AuditLog:
     def _write_lines(self, fd: int) -> None:
         queue = self._queue
         assert queue is not None
-        failing = False
+        writer = _Writer(fd)
         try:
-            while (item := queue.get()) is not None:
-                if isinstance(item, threading.Event):
+            while True:
+                items = [queue.get()]
+                time.sleep(GATHER_SECS)
+                with contextlib.suppress(Empty):
+                    while True:
+                        items.append(queue.get_nowait())
+                lines: list[bytes] = []
+                for item in items:
+                    if isinstance(item, bytes):
+                        lines.append(item)
+                        continue
+                    writer.write(b"".join(lines))  # what came before a flush or the close
+                    lines.clear()
+                    if item is None:
+                        return
                     item.set()
-                    continue
-                try:
-                    os.write(fd, item)
-                    failing = False
-                except OSError as exc:  # a full disk loses the line, never the daemon; said once per failing run
-                    if not failing:
-                        log.error("could not write the audit log: %s", exc.strerror or type(exc).__name__)
-                    failing = True
+                writer.write(b"".join(lines))
         finally:
             os.close(fd)
+
+
+class _Writer:
+    """Appends to the audit file; a full disk loses the lines, never the daemon, and is said once per failing run."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.failing = False
+
+    def write(self, data: bytes) -> None:
+        if not data:
+            return
+        try:
+            view = memoryview(data)
+            while view:  # a short write (the disk filling up) leaves the rest to the next call, which says why
+                view = view[os.write(self.fd, view) :]
+            self.failing = False
+        except OSError as exc:
+            if not self.failing:
+                log.error("could not write the audit log: %s", exc.strerror or type(exc).__name__)
+            self.failing = True

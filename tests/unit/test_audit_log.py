@@ -66,3 +66,30 @@ def test_a_full_disk_loses_lines_not_the_daemon(caplog: pytest.LogCaptureFixture
         audit.close()
     failures = [r for r in caplog.records if "could not write the audit log" in r.getMessage()]
     assert len(failures) == 1  # said once per failing run, not once per line
+
+
+@pytest.mark.req("R-SEC-3")
+def test_lines_recorded_together_reach_the_file_in_one_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # One wake-up of the writer thread per burst, not per line: a connect cycle records three lines.
+    import app.audit
+
+    writes: list[bytes] = []
+    real_write = app.audit.os.write
+
+    def spy(fd: int, data: bytes) -> int:
+        writes.append(bytes(data))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(app.audit.os, "write", spy)
+    path = tmp_path / "audit.log"
+    audit = AuditLog(path)
+    for cycle in range(2):
+        for event in ("connect", "initialize", "disconnect"):
+            audit.record(event, f"unix:pid={cycle},uid=0", None)
+        assert audit.flush(timeout=5)
+    audit.close()
+    assert [len(data.splitlines()) for data in writes] == [3, 3]
+    entries = [orjson.loads(line) for line in path.read_text().splitlines()]
+    assert [(e["event"], e["peer"]) for e in entries] == [
+        (event, f"unix:pid={cycle},uid=0") for cycle in range(2) for event in ("connect", "initialize", "disconnect")
+    ]
