@@ -6,9 +6,9 @@ A line is made on the event loop and written by one writer thread, in order. A f
 milliseconds when the disk is busy, and on the loop that was a wait for every call in flight (found by
 benchmarks/soak.py: the audit write was the loop's most frequent long stall under connect churn). The writer wakes
 for a line, then gathers for `GATHER_SECS` and writes what came meanwhile at once: woken for each line, it cost a
-connect cycle of the local socket 30–60 % more daemon CPU (a connect, an `initialize` and a disconnect are three
-lines; benchmarks/churn.py), in thread switches and GIL hand-overs, not in the write. `close()` and `flush()` write every line recorded
-before them; a SIGKILL can lose the lines of the last `GATHER_SECS` (docs/security.md).
+connect cycle of the local socket 30 to 60 % more daemon CPU (a connect, an `initialize` and a disconnect are three
+lines; benchmarks/churn.py), in thread switches and GIL hand-overs, not in the write. `close()` and `flush()` write
+every line recorded before them; a SIGKILL can lose the lines of the last `GATHER_SECS` (docs/security.md).
 """
 
 from __future__ import annotations
