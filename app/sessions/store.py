@@ -120,7 +120,7 @@ class SessionStore:
         check_choice("mode", mode, MODES)
         check_choice("surface", surface, SURFACES)
         args = (mode, session_id, owner, agent_alias, str(workspace_dir), surface)
-        return await self._write("create", session_id, Listed, store_sql.create, *args)
+        return await self._write("create", session_id, Listed.of, store_sql.create, *args)
 
     async def reopen(self, session_id: str, *, mode: Mode = "acp") -> SessionRecord:
         """Resume a stored session, whoever owns it (the caller checked access): clears closed_at (R-ACP-8)."""
@@ -132,7 +132,7 @@ class SessionStore:
             row.last_activity = utcnow()
             return to_record(row, mode, resumed=True)
 
-        return await self._write("reopen", session_id, Listed, unit)
+        return await self._write("reopen", session_id, Listed.of, unit)
 
     async def get(self, session_id: str, mode: Mode = "acp") -> SessionRecord | None:
         check_choice("mode", mode, MODES)

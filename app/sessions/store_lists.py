@@ -64,12 +64,16 @@ class Activity:
 
 @dataclass(frozen=True, slots=True)
 class Listed:
-    """The session's whole record as the write committed it (`create`, `reopen`)."""
+    """The session's whole record as the write committed it (`create`, `reopen`), as a read lists it."""
 
     record: SessionRecord
 
+    @classmethod
+    def of(cls, record: SessionRecord) -> Listed:
+        return cls(replace(record, resumed=False))  # a read lists stored records: never "resumed"
+
     def apply(self, kept: _Kept, key: Key, session_id: str) -> None:
-        kept.put(key, replace(self.record, resumed=False))  # a read lists stored records: never "resumed"
+        kept.put(key, self.record)
 
 
 @dataclass(frozen=True, slots=True)
