@@ -173,11 +173,13 @@ class Connection:
         return True
 
     def release(self) -> None:
-        """After the close listeners ran: drop the `CallContext`, which holds this connection (as `client`). Kept,
-        every closed connection would be a cycle that only the cyclic GC frees, and its pauses are what a busy
-        daemon's slowest answers wait for (docs/limits.md "Garbage"). Calls still running hold their own context.
-        Called once, by the dispatcher's `connection_lost`."""
+        """After the close listeners ran: drop the `CallContext` and the session sink, which both hold this
+        connection (as `client`). Kept, every closed connection would be a cycle that only the cyclic GC frees, and
+        its pauses are what a busy daemon's slowest answers wait for (docs/limits.md "Garbage"). Calls still running
+        hold their own context, and a turn still streaming its own sink. Called once, by the dispatcher's
+        `connection_lost`."""
         del self.context
+        self.sink = None
 
     def _fail_pending(self) -> None:
         for future in self._pending.values():
