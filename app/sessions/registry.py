@@ -273,6 +273,9 @@ class SessionRegistry:
         )
         live.body, live.cancel_cause = body, None
         await asyncio.wait({body})
+        # A cancelled body keeps its exception, whose frame holds `live`: holding the body past its end would make
+        # the session, its turn and the prompter's connection a cycle that only the cyclic GC frees.
+        live.body = None
         storage_fault: BaseException | None = None
         if body.cancelled():
             outcome.stop_reason = "cancelled"

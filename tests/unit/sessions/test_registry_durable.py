@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 import pytest
 import sqlalchemy as sa
+from gc_probe import cyclic_garbage
 
 from app.agents.base import Elicitation
 from app.auth.policy import Principal
@@ -437,6 +438,31 @@ async def test_failed_kill_or_delete_during_a_turn_drops_the_live_owner_not_the_
     # once storage works again the session rehydrates from the durable row (no marker: the turn ended)
     lines = await context_lines(registry, sid)
     assert lines[-3:] == ["user: /sleep 5", f"assistant: {outcome.content}", "user: /context"], lines
+
+
+@pytest.mark.req("R-LIM")
+@pytest.mark.parametrize("point", ["cancel", "kill", "delete"])
+async def test_a_turn_ended_mid_stream_leaves_no_cyclic_garbage(env: Env, point: str) -> None:
+    """A cancelled turn's exception held its frame, whose `live` held the cancelled task: the session, its turn's
+    text and the prompter's connection stayed for the cyclic GC (benchmarks/soak.py's slow readers; docs/limits.md
+    "Garbage")."""
+    registry = env.registry()
+    sid = (await registry.open(ALICE, session_id="s1")).session.session_id
+    await prompt(registry, sid, "before")
+    with cyclic_garbage() as garbage:
+        task, _sink = await _running(registry, sid)
+        if point == "cancel":
+            registry.cancel(ALICE, sid)
+        else:
+            await getattr(registry, point)(ALICE, sid)
+        outcome = await asyncio.wait_for(task, 5)
+        assert outcome.stop_reason == "cancelled"
+        if point == "cancel":  # the session outlives a cancelled turn; closing it lets go of the live session
+            await registry.close(ALICE, sid)
+        assert sid not in registry.live
+        del task, outcome, _sink
+    ours = {"LiveSession", "TurnOutcome", "TurnUpdates", "_Text", "Task", "CancelledError"}
+    assert not ours & set(garbage), garbage
 
 
 @pytest.mark.req("R-ACP-10")
