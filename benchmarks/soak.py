@@ -46,6 +46,10 @@ scheduling. So a **probe** (`benchmarks/soak_probe.py`, `--probe-rate` calls a s
 a process of its own, makes the same calls during the baseline and the soak; its p99s and their ratio are on the
 summary line too (`probe p99=… baseline_p99=… ratio=…`), for the daemon's share of the tail. The target stays the
 steady clients' ratio. Compare ratios of one run, not numbers across runs.
+
+`--pin` puts the kit (every thread) on the first CPU it may use and the daemon (every thread) and the probe on the
+others, so the two processes stop taking each other's CPU; the summary line then says so (`pin=…`). It attributes
+the tail (the kernel's placement or the daemon's own work); the target is read off a run without it.
 """
 
 from __future__ import annotations
@@ -120,6 +124,35 @@ def raise_nofile() -> int:
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
+@dataclass(frozen=True)
+class Pinning:
+    """`--pin`: this kit on the first CPU it may use, the daemon (every thread) and the probe on the others."""
+
+    kit: frozenset[int]
+    daemon: frozenset[int]
+
+    @classmethod
+    def split(cls) -> Pinning:
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2:
+            raise SystemExit("--pin needs two CPUs or more")
+        return cls(frozenset(cpus[:1]), frozenset(cpus[1:]))
+
+    def text(self) -> str:
+        return f"pin=kit:{_cpus(self.kit)},daemon+probe:{_cpus(self.daemon)} "
+
+
+def _cpus(cpus: frozenset[int]) -> str:
+    return ",".join(map(str, sorted(cpus)))
+
+
+def pin_process(pid: int, cpus: frozenset[int]) -> None:
+    """Every thread of `pid` on `cpus`; threads it starts later inherit the mask of the thread that starts them."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
+            os.sched_setaffinity(int(tid), cpus)
+
+
 async def probe_during(run: Run, daemon: Daemon, rate: float, secs: float) -> list[float]:
     """Latencies of the probe, a light client in its own process, over `secs` (none when `rate` is 0): the same
     calls as the steady clients', timed away from this busy process, so the daemon's share of the tail shows."""
@@ -134,6 +167,8 @@ async def probe_during(run: Run, daemon: Daemon, rate: float, secs: float) -> li
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
+    if run.pinning is not None:
+        pin_process(proc.pid, run.pinning.daemon)
     out, err = await proc.communicate()
     if proc.returncode != 0:
         run.stats.error("probe", err.decode(errors="replace").strip()[-300:] or f"exit {proc.returncode}")
@@ -380,6 +415,7 @@ class Run:
     stats: Stats = field(default_factory=Stats)
     slow: list[SlowReader] = field(default_factory=list)
     stall_lines_seen: int = 0
+    pinning: Pinning | None = None
 
     def running(self) -> bool:
         return time.perf_counter() < self.stop_at
@@ -609,6 +645,7 @@ class SoakResult:
     unix_stall_lines: int
     probe_baseline: list[float] = field(default_factory=list)
     probe_soak: list[float] = field(default_factory=list)
+    pinning: Pinning | None = None
 
     @property
     def probe_ratio(self) -> float:
@@ -691,7 +728,7 @@ class SoakResult:
             f"rss idle={self.rss_idle / MIB:.1f} connected={self.rss_connected / MIB:.1f} "
             f"peak={self.rss_peak / MIB:.1f} (bound {self.rss_bound / MIB:.1f}) growth={self.rss_growth / MIB:+.1f}MiB "
             f"per_conn={self.per_connection / 1024:.1f}KiB cpu daemon={self.daemon_cpu:.0%} kit={self.kit_cpu:.0%} "
-            f"{self.probe_text()}elapsed={self.elapsed:.0f}s"
+            f"{self.probe_text()}{self.pinning.text() if self.pinning else ''}elapsed={self.elapsed:.0f}s"
         )
 
     def probe_text(self) -> str:
@@ -727,12 +764,17 @@ async def run_soak(
     timeout: float = 10.0,
     seed: int = 16,
     probe_rate: float = PROBE_RATE,
+    pin: bool = False,
 ) -> SoakResult:
     raise_nofile()
+    pinning = Pinning.split() if pin else None
     started = time.perf_counter()
     daemon = factory.start(
         config(stall, outbound_limit), no_gateway=False, args=["--gateway-port", "0", "--log-level", "warning"]
     )
+    if pinning is not None:
+        pin_process(daemon.pid, pinning.daemon)
+        pin_process(os.getpid(), pinning.kit)
     assert daemon.ready_line is not None
     m = READY_RE.match(daemon.ready_line)
     assert m is not None and m["gateway"] != "off", daemon.ready_line
@@ -743,6 +785,7 @@ async def run_soak(
         token=await pair(daemon),
         timeout=timeout,
         stall=stall,
+        pinning=pinning,
     )
     # warm-up: lazy imports, a turn, a WebSocket peer
     socks, wss = await open_many(run, 2, 1)
@@ -846,6 +889,7 @@ async def run_soak(
         unix_stall_lines=unix_stall_lines,
         probe_baseline=probe_baseline,
         probe_soak=probe_soak,
+        pinning=pinning,
     )
 
 
@@ -895,6 +939,7 @@ async def _main(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             seed=args.seed,
             probe_rate=args.probe_rate,
+            pin=args.pin,
         )
     finally:
         factory.close()
@@ -921,6 +966,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument(
         "--probe-rate", type=float, default=PROBE_RATE, help="the probe process's calls a second (0: no probe)"
+    )
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="this kit on one CPU, the daemon and the probe on the others (attributes the tail; see README)",
     )
     args = parser.parse_args(argv)
     try:

@@ -20,7 +20,9 @@ asserted. RSS is asserted against the kit's bound (docs/limits.md).
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -66,3 +68,23 @@ async def test_soak_5s_100_socket_10_websocket_clients_one_slow_reader(daemon_fa
     assert result.rss_peak <= result.rss_bound, report
     assert not result.failures(p99_target=None), report
     assert result.probe_baseline and result.probe_soak, report  # the probe process ran in both phases
+
+
+def test_pin_moves_every_thread_of_a_process_threads_it_started_before_included() -> None:
+    """`--pin` (benchmarks/soak.py): the daemon's storage and audit threads run before the kit pins it, so pinning
+    the main thread alone would leave them free to take the kit's CPU."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import threading, time; threading.Thread(target=time.sleep, args=(30,)).start()"]
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while len(os.listdir(f"/proc/{child.pid}/task")) < 2:  # its second thread has started
+            assert time.monotonic() < deadline, "the child's thread never started"
+            time.sleep(0.01)
+        one = frozenset(sorted(os.sched_getaffinity(0))[-1:])
+        soak.pin_process(child.pid, one)
+        tids = [int(t) for t in os.listdir(f"/proc/{child.pid}/task")]
+        assert len(tids) == 2 and all(os.sched_getaffinity(t) == one for t in tids)
+    finally:
+        child.kill()
+        child.wait()
