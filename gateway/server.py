@@ -205,6 +205,7 @@ async def start_gateway(
         ws_max_size=ws_max_size,
         ws_ping_interval=ping_interval,
         ws_ping_timeout=None,
+        ws_per_message_deflate=False,  # declined: no secret compressed next to a peer's text (docs/gateway.md)
         ssl_certfile=tls_cert,
         ssl_keyfile=tls_key,
         backlog=backlog,

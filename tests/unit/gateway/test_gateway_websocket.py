@@ -79,6 +79,21 @@ async def test_initialize_with_auth_token_then_status(env: Env, serve: Serve) ->
 
 
 @pytest.mark.req("R-GW-4")
+async def test_permessage_deflate_is_declined_and_frames_go_uncompressed(env: Env, serve: Serve) -> None:
+    """Decision (docs/gateway.md): the client offers permessage-deflate (the `websockets` default, as browsers do);
+    the gateway declines it, so no frame is compressed, and the connection works without it."""
+    gateway = await serve(env)
+    _, token = await env.token("alice")
+    async with ws(gateway.ws_url) as conn:
+        assert conn.request is not None and conn.response is not None
+        assert "permessage-deflate" in conn.request.headers["Sec-WebSocket-Extensions"]
+        assert "Sec-WebSocket-Extensions" not in conn.response.headers
+        assert conn.protocol.extensions == []
+        rpc = Rpc(conn)
+        assert "result" in await rpc.call("initialize", {"protocolVersion": 1, "authToken": token})
+
+
+@pytest.mark.req("R-GW-4")
 async def test_bearer_on_the_upgrade_authenticates_initialize(env: Env, serve: Serve) -> None:
     gateway = await serve(env)
     _, token = await env.token("boss")
