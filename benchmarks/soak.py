@@ -133,6 +133,8 @@ class Pinning:
 
     @classmethod
     def split(cls) -> Pinning:
+        if not hasattr(os, "sched_setaffinity"):
+            raise SystemExit("--pin needs CPU affinity (Linux)")
         cpus = sorted(os.sched_getaffinity(0))
         if len(cpus) < 2:
             raise SystemExit("--pin needs two CPUs or more")

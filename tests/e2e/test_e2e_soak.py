@@ -70,6 +70,7 @@ async def test_soak_5s_100_socket_10_websocket_clients_one_slow_reader(daemon_fa
     assert result.probe_baseline and result.probe_soak, report  # the probe process ran in both phases
 
 
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="CPU affinity is Linux's")
 def test_pin_moves_every_thread_of_a_process_threads_it_started_before_included() -> None:
     """`--pin` (benchmarks/soak.py): the daemon's storage and audit threads run before the kit pins it, so pinning
     the main thread alone would leave them free to take the kit's CPU."""
