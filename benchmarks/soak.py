@@ -42,14 +42,17 @@ One summary line, exit status 1 if a target is missed:
 
 The kit's own process shares the 2 CPUs with the daemon: the summary quotes both processes' CPU use, and the
 latencies are measured in the kit (send to answer, in the protocol callback), so they include the kit's own
-scheduling. So a **probe** (`benchmarks/soak_probe.py`, `--probe-rate` calls a second, 0 for none), a light client in
-a process of its own, makes the same calls during the baseline and the soak; its p99s and their ratio are on the
-summary line too (`probe p99=… baseline_p99=… ratio=…`), for the daemon's share of the tail. The target stays the
-steady clients' ratio. Compare ratios of one run, not numbers across runs.
+scheduling. So a **probe** (`benchmarks/soak_probe.py`, `--probe-rate` calls a second, 0 for none and no floor), a
+light client in a process of its own, makes the same calls during the baseline and the soak; its p99s and their
+ratio are on the summary line too (`probe p99=… baseline_p99=… ratio=…`), for the daemon's share of the tail. A
+second probe calls the **floor** (`benchmarks/soak_floor.py`), a server in a process of its own that does nothing
+but answer, at the same time: its ratio (`floor p99=… baseline_p99=… ratio=…`) is what the machine's load alone
+(the daemon and the kit on its CPUs) does to a call's tail, with no daemon in the path. The target stays the steady
+clients' ratio. Compare ratios of one run, not numbers across runs.
 
-`--pin` puts the kit (every thread) on the first CPU it may use and the daemon (every thread) and the probe on the
-others, so the two processes stop taking each other's CPU; the summary line then says so (`pin=…`). It attributes
-the tail (the kernel's placement or the daemon's own work); the target is read off a run without it.
+`--pin` puts the kit (every thread) on the first CPU it may use and the daemon (every thread), the probes and the
+floor on the others, so the two processes stop taking each other's CPU; the summary line then says so (`pin=…`).
+It attributes the tail (the kernel's placement or the daemon's own work); the target is read off a run without it.
 """
 
 from __future__ import annotations
@@ -66,8 +69,10 @@ import select
 import socket
 import statistics
 import sys
+import tempfile
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -90,6 +95,7 @@ SLOW_READ_BYTES: Final = 256 * 1024  # a slow reader reads this much of its stre
 SLOW_STREAM: Final = 200_000
 PROBE: Final = Path(__file__).with_name("soak_probe.py")
 PROBE_RATE: Final = 50.0  # the probe's calls a second (benchmarks/soak_probe.py)
+FLOOR: Final = Path(__file__).with_name("soak_floor.py")
 TURN_STREAM: Final = 2000
 BATCH_SLACK: Final = 64 * 1024  # one batch of a turn's updates (256 chunks) beyond the limit, rounded up
 RSS_SLACK: Final = 32 * MIB
@@ -126,7 +132,8 @@ def raise_nofile() -> int:
 
 @dataclass(frozen=True)
 class Pinning:
-    """`--pin`: this kit on the first CPU it may use, the daemon (every thread) and the probe on the others."""
+    """`--pin`: this kit on the first CPU it may use; the daemon (every thread), the probes and the floor on the
+    others."""
 
     kit: frozenset[int]
     daemon: frozenset[int]
@@ -155,15 +162,16 @@ def pin_process(pid: int, cpus: frozenset[int]) -> None:
             os.sched_setaffinity(int(tid), cpus)
 
 
-async def probe_during(run: Run, daemon: Daemon, rate: float, secs: float) -> list[float]:
-    """Latencies of the probe, a light client in its own process, over `secs` (none when `rate` is 0): the same
-    calls as the steady clients', timed away from this busy process, so the daemon's share of the tail shows."""
-    if rate <= 0:
+async def probe_during(run: Run, socket_path: str | None, rate: float, secs: float, name: str = "probe") -> list[float]:
+    """Latencies of the probe, a light client in its own process, over `secs` (none when `rate` is 0 or there is
+    no socket): the same calls as the steady clients', timed away from this busy process, so the share of the tail
+    of the server at `socket_path` (the daemon, or the floor: `name`, for its errors) shows."""
+    if rate <= 0 or socket_path is None:
         return []
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         str(PROBE),
-        str(daemon.socket_path),
+        socket_path,
         str(rate),
         str(secs),
         stdout=asyncio.subprocess.PIPE,
@@ -173,10 +181,33 @@ async def probe_during(run: Run, daemon: Daemon, rate: float, secs: float) -> li
         pin_process(proc.pid, run.pinning.daemon)
     out, err = await proc.communicate()
     if proc.returncode != 0:
-        run.stats.error("probe", err.decode(errors="replace").strip()[-300:] or f"exit {proc.returncode}")
+        run.stats.error(name, err.decode(errors="replace").strip()[-300:] or f"exit {proc.returncode}")
         return []
     latencies: list[float] = orjson.loads(out)
     return latencies
+
+
+@contextlib.asynccontextmanager
+async def floor_server(pinning: Pinning | None) -> AsyncIterator[str]:
+    """`benchmarks/soak_floor.py` on a socket of its own, for as long as the block runs; yields the socket's path.
+    Pinned with the daemon under `--pin`: the floor stands where the daemon stands."""
+    with tempfile.TemporaryDirectory(prefix="zc-soak-floor-") as tmp:
+        path = str(Path(tmp) / "floor.sock")
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, str(FLOOR), path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+        )
+        try:
+            assert proc.stdout is not None
+            ready = await asyncio.wait_for(proc.stdout.readline(), 30)
+            if ready.strip() != b"ready":
+                raise RuntimeError(f"the floor server did not start (exit {proc.returncode})")
+            if pinning is not None:
+                pin_process(proc.pid, pinning.daemon)
+            yield path
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
 
 
 def settle_gc() -> None:
@@ -647,12 +678,17 @@ class SoakResult:
     unix_stall_lines: int
     probe_baseline: list[float] = field(default_factory=list)
     probe_soak: list[float] = field(default_factory=list)
+    floor_baseline: list[float] = field(default_factory=list)
+    floor_soak: list[float] = field(default_factory=list)
     pinning: Pinning | None = None
 
     @property
     def probe_ratio(self) -> float:
-        base = percentile(self.probe_baseline, 0.99)
-        return percentile(self.probe_soak, 0.99) / base if base > 0 else float("nan")
+        return _p99_ratio(self.probe_soak, self.probe_baseline)
+
+    @property
+    def floor_ratio(self) -> float:
+        return _p99_ratio(self.floor_soak, self.floor_baseline)
 
     @property
     def p99(self) -> float:
@@ -730,16 +766,24 @@ class SoakResult:
             f"rss idle={self.rss_idle / MIB:.1f} connected={self.rss_connected / MIB:.1f} "
             f"peak={self.rss_peak / MIB:.1f} (bound {self.rss_bound / MIB:.1f}) growth={self.rss_growth / MIB:+.1f}MiB "
             f"per_conn={self.per_connection / 1024:.1f}KiB cpu daemon={self.daemon_cpu:.0%} kit={self.kit_cpu:.0%} "
-            f"{self.probe_text()}{self.pinning.text() if self.pinning else ''}elapsed={self.elapsed:.0f}s"
+            f"{_probe_text('probe', self.probe_soak, self.probe_baseline)}"
+            f"{_probe_text('floor', self.floor_soak, self.floor_baseline)}"
+            f"{self.pinning.text() if self.pinning else ''}elapsed={self.elapsed:.0f}s"
         )
 
-    def probe_text(self) -> str:
-        if not self.probe_soak or not self.probe_baseline:
-            return ""
-        return (
-            f"probe p99={percentile(self.probe_soak, 0.99) * 1e3:.2f}ms "
-            f"baseline_p99={percentile(self.probe_baseline, 0.99) * 1e3:.2f}ms ratio={self.probe_ratio:.2f}x "
-        )
+
+def _p99_ratio(soak: list[float], baseline: list[float]) -> float:
+    base = percentile(baseline, 0.99)
+    return percentile(soak, 0.99) / base if base > 0 else float("nan")
+
+
+def _probe_text(name: str, soak: list[float], baseline: list[float]) -> str:
+    if not soak or not baseline:
+        return ""
+    return (
+        f"{name} p99={percentile(soak, 0.99) * 1e3:.2f}ms baseline_p99={percentile(baseline, 0.99) * 1e3:.2f}ms "
+        f"ratio={_p99_ratio(soak, baseline):.2f}x "
+    )
 
 
 def vm(daemon: Daemon, name: str) -> int:
@@ -770,129 +814,137 @@ async def run_soak(
 ) -> SoakResult:
     raise_nofile()
     pinning = Pinning.split() if pin else None
-    started = time.perf_counter()
-    daemon = factory.start(
-        config(stall, outbound_limit), no_gateway=False, args=["--gateway-port", "0", "--log-level", "warning"]
-    )
-    if pinning is not None:
-        pin_process(daemon.pid, pinning.daemon)
-        pin_process(os.getpid(), pinning.kit)
-    assert daemon.ready_line is not None
-    m = READY_RE.match(daemon.ready_line)
-    assert m is not None and m["gateway"] != "off", daemon.ready_line
-    run = Run(
-        daemon=daemon,
-        socket_path=str(daemon.socket_path),
-        ws_url="ws" + m["gateway"].removeprefix("http") + "/rpc",
-        token=await pair(daemon),
-        timeout=timeout,
-        stall=stall,
-        pinning=pinning,
-    )
-    # warm-up: lazy imports, a turn, a WebSocket peer
-    socks, wss = await open_many(run, 2, 1)
-    sid = (await socks[0].call("session/new", {}, timeout))[0]["sessionId"]
-    await socks[0].call("session/prompt", {"sessionId": sid, "prompt": "/stream 2000"}, timeout)
-    run.stats.recording = False
-    await phase(run, socks, wss, 0.01, 1.0, f"{seed}/warm")
-    await close_many(socks, wss)
-    warm_errors = run.stats.errors
+    async with contextlib.AsyncExitStack() as stack:
+        floor = await stack.enter_async_context(floor_server(pinning)) if probe_rate > 0 else None
+        started = time.perf_counter()
+        daemon = factory.start(
+            config(stall, outbound_limit), no_gateway=False, args=["--gateway-port", "0", "--log-level", "warning"]
+        )
+        if pinning is not None:
+            pin_process(daemon.pid, pinning.daemon)
+            pin_process(os.getpid(), pinning.kit)
+        assert daemon.ready_line is not None
+        m = READY_RE.match(daemon.ready_line)
+        assert m is not None and m["gateway"] != "off", daemon.ready_line
+        run = Run(
+            daemon=daemon,
+            socket_path=str(daemon.socket_path),
+            ws_url="ws" + m["gateway"].removeprefix("http") + "/rpc",
+            token=await pair(daemon),
+            timeout=timeout,
+            stall=stall,
+            pinning=pinning,
+        )
+        # warm-up: lazy imports, a turn, a WebSocket peer
+        socks, wss = await open_many(run, 2, 1)
+        sid = (await socks[0].call("session/new", {}, timeout))[0]["sessionId"]
+        await socks[0].call("session/prompt", {"sessionId": sid, "prompt": "/stream 2000"}, timeout)
+        run.stats.recording = False
+        await phase(run, socks, wss, 0.01, 1.0, f"{seed}/warm")
+        await close_many(socks, wss)
+        warm_errors = run.stats.errors
 
-    # 1. baseline: few clients, the same calls at the same total rate
-    few_sock = max(1, min(10, clients)) if clients else 0
-    few_ws = 1 if ws_clients else 0
-    many = clients + ws_clients
-    base_interval = interval * (few_sock + few_ws) / max(1, many)
-    socks, wss = await open_many(run, few_sock, few_ws)
-    settle_gc()
-    run.stats.recording = True
-    base_probe = asyncio.create_task(probe_during(run, daemon, probe_rate, baseline_secs))
-    await phase(run, socks, wss, base_interval, baseline_secs, f"{seed}/base")
-    probe_baseline = await base_probe
-    await close_many(socks, wss)
-    baseline, run.stats.latencies = run.stats.latencies, {}
-    base_calls, run.stats.calls = run.stats.calls, 0
-    await asyncio.sleep(0.5)
+        # 1. baseline: few clients, the same calls at the same total rate
+        few_sock = max(1, min(10, clients)) if clients else 0
+        few_ws = 1 if ws_clients else 0
+        many = clients + ws_clients
+        base_interval = interval * (few_sock + few_ws) / max(1, many)
+        socks, wss = await open_many(run, few_sock, few_ws)
+        settle_gc()
+        run.stats.recording = True
+        base_probe = asyncio.create_task(probe_during(run, run.socket_path, probe_rate, baseline_secs))
+        base_floor = asyncio.create_task(probe_during(run, floor, probe_rate, baseline_secs, "floor"))
+        await phase(run, socks, wss, base_interval, baseline_secs, f"{seed}/base")
+        probe_baseline, floor_baseline = await base_probe, await base_floor
+        await close_many(socks, wss)
+        baseline, run.stats.latencies = run.stats.latencies, {}
+        base_calls, run.stats.calls = run.stats.calls, 0
+        await asyncio.sleep(0.5)
 
-    # 2. ramp
-    rss_idle = vm(daemon, "VmRSS")
-    socks, wss = await open_many(run, clients, ws_clients)
-    await asyncio.sleep(0.5)
-    settle_gc()
-    rss_connected = vm(daemon, "VmRSS")
-    per_connection = (rss_connected - rss_idle) / max(1, many)
+        # 2. ramp
+        rss_idle = vm(daemon, "VmRSS")
+        socks, wss = await open_many(run, clients, ws_clients)
+        await asyncio.sleep(0.5)
+        settle_gc()
+        rss_connected = vm(daemon, "VmRSS")
+        per_connection = (rss_connected - rss_idle) / max(1, many)
 
-    # 3. soak
-    cpu0, kit0, t0 = cpu_secs(daemon.pid), time.process_time(), time.perf_counter()
-    soak_probe = asyncio.create_task(probe_during(run, daemon, probe_rate, duration))
-    await phase(
-        run,
-        socks,
-        wss,
-        interval,
-        duration,
-        f"{seed}/soak",
-        churners=churners,
-        turners=turners,
-        slow_readers=slow_readers,
-    )
-    probe_soak = await soak_probe
-    gc.unfreeze()  # nothing more is timed (and a test that runs the kit in its own process keeps a normal collector)
-    wall = time.perf_counter() - t0
-    daemon_cpu = (cpu_secs(daemon.pid) - cpu0) / wall if daemon.is_running() else 0.0
-    kit_cpu = (time.process_time() - kit0) / wall
-    rss_end, rss_peak = vm(daemon, "VmRSS"), vm(daemon, "VmHWM")
-    # every steady client must still be connected and answering
-    alive = daemon.is_running()
-    if alive:
-        try:
-            if socks:
-                await socks[0].call("status", {}, timeout)
-        except CallFailed as exc:
-            run.stats.error(exc.kind, f"after the soak: {exc}")
-    await close_many(socks, wss)
-    await asyncio.sleep(1.0)
-    rss_after_close = vm(daemon, "VmRSS")
-    alive = daemon.is_running()
-    intervals = sorted(
-        [(r.last_read or r.started, +1) for r in run.slow] + [(r.cut or r.last_read or r.started, -1) for r in run.slow]
-    )
-    concurrent = peak = 0
-    for _, delta in intervals:
-        concurrent += delta
-        peak = max(peak, concurrent)
-    unix_stall_lines = sum(
-        1 for line in list(daemon.stderr_lines) if STALL_WARNING in line and "closing connection unix:" in line
-    )
-    if warm_errors:
-        run.stats.details.insert(0, f"({warm_errors} errors during the warm-up)")
-    del base_calls
-    return SoakResult(
-        duration=duration,
-        clients=clients,
-        ws_clients=ws_clients,
-        stall=stall,
-        cut_slack=cut_slack,
-        stats=run.stats,
-        baseline=baseline,
-        slow=run.slow,
-        rss_idle=rss_idle,
-        rss_connected=rss_connected,
-        rss_end=rss_end,
-        rss_peak=rss_peak,
-        rss_after_close=rss_after_close,
-        per_connection=per_connection,
-        outbound_limit=outbound_limit,
-        max_concurrent_slow=max(1, peak),
-        daemon_cpu=daemon_cpu,
-        kit_cpu=kit_cpu,
-        elapsed=time.perf_counter() - started,
-        alive=alive,
-        unix_stall_lines=unix_stall_lines,
-        probe_baseline=probe_baseline,
-        probe_soak=probe_soak,
-        pinning=pinning,
-    )
+        # 3. soak
+        cpu0, kit0, t0 = cpu_secs(daemon.pid), time.process_time(), time.perf_counter()
+        soak_probe = asyncio.create_task(probe_during(run, run.socket_path, probe_rate, duration))
+        soak_floor = asyncio.create_task(probe_during(run, floor, probe_rate, duration, "floor"))
+        await phase(
+            run,
+            socks,
+            wss,
+            interval,
+            duration,
+            f"{seed}/soak",
+            churners=churners,
+            turners=turners,
+            slow_readers=slow_readers,
+        )
+        probe_soak, floor_soak = await soak_probe, await soak_floor
+        # nothing more is timed (and a test that runs the kit in its own process keeps a normal collector)
+        gc.unfreeze()
+        wall = time.perf_counter() - t0
+        daemon_cpu = (cpu_secs(daemon.pid) - cpu0) / wall if daemon.is_running() else 0.0
+        kit_cpu = (time.process_time() - kit0) / wall
+        rss_end, rss_peak = vm(daemon, "VmRSS"), vm(daemon, "VmHWM")
+        # every steady client must still be connected and answering
+        alive = daemon.is_running()
+        if alive:
+            try:
+                if socks:
+                    await socks[0].call("status", {}, timeout)
+            except CallFailed as exc:
+                run.stats.error(exc.kind, f"after the soak: {exc}")
+        await close_many(socks, wss)
+        await asyncio.sleep(1.0)
+        rss_after_close = vm(daemon, "VmRSS")
+        alive = daemon.is_running()
+        intervals = sorted(
+            [(r.last_read or r.started, +1) for r in run.slow]
+            + [(r.cut or r.last_read or r.started, -1) for r in run.slow]
+        )
+        concurrent = peak = 0
+        for _, delta in intervals:
+            concurrent += delta
+            peak = max(peak, concurrent)
+        unix_stall_lines = sum(
+            1 for line in list(daemon.stderr_lines) if STALL_WARNING in line and "closing connection unix:" in line
+        )
+        if warm_errors:
+            run.stats.details.insert(0, f"({warm_errors} errors during the warm-up)")
+        del base_calls
+        return SoakResult(
+            duration=duration,
+            clients=clients,
+            ws_clients=ws_clients,
+            stall=stall,
+            cut_slack=cut_slack,
+            stats=run.stats,
+            baseline=baseline,
+            slow=run.slow,
+            rss_idle=rss_idle,
+            rss_connected=rss_connected,
+            rss_end=rss_end,
+            rss_peak=rss_peak,
+            rss_after_close=rss_after_close,
+            per_connection=per_connection,
+            outbound_limit=outbound_limit,
+            max_concurrent_slow=max(1, peak),
+            daemon_cpu=daemon_cpu,
+            kit_cpu=kit_cpu,
+            elapsed=time.perf_counter() - started,
+            alive=alive,
+            unix_stall_lines=unix_stall_lines,
+            probe_baseline=probe_baseline,
+            probe_soak=probe_soak,
+            floor_baseline=floor_baseline,
+            floor_soak=floor_soak,
+            pinning=pinning,
+        )
 
 
 def report(result: SoakResult) -> list[str]:
@@ -967,7 +1019,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=10.0, help="a call unanswered this long is an error")
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument(
-        "--probe-rate", type=float, default=PROBE_RATE, help="the probe process's calls a second (0: no probe)"
+        "--probe-rate",
+        type=float,
+        default=PROBE_RATE,
+        help="the probe's and the floor probe's calls a second (0: neither)",
     )
     parser.add_argument(
         "--pin",

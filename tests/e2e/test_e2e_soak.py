@@ -19,12 +19,14 @@ asserted. RSS is asserted against the kit's bound (docs/limits.md).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import orjson
 import pytest
 from e2e_harness import DaemonFactory
 
@@ -68,6 +70,29 @@ async def test_soak_5s_100_socket_10_websocket_clients_one_slow_reader(daemon_fa
     assert result.rss_peak <= result.rss_bound, report
     assert not result.failures(p99_target=None), report
     assert result.probe_baseline and result.probe_soak, report  # the probe process ran in both phases
+    assert result.floor_baseline and result.floor_soak, report  # and the floor's, alongside
+    assert "floor p99=" in result.summary(), report
+
+
+async def test_the_floor_answers_every_request_with_its_id_however_the_lines_arrive(tmp_path: Path) -> None:
+    """The soak's floor (benchmarks/soak_floor.py) stands for a server that only answers: the probe checks each
+    answer's id, so two requests in one write and one split across writes each get their own answer."""
+    path = str(tmp_path / "floor.sock")
+    server = await asyncio.create_subprocess_exec(sys.executable, str(soak.FLOOR), path, stdout=asyncio.subprocess.PIPE)
+    try:
+        assert server.stdout is not None
+        assert await asyncio.wait_for(server.stdout.readline(), 30) == b"ready\n"
+        reader, writer = await asyncio.open_unix_connection(path)
+        writer.write(b'{"jsonrpc":"2.0","id":1,"method":"status"}\n{"jsonrpc":"2.0","id":"two","method":"x"}\n{"jso')
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        writer.write(b'nrpc":"2.0","id":3,"method":"session/list","params":{}}\n')
+        answers = [orjson.loads(await asyncio.wait_for(reader.readline(), 10)) for _ in range(3)]
+        assert answers == [{"jsonrpc": "2.0", "id": i, "result": {}} for i in (1, "two", 3)]
+        writer.close()
+    finally:
+        server.kill()
+        await server.wait()
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="CPU affinity is Linux's")
