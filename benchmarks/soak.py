@@ -45,10 +45,10 @@ latencies are measured in the kit (send to answer, in the protocol callback), so
 scheduling. So a **probe** (`benchmarks/soak_probe.py`, `--probe-rate` calls a second, 0 for none and no floor), a
 light client in a process of its own, makes the same calls during the baseline and the soak; its p99s and their
 ratio are on the summary line too (`probe p99=… baseline_p99=… ratio=…`), for the daemon's share of the tail. A
-second probe calls the **floor** (`benchmarks/soak_floor.py`), a server in a process of its own that does nothing
-but answer, at the same time: its ratio (`floor p99=… baseline_p99=… ratio=…`) is what the machine's load alone
-(the daemon and the kit on its CPUs) does to a call's tail, with no daemon in the path. The target stays the steady
-clients' ratio. Compare ratios of one run, not numbers across runs.
+second probe calls the **floor** (`benchmarks/floor_server.py`, `run.py`'s floor), a server in a process of its own
+that does nothing but answer, at the same time: its ratio (`floor p99=… baseline_p99=… ratio=…`) is what the
+machine's load alone (the daemon and the kit on its CPUs) does to a call's tail, with no daemon in the path. The
+target stays the steady clients' ratio. Compare ratios of one run, not numbers across runs.
 
 `--pin` puts the kit (every thread) on the first CPU it may use and the daemon (every thread), the probes and the
 floor on the others, so the two processes stop taking each other's CPU; the summary line then says so (`pin=…`).
@@ -95,7 +95,7 @@ SLOW_READ_BYTES: Final = 256 * 1024  # a slow reader reads this much of its stre
 SLOW_STREAM: Final = 200_000
 PROBE: Final = Path(__file__).with_name("soak_probe.py")
 PROBE_RATE: Final = 50.0  # the probe's calls a second (benchmarks/soak_probe.py)
-FLOOR: Final = Path(__file__).with_name("soak_floor.py")
+FLOOR: Final = Path(__file__).with_name("floor_server.py")  # benchmarks/run.py's floor too
 TURN_STREAM: Final = 2000
 BATCH_SLACK: Final = 64 * 1024  # one batch of a turn's updates (256 chunks) beyond the limit, rounded up
 RSS_SLACK: Final = 32 * MIB
@@ -189,16 +189,16 @@ async def probe_during(run: Run, socket_path: str | None, rate: float, secs: flo
 
 @contextlib.asynccontextmanager
 async def floor_server(pinning: Pinning | None) -> AsyncIterator[str]:
-    """`benchmarks/soak_floor.py` on a socket of its own, for as long as the block runs; yields the socket's path.
-    Pinned with the daemon under `--pin`: the floor stands where the daemon stands."""
+    """`benchmarks/floor_server.py` on a socket of its own, for as long as the block runs; yields the socket's
+    path. Pinned with the daemon under `--pin`: the floor stands where the daemon stands."""
     with tempfile.TemporaryDirectory(prefix="zc-soak-floor-") as tmp:
         path = str(Path(tmp) / "floor.sock")
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, str(FLOOR), path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+            sys.executable, str(FLOOR), path, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
         )
         try:
-            assert proc.stdout is not None
-            ready = await asyncio.wait_for(proc.stdout.readline(), 30)
+            assert proc.stderr is not None
+            ready = await asyncio.wait_for(proc.stderr.readline(), 30)
             if ready.strip() != b"ready":
                 raise RuntimeError(f"the floor server did not start (exit {proc.returncode})")
             if pinning is not None:

@@ -74,25 +74,18 @@ async def test_soak_5s_100_socket_10_websocket_clients_one_slow_reader(daemon_fa
     assert "floor p99=" in result.summary(), report
 
 
-async def test_the_floor_answers_every_request_with_its_id_however_the_lines_arrive(tmp_path: Path) -> None:
-    """The soak's floor (benchmarks/soak_floor.py) stands for a server that only answers: the probe checks each
-    answer's id, so two requests in one write and one split across writes each get their own answer."""
-    path = str(tmp_path / "floor.sock")
-    server = await asyncio.create_subprocess_exec(sys.executable, str(soak.FLOOR), path, stdout=asyncio.subprocess.PIPE)
-    try:
-        assert server.stdout is not None
-        assert await asyncio.wait_for(server.stdout.readline(), 30) == b"ready\n"
-        reader, writer = await asyncio.open_unix_connection(path)
-        writer.write(b'{"jsonrpc":"2.0","id":1,"method":"status"}\n{"jsonrpc":"2.0","id":"two","method":"x"}\n{"jso')
-        await writer.drain()
-        await asyncio.sleep(0.05)
-        writer.write(b'nrpc":"2.0","id":3,"method":"session/list","params":{}}\n')
-        answers = [orjson.loads(await asyncio.wait_for(reader.readline(), 10)) for _ in range(3)]
-        assert answers == [{"jsonrpc": "2.0", "id": i, "result": {}} for i in (1, "two", 3)]
-        writer.close()
-    finally:
-        server.kill()
-        await server.wait()
+async def test_the_soak_probe_times_the_floor_as_it_times_the_daemon(tmp_path: Path) -> None:
+    """The soak's floor is `benchmarks/floor_server.py`: the probe (`initialize`, then `status` and `session/list`
+    in turn, each answer's id checked) must run against it unchanged, or the floor columns would stay empty."""
+    async with soak.floor_server(None) as path:
+        probe = await asyncio.create_subprocess_exec(
+            sys.executable, str(soak.PROBE), path, "200", "0.5", stdout=asyncio.subprocess.PIPE
+        )
+        out, _ = await asyncio.wait_for(probe.communicate(), 30)
+        assert probe.returncode == 0
+        latencies = orjson.loads(out)
+        assert len(latencies) > 20 and all(0 < x < 1 for x in latencies)
+    assert not Path(path).exists()  # the floor is gone with the block
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="CPU affinity is Linux's")
