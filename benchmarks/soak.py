@@ -683,14 +683,6 @@ class SoakResult:
     pinning: Pinning | None = None
 
     @property
-    def probe_ratio(self) -> float:
-        return _p99_ratio(self.probe_soak, self.probe_baseline)
-
-    @property
-    def floor_ratio(self) -> float:
-        return _p99_ratio(self.floor_soak, self.floor_baseline)
-
-    @property
     def p99(self) -> float:
         return percentile(self.stats.all_latencies(), 0.99)
 
