@@ -66,7 +66,8 @@ for _dir in (str(BENCH), str(BENCH.parent / "tests"), str(BENCH.parent / "tests"
         sys.path.insert(0, _dir)
 
 from e2e_harness import READY_RE, Daemon, DaemonFactory  # noqa: E402
-from soak import CallFailed, NdjsonClient, WsClient, cpu_secs, open_socket, raise_nofile  # noqa: E402
+from rlimits import raise_nofile  # noqa: E402
+from soak import CallFailed, NdjsonClient, WsClient, cpu_secs, open_socket  # noqa: E402
 
 __all__ = ["CASES", "CaseResult", "main", "run_case"]
 

@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from rlimits import raise_nofile
+
 HERE: Final = Path(__file__).resolve().parent
 FLOOR_SCRIPT: Final = HERE / "floor_server.py"
 LOADGEN_SRC: Final = HERE / "loadgen.c"
@@ -159,17 +161,6 @@ class BenchError(RuntimeError):
 def log(msg: str) -> None:
     sys.stderr.write(f"[bench] {msg}\n")
     sys.stderr.flush()
-
-
-def raise_nofile() -> None:
-    """1000 client sockets here plus 1000 in the server: make sure the inherited limit allows it."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
-    if soft == resource.RLIM_INFINITY or soft >= want:
-        return
-    resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
-    if want < 2200:
-        log(f"warning: RLIMIT_NOFILE hard limit is {hard}; 1000-connection scenarios may fail")
 
 
 def compile_loadgen(build_dir: Path) -> Path:
@@ -682,7 +673,8 @@ def parse_args(argv: list[str] | None) -> Options:
 
 def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
-    raise_nofile()
+    if (limit := raise_nofile()) != resource.RLIM_INFINITY and limit < 2200:
+        log(f"warning: RLIMIT_NOFILE is {limit}; 1000-connection scenarios may fail")
     busy = wait_for_quiet(opts.quiet_wait)
     if busy > 0.15:
         log(f"warning: the machine is already {busy:.0%} busy; results will be noisy")

@@ -49,6 +49,8 @@ second probe calls the **floor** (`benchmarks/floor_server.py`, `run.py`'s floor
 that does nothing but answer, at the same time: its ratio (`floor p99=… baseline_p99=… ratio=…`) is what the
 machine's load alone (the daemon and the kit on its CPUs) does to a call's tail, with no daemon in the path. The
 target stays the steady clients' ratio. Compare ratios of one run, not numbers across runs.
+The line ends with the hypervisor's **steal** in each phase (`steal baseline=…% soak=…%`, from `/proc/stat`): this
+machine is a VM on a shared host, and a phase with more steal than the other ran on a slower machine.
 
 `--pin` puts the kit (every thread) on the first CPU it may use and the daemon (every thread), the probes and the
 floor on the others, so the two processes stop taking each other's CPU; the summary line then says so (`pin=…`).
@@ -64,7 +66,6 @@ import gc
 import itertools
 import os
 import random
-import resource
 import select
 import socket
 import statistics
@@ -85,8 +86,9 @@ for _dir in (str(REPO_ROOT / "tests"), str(REPO_ROOT / "tests" / "e2e")):  # the
         sys.path.insert(0, _dir)
 
 from e2e_harness import READY_RE, Daemon, DaemonFactory  # noqa: E402
+from rlimits import raise_nofile  # noqa: E402
 
-__all__ = ["SoakResult", "main", "raise_nofile", "run_soak"]
+__all__ = ["SoakResult", "main", "run_soak"]
 
 MIB: Final = 1024 * 1024
 USER: Final = "soak"
@@ -118,16 +120,6 @@ admin = true
 [users.{USER}]
 permission_profiles = ["soakadmin"]
 """
-
-
-def raise_nofile() -> int:
-    """Raise this process's RLIMIT_NOFILE soft limit to the hard limit; returns the new soft limit."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard == resource.RLIM_INFINITY or hard > soft:
-        target = hard if hard != resource.RLIM_INFINITY else max(soft, 65536)
-        with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 @dataclass(frozen=True)
@@ -220,6 +212,20 @@ def settle_gc() -> None:
 def cpu_secs(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_jiffies() -> tuple[int, int]:
+    """(steal, total) CPU time of the whole machine so far (`/proc/stat`). Steal is time the hypervisor gave this
+    VM's CPUs to someone else: a run's tail grows with it, whatever the daemon does."""
+    user, nice, system, idle, iowait, irq, softirq, steal = (
+        int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]
+    )
+    return steal, user + nice + system + idle + iowait + irq + softirq + steal
+
+
+def steal_share(before: tuple[int, int], after: tuple[int, int]) -> float:
+    total = after[1] - before[1]
+    return (after[0] - before[0]) / total if total > 0 else 0.0
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -681,6 +687,8 @@ class SoakResult:
     floor_baseline: list[float] = field(default_factory=list)
     floor_soak: list[float] = field(default_factory=list)
     pinning: Pinning | None = None
+    steal_baseline: float = 0.0
+    steal_soak: float = 0.0
 
     @property
     def p99(self) -> float:
@@ -760,6 +768,7 @@ class SoakResult:
             f"per_conn={self.per_connection / 1024:.1f}KiB cpu daemon={self.daemon_cpu:.0%} kit={self.kit_cpu:.0%} "
             f"{_probe_text('probe', self.probe_soak, self.probe_baseline)}"
             f"{_probe_text('floor', self.floor_soak, self.floor_baseline)}"
+            f"steal baseline={self.steal_baseline:.0%} soak={self.steal_soak:.0%} "
             f"{self.pinning.text() if self.pinning else ''}elapsed={self.elapsed:.0f}s"
         )
 
@@ -844,10 +853,12 @@ async def run_soak(
         socks, wss = await open_many(run, few_sock, few_ws)
         settle_gc()
         run.stats.recording = True
+        machine0 = machine_jiffies()
         base_probe = asyncio.create_task(probe_during(run, run.socket_path, probe_rate, baseline_secs))
         base_floor = asyncio.create_task(probe_during(run, floor, probe_rate, baseline_secs, "floor"))
         await phase(run, socks, wss, base_interval, baseline_secs, f"{seed}/base")
         probe_baseline, floor_baseline = await base_probe, await base_floor
+        steal_baseline = steal_share(machine0, machine_jiffies())
         await close_many(socks, wss)
         baseline, run.stats.latencies = run.stats.latencies, {}
         base_calls, run.stats.calls = run.stats.calls, 0
@@ -863,6 +874,7 @@ async def run_soak(
 
         # 3. soak
         cpu0, kit0, t0 = cpu_secs(daemon.pid), time.process_time(), time.perf_counter()
+        machine0 = machine_jiffies()
         soak_probe = asyncio.create_task(probe_during(run, run.socket_path, probe_rate, duration))
         soak_floor = asyncio.create_task(probe_during(run, floor, probe_rate, duration, "floor"))
         await phase(
@@ -877,6 +889,7 @@ async def run_soak(
             slow_readers=slow_readers,
         )
         probe_soak, floor_soak = await soak_probe, await soak_floor
+        steal_soak = steal_share(machine0, machine_jiffies())
         # nothing more is timed (and a test that runs the kit in its own process keeps a normal collector)
         gc.unfreeze()
         wall = time.perf_counter() - t0
@@ -936,6 +949,8 @@ async def run_soak(
             floor_baseline=floor_baseline,
             floor_soak=floor_soak,
             pinning=pinning,
+            steal_baseline=steal_baseline,
+            steal_soak=steal_soak,
         )
 
 

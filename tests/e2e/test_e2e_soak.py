@@ -72,6 +72,16 @@ async def test_soak_5s_100_socket_10_websocket_clients_one_slow_reader(daemon_fa
     assert result.probe_baseline and result.probe_soak, report  # the probe process ran in both phases
     assert result.floor_baseline and result.floor_soak, report  # and the floor's, alongside
     assert "floor p99=" in result.summary(), report
+    assert 0.0 <= result.steal_baseline <= 1.0 and 0.0 <= result.steal_soak <= 1.0, report
+    assert "steal baseline=" in result.summary(), report
+
+
+def test_steal_is_the_hypervisor_s_share_of_the_machine_s_cpu_time_between_two_readings() -> None:
+    """The summary's `steal`: time the hypervisor gave this VM's CPUs to someone else, out of all CPU time."""
+    steal, total = soak.machine_jiffies()
+    assert 0 <= steal <= total and total > 0
+    assert soak.steal_share((100, 10_000), (130, 11_000)) == 0.03
+    assert soak.steal_share((100, 10_000), (100, 10_000)) == 0.0  # no time passed: no share, no division by zero
 
 
 async def test_the_soak_probe_times_the_floor_as_it_times_the_daemon(tmp_path: Path) -> None:
