@@ -4,7 +4,8 @@
 
 Run by `.ci/run` with the `zeroclaw` of a fresh virtual environment made by `pip install .` (no extras), from a
 directory outside the source tree, so nothing but the installed package can be imported. Standard library only.
-Also checks that the gateway answers `/health` and serves the web panel from the installed data files, and that
+Also checks that the gateway answers `/health` and its OpenAPI document (its answer models, with the runtime
+dependencies alone) and serves the web panel from the installed data files, and that
 SIGTERM ends the daemon with exit 0 and removes its socket. Prints one summary line; exits 1 on any failure.
 """
 
@@ -86,9 +87,11 @@ def main(executable: str) -> int:
             if not isinstance(status_result, dict):
                 raise SystemExit(f"status failed: {status}")
             health, _ = get(f"{gateway}/health")
+            openapi, document = get(f"{gateway}/openapi.json")
             panel, page = get(f"{gateway}/")
-            if health != 200 or panel != 200 or "<html" not in page.lower():
-                raise SystemExit(f"gateway: /health {health}, / {panel}")
+            schemas = json.loads(document).get("components", {}).get("schemas", {}) if openapi == 200 else {}
+            if health != 200 or "Status" not in schemas or panel != 200 or "<html" not in page.lower():
+                raise SystemExit(f"gateway: /health {health}, /openapi.json {openapi}, / {panel}")
             daemon.send_signal(signal.SIGTERM)
             code = daemon.wait(timeout=TIMEOUT)
             if code != 0 or Path(sock).exists():
@@ -98,7 +101,7 @@ def main(executable: str) -> int:
                 daemon.kill()
                 daemon.wait()
     version = init_result.get("serverVersion")
-    print(f"plain install serves: version {version}, initialize + status over {sock}, gateway panel, clean exit")
+    print(f"plain install serves: version {version}, initialize + status over {sock}, gateway document and panel, clean exit")
     return 0
 
 

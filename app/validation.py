@@ -29,7 +29,7 @@ _AT = re.compile(r"^(?P<message>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
 _SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
 _NAMED = re.compile(r"^Object (missing required|contains unknown) field `([^`]+)`$")
 _FIELD_PREFIX = re.compile(r"^([a-z_]+): (.+)$", re.DOTALL)  # a `__post_init__` check naming its field
-_TYPE = re.compile(r"^Expected `(\w+)`, got `(\w+)`$")
+_TYPE = re.compile(r"^Expected `(\w+)(?: \| null)?`, got `(\w+)`$")  # `int | null`: an optional int
 _BOUND = re.compile(r"^Expected `(\w+)`( of length)? (>=|>|<=|<) \S+$")
 
 # msgspec's type names → pydantic's error type prefixes (`int_type`, `string_type`, ...).

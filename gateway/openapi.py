@@ -1,9 +1,12 @@
 """The OpenAPI 3.1 description served at `/openapi.json` (R-GW-2), generated from models:
 
 * request schemas (path and query parameters, bodies) from the params models the routes validate with — the RPC
-  twins' (`rpc/methods/session.py`, `rpc/methods/config.py`), the webhook's `WebhookBody`, and `PairBody`;
+  twins' (`rpc/methods/session.py`, `rpc/methods/config.py`), the webhook's `WebhookBody`, and `/pair`'s
+  `PairBody` (`gateway/rest.py`);
 * answer schemas from the result models of `gateway/openapi_models.py` (and the config's own `Config` model),
   with every `$defs` hoisted into `components/schemas`.
+
+Every model is a msgspec Struct: one schema generator (`msgspec.json.schema_components`) for all of them.
 
 So a length, a pattern or a bound is stated once, in the model. What stays written here is the part no model
 holds: paths, summaries, and which statuses each operation can answer (the middleware's 400 and 413 on every
@@ -19,7 +22,6 @@ from functools import cache
 from typing import Any
 
 import msgspec
-from pydantic import BaseModel
 
 from app.config.props import MASK
 from app.config.schema import Config
@@ -33,15 +35,12 @@ __all__ = ["openapi_spec"]
 
 _REF = "#/components/schemas/{model}"
 JsonSchema = dict[str, Any]
-Model = type[BaseModel] | type[msgspec.Struct]  # pydantic: the answers' models; msgspec: the params, the config
+Model = type[msgspec.Struct]
 
 
 def _model_schema(model: Model) -> JsonSchema:
-    """`model`'s JSON schema with the schemas it references under `$defs` (as pydantic's `model_json_schema`
-    makes them, referenced with `_REF`). A msgspec Struct's from msgspec: a `Secret` as a write-only string, and
-    without the fields a peer cannot set (`rpc.registry.Params.derived_fields`)."""
-    if not issubclass(model, msgspec.Struct):
-        return model.model_json_schema(by_alias=True, ref_template=_REF)
+    """`model`'s JSON schema with the schemas it references under `$defs` (referenced with `_REF`): a `Secret` as
+    a write-only string, and without the fields a peer cannot set (`rpc.registry.Params.derived_fields`)."""
     (ref,), defs = msgspec.json.schema_components(
         (model,), schema_hook=_secret_schema, ref_template=_REF.replace("{model}", "{name}")
     )
@@ -196,7 +195,8 @@ def openapi_spec(version: str) -> dict[str, Any]:
 
 @cache
 def _spec(version: str) -> dict[str, Any]:
-    # Imported here, not at the top: gateway.webhook imports gateway.rest, which imports this module.
+    # Imported here, not at the top: gateway.rest (and gateway.webhook, through it) imports this module.
+    from gateway.rest import PairBody
     from gateway.webhook import WebhookBody
 
     c = _Components()
@@ -238,7 +238,7 @@ def _spec(version: str) -> dict[str, Any]:
                         "schema": {"type": "string", "pattern": m.PAIRING_CODE_PATTERN},
                     }
                 ],
-                "requestBody": _body(c.params(m.PairBody), required=False),
+                "requestBody": _body(c.params(PairBody), required=False),
                 "responses": _responses(
                     _ok("Paired", c.ref(m.PairedToken), 201),
                     bearer=False,

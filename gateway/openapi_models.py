@@ -1,17 +1,15 @@
-"""The answer shapes of the REST surface, as pydantic models, so `/openapi.json` states them from one place
-(`gateway/openapi.py`). They describe what the routes answer today, exactly: unknown keys are refused, so a unit
-test that validates real answers against them (tests/unit/gateway/test_gateway_openapi.py) fails on any drift.
-
-Also the one request body that no RPC params model covers: `POST /pair`'s, which the route validates with it.
+"""The answer shapes of the REST surface, as msgspec Structs (the library of the params and config models), so
+`/openapi.json` states them from one place (`gateway/openapi.py`). They describe what the routes answer today,
+exactly: unknown keys are refused, so a unit test that converts real answers into them
+(tests/unit/gateway/test_gateway_openapi.py) fails on any drift.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
-from pydantic.config import JsonDict
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
 
 from app.auth.pairing_codes import CODE_RE
 
@@ -25,7 +23,6 @@ __all__ = [
     "MessageRow",
     "Messages",
     "OpenApiDocument",
-    "PairBody",
     "PairedToken",
     "PromptResult",
     "SessionList",
@@ -35,66 +32,46 @@ __all__ = [
 ]
 
 PAIRING_CODE_PATTERN = "^" + CODE_RE.pattern.removesuffix(r"\Z") + "$"
-MAX_USER_CHARS = 128
-MAX_LABEL_CHARS = 256
-_DATE_TIME = {"format": "date-time"}
+DateTime = Annotated[str, Meta(extra_json_schema={"format": "date-time"})]
 
 
-def _absent(schema: JsonDict) -> None:
-    """An optional key that is left out, never null: the schema says `string`, not required, no default."""
-    schema.clear()
-    schema["type"] = "string"
+class _Answer(msgspec.Struct, rename="camel", forbid_unknown_fields=True, frozen=True, kw_only=True):
+    pass
 
 
-class _Answer(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True, strict=True)
-
-
-class ErrorDetail(BaseModel):
+class ErrorDetail(msgspec.Struct, frozen=True, kw_only=True):
     """`kind` and `message`, plus the kind's own data (`grant`, `errors`, `limit`, `retryAfter`, …)."""
 
-    model_config = ConfigDict(extra="allow")
     kind: str
     message: str
 
 
-class ErrorAnswer(_Answer):
+class ErrorAnswer(_Answer, frozen=True):
     error: ErrorDetail
 
 
-class Health(_Answer):
+class Health(_Answer, frozen=True):
     status: Literal["ok"]
 
 
-class OpenApiDocument(BaseModel):
-    model_config = ConfigDict(extra="allow")
+class OpenApiDocument(msgspec.Struct, frozen=True, kw_only=True):
     openapi: str
     info: dict[str, Any]
     paths: dict[str, Any]
 
 
-class PairBody(_Answer):
-    """`POST /pair`'s optional body; unknown keys are ignored (the route reads only these two)."""
-
-    model_config = ConfigDict(extra="ignore")
-    user: Annotated[
-        str | None, Field(min_length=1, max_length=MAX_USER_CHARS, description="must match the code's user if given")
-    ] = None
-    label: Annotated[str | None, Field(min_length=1, max_length=MAX_LABEL_CHARS)] = None
-
-
-class PairedToken(_Answer):
+class PairedToken(_Answer, frozen=True):
     token_id: str
-    token: Annotated[str, Field(pattern=r"^zc_[0-9a-f]{64}$")]
+    token: Annotated[str, Meta(pattern=r"^zc_[0-9a-f]{64}$")]
     user: str
-    created_at: Annotated[str, Field(json_schema_extra=_DATE_TIME)]
+    created_at: DateTime
 
 
-class GatewayInfo(_Answer):
+class GatewayInfo(_Answer, frozen=True):
     url: str
 
 
-class Status(_Answer):
+class Status(_Answer, frozen=True):
     """`services.describe()` plus what the protocol layer knows, as the `status` method answers."""
 
     server_version: str
@@ -110,56 +87,57 @@ class Status(_Answer):
     connections: int
 
 
-class ConfigProp(_Answer):
+class ConfigProp(_Answer, frozen=True):
     """`GET /api/config?prop=P`: the property's masked value (any JSON)."""
 
     prop: str
     value: Any
 
 
-class ConfigSet(_Answer):
+class ConfigSet(_Answer, frozen=True):
     prop: str
-    set: Literal[True]
+    # Always true. A `Literal[True]` needs msgspec ≥ 0.19 (0.18 takes only None, int and str literals).
+    set: Annotated[bool, Meta(extra_json_schema={"const": True})]
 
 
-class SessionRow(_Answer):
+class SessionRow(_Answer, frozen=True):
     session_id: str
     agent_alias: str
     mode: Literal["acp", "chat"]
     live: bool
     killed: bool
-    created_at: Annotated[str, Field(json_schema_extra=_DATE_TIME)]
-    last_activity: Annotated[str, Field(json_schema_extra=_DATE_TIME)]
+    created_at: DateTime
+    last_activity: DateTime
     message_count: int
 
 
-class SessionList(_Answer):
+class SessionList(_Answer, frozen=True):
     sessions: list[SessionRow]
 
 
-class MessageRow(_Answer):
+class MessageRow(_Answer, frozen=True):
     """One transcript row; the three optional keys are absent (never null) when they do not apply."""
 
     index: int
     role: str
     content: str
-    tool_call_id: str | None = Field(default=None, json_schema_extra=_absent)
-    name: str | None = Field(default=None, json_schema_extra=_absent)
-    marker: str | None = Field(default=None, json_schema_extra=_absent)
+    tool_call_id: str | UnsetType = UNSET
+    name: str | UnsetType = UNSET
+    marker: str | UnsetType = UNSET
 
 
-class Messages(_Answer):
+class Messages(_Answer, frozen=True):
     session_id: str
     messages: list[MessageRow]
     total: int
 
 
-class PromptResult(_Answer):
+class PromptResult(_Answer, frozen=True):
     session_id: str
     stop_reason: Literal["end_turn", "cancelled", "failed", "max_turns"]
     content: str
 
 
-class WebhookResult(_Answer):
+class WebhookResult(_Answer, frozen=True):
     session_id: str
     content: str

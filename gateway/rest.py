@@ -8,11 +8,10 @@ Each bearer route is an adapter over its JSON-RPC twin: authenticate the bearer,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
-from pydantic import ValidationError
+from msgspec import Meta
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -21,11 +20,23 @@ from app.storage import iso_z
 from gateway.auth import caller_context, http_peer
 from gateway.errors import ApiError, json_response, mapped
 from gateway.openapi import openapi_spec
-from gateway.openapi_models import PairBody
 from rpc.dispatcher import Dispatcher
-from rpc.errors import InvalidParams
+from rpc.registry import Params, validate
 
-__all__ = ["RestApi", "json_object"]
+__all__ = ["PairBody", "RestApi", "json_object"]
+
+MAX_USER_CHARS = 128
+MAX_LABEL_CHARS = 256
+
+
+class PairBody(Params, frozen=True):
+    """`POST /pair`'s optional body; unknown keys are ignored (the route reads only these two)."""
+
+    user: (
+        Annotated[str, Meta(min_length=1, max_length=MAX_USER_CHARS, description="must match the code's user if given")]
+        | None
+    ) = None
+    label: Annotated[str, Meta(min_length=1, max_length=MAX_LABEL_CHARS)] | None = None
 
 
 class RestApi:
@@ -45,7 +56,7 @@ class RestApi:
 
     async def pair(self, request: Request) -> Response:
         """`X-Pairing-Code` + optional `{"user"?, "label"?}` → a paired token of the code's user (201)."""
-        body = _pair_body(await json_object(request, optional=True))
+        body = validate(PairBody, await json_object(request, optional=True))
         code = request.headers.get("x-pairing-code")
         if code is None:
             raise ApiError(400, "invalid_params", "The X-Pairing-Code header is required", errors=[_field("code")])
@@ -110,18 +121,6 @@ class RestApi:
 
 def _field(name: str, type_: str = "missing", message: str = "required") -> dict[str, str]:
     return {"field": name, "type": type_, "message": message}
-
-
-def _pair_body(data: Mapping[str, Any]) -> PairBody:
-    """The body of `POST /pair` (a pydantic model, as the gateway's answers are): a failure is 400
-    `invalid_params` naming the fields (never values)."""
-    try:
-        return PairBody.model_validate(data)
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False, include_context=False)
-        raise InvalidParams(
-            errors=[{"field": ".".join(map(str, e["loc"])), "type": e["type"], "message": e["msg"]} for e in errors]
-        ) from None
 
 
 async def json_object(request: Request, *, optional: bool = False) -> dict[str, Any]:

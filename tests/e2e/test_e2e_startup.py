@@ -27,10 +27,10 @@ pytestmark = [
 IMPORT_LINE = re.compile(r"import time:\s+\d+ \|\s+\d+ \|\s+(\S+)$")
 STORAGE = {"sqlalchemy", "alembic", "aiosqlite"}
 NEVER_WITHOUT_GATEWAY = {"starlette", "uvicorn", "h11", "websockets", "rich", "httpx"}
-# The config and the params models are msgspec Structs: a socket-only daemon never imports pydantic, and reads
-# config.toml with tomllib until its first config write (issue 15).
-NEVER_ON_THE_SOCKET = {"pydantic", "pydantic_core"}
-NOT_BEFORE_READY = {"tomlkit", *NEVER_ON_THE_SOCKET}
+# Every model (config, params, the gateway's answers) is a msgspec Struct: the daemon never imports pydantic, not a
+# dependency of it; and it reads config.toml with tomllib until its first config write (issue 15).
+NEVER = {"pydantic", "pydantic_core"}
+NOT_BEFORE_READY = {"tomlkit", *NEVER}
 
 
 def modules(daemon: Daemon, *, before_ready: bool) -> set[str]:
@@ -80,7 +80,7 @@ async def test_a_new_then_current_sqlite_database_starts_without_sqlalchemy_unti
         wait_for_import(daemon, "sqlalchemy")
         assert daemon.stop() == 0
         assert "alembic" not in imports(daemon, before_ready=False), f"{start}\n{daemon.describe()}"
-        assert imports(daemon, before_ready=False) & NEVER_ON_THE_SOCKET == set(), f"{start}\n{daemon.describe()}"
+        assert imports(daemon, before_ready=False) & NEVER == set(), f"{start}\n{daemon.describe()}"
     assert (root / "cfg" / "data" / "zeroclaw.db").stat().st_mode & 0o777 == 0o600
 
 
@@ -120,3 +120,5 @@ async def test_the_first_requests_load_the_app_and_the_protocols_and_are_answere
     assert answer["id"] == 1 and answer["error"]["code"] == -32010, answer  # a WebSocket peer needs a token
     wait_for_import(daemon, http_impl)
     wait_for_import(daemon, "websockets")
+    # The app built its routes and its OpenAPI document (the REST answer models) for the first request.
+    assert imports(daemon, before_ready=False) & NEVER == set(), daemon.describe()

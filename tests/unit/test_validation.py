@@ -19,6 +19,7 @@ class Entry(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     s: Annotated[str, Meta(min_length=1, max_length=3)] = "a"
     p: Annotated[str, Meta(pattern=r"^[a-z]+$")] = "a"
     k: Literal["a", "b"] = "a"
+    o: int | None = None
     items: Annotated[list[str], Meta(max_length=1)] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -51,6 +52,7 @@ def _error(data: Any) -> dict[str, str]:
         ({"entry": {"n": "5"}}, "entry.n", "int_type"),
         ({"entry": {"n": True}}, "entry.n", "int_type"),
         ({"entry": {"s": 5}}, "entry.s", "string_type"),
+        ({"entry": {"o": "5"}}, "entry.o", "int_type"),  # regression: an optional field's was value_error
         ({"entry": 5}, "entry", "dict_type"),
         ({"entry": {"items": "x"}}, "entry.items", "list_type"),
         ({"entry": {"s": ""}}, "entry.s", "string_too_short"),
