@@ -32,14 +32,19 @@ class Section(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     pass
 
 
+def invalid_field(name: str, message: str) -> ValueError:
+    """A check's error about field `name` of the section being checked: msgspec locates a `__post_init__` error at
+    the section itself, and `app.validation` reads the `"<field>: "` prefix this puts on `message` as the field."""
+    return ValueError(f"{name}: {message}")
+
+
 @contextmanager
 def field_named(name: str) -> Iterator[None]:
-    """A `ValueError` raised inside names field `name` of the section being checked (`app.validation` reads a
-    `"<field>: "` prefix as the field), as msgspec locates a `__post_init__` error at the section itself."""
+    """A `ValueError` raised inside (by a callee that does not know the field) is about field `name`."""
     try:
         yield
     except ValueError as exc:
-        raise ValueError(f"{name}: {exc}") from None
+        raise invalid_field(name, str(exc)) from None
 
 
 class Limits(Section):
@@ -131,7 +136,7 @@ class PermissionProfile(Section):
         with field_named("config_write_paths"):
             self.config_write_paths = [validate_path_pattern(p) for p in self.config_write_paths]
         if any(a != "*" and not KEY_RE.match(a) for a in self.allowed_agents):
-            raise ValueError("allowed_agents: agent must be '*' or an alias of letters, digits, '_' or '-'")
+            raise invalid_field("allowed_agents", "agent must be '*' or an alias of letters, digits, '_' or '-'")
 
 
 class User(Section):
@@ -141,10 +146,10 @@ class User(Section):
 
     def __post_init__(self) -> None:
         if self.uid is not None and self.uid < 0:
-            raise ValueError("uid: uid must be >= 0")
+            raise invalid_field("uid", "uid must be >= 0")
         # "owner" is the daemon owner's id; a user taking it would own the owner's sessions.
         if self.principal_id is not None and (not self.principal_id.strip() or self.principal_id == OWNER_ID):
-            raise ValueError("principal_id: principal_id must be non-empty and not a reserved id")
+            raise invalid_field("principal_id", "principal_id must be non-empty and not a reserved id")
 
 
 def _default_agents() -> dict[str, Agent]:
@@ -173,14 +178,14 @@ class Config(Section):
     def __post_init__(self) -> None:
         for name in ("agents", "providers", "permission_profiles", "users"):
             if not all(KEY_RE.match(k) for k in getattr(self, name)):
-                raise ValueError(f"{name}: names must be non-empty and use only letters, digits, '_' or '-'")
+                raise invalid_field(name, "names must be non-empty and use only letters, digits, '_' or '-'")
         # One uid must resolve to one principal, and principal ids key session ownership.
         uids = [u.uid for u in self.users.values() if u.uid is not None]
         if len(uids) != len(set(uids)):
-            raise ValueError("users: two users have the same uid")
+            raise invalid_field("users", "two users have the same uid")
         ids = [u.principal_id or f"user:{name}" for name, u in self.users.items()]
         if len(ids) != len(set(ids)):
-            raise ValueError("users: two users have the same principal_id")
+            raise invalid_field("users", "two users have the same principal_id")
         self.agents.setdefault("default", Agent())
         self.providers.setdefault("scripted", Provider(kind="scripted"))
 
