@@ -101,7 +101,7 @@ def main(executable: str) -> int:
                 daemon.kill()
                 daemon.wait()
     version = init_result.get("serverVersion")
-    print(f"plain install serves: version {version}, initialize + status over {sock}, gateway document and panel, clean exit")
+    print(f"plain install serves: version {version}, initialize + status over {sock}, gateway and panel, clean exit")
     return 0
 
 
