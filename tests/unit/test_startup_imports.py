@@ -71,8 +71,8 @@ def _imported_packages(path: Path) -> set[str]:
 @pytest.mark.req("R-PATH-7")
 def test_no_module_of_the_daemon_imports_pydantic() -> None:
     """Issue 15: importing pydantic costs a daemon start ~0.1 s, and its first `initialize` would pay it if a params
-    model needed it. Every model is a msgspec Struct, the gateway's answer models too: pydantic is not a dependency
-    (only schemathesis, in `[dev]`, brings it)."""
+    model needed it. Every model is a msgspec Struct, the gateway's answer models too: pydantic is not a dependency,
+    not even of `[dev]`."""
     offenders = sorted(
         str(path.relative_to(ROOT))
         for package in ("app", "rpc", "gateway", "migrations")
