@@ -67,8 +67,8 @@ def allowed_hosts(bind_host: str, configured: Iterable[str]) -> frozenset[str]:
     return frozenset(names)
 
 
-# The panel's page may load only its own files and talk only to its own origin (`connect-src 'self'` covers the
-# same-origin ws:/wss: URL of /rpc); no inline script or style, no framing.
+# The panel's page may load only its own files and talk only to its own origin (`connect-src 'self'`
+# covers the same-origin ws:/wss: URL of /rpc); no inline script or style, no framing.
 PANEL_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -126,7 +126,7 @@ def create_app(
             cache = (config, allowed_hosts(config.gateway.host, config.gateway.allowed_hosts))
         return cache[1]
 
-    # What a bearer route raises outside `dispatcher.call` goes through the dispatcher's error boundary too.
+    # What a bearer route raises outside `dispatcher.call` meets the dispatcher's error boundary too.
     bearer = domain_boundary(dispatcher, passthrough=(BodyTooLarge,))
     routes = [
         Route("/health", api.health, methods=["GET"]),

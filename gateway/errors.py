@@ -57,8 +57,8 @@ __all__ = [
 _HTTP_KINDS = {404: "not_found", 405: "method_not_allowed"}
 _UNAVAILABLE_KINDS = frozenset({"storage_unavailable", "resources_exhausted"})  # conditions of the moment: 503
 
-# JSON-RPC code -> HTTP status, so a REST route answers a domain error exactly like its RPC twin (same kind,
-# same data), only with a status line.
+# JSON-RPC code -> HTTP status, so a REST route answers a domain error exactly like its RPC twin
+# (same kind, same data), only with a status line.
 _STATUS_OF_CODE = {
     -32700: 400,
     -32600: 400,
@@ -139,7 +139,7 @@ async def mapped(dispatcher: Dispatcher, step: Awaitable[T]) -> T:
     except (ApiError, HTTPException, RpcError):
         raise
     except Exception as exc:
-        raise dispatcher.to_rpc_error(exc) from None
+        raise dispatcher.errors.to_rpc_error(exc) from None
 
 
 async def rpc_error_handler(request: Request, exc: Exception) -> Response:

@@ -142,7 +142,7 @@ class _Components:
         return out
 
 
-# -- statuses --------------------------------------------------------------------------------------------------
+# -- statuses --------------------------------------------------------------------------------------
 
 _ERROR = {"$ref": _REF.format(model="ErrorAnswer")}
 _HOST = "Host not allowed (the DNS-rebinding guard) or a malformed Content-Length (invalid_request)"
@@ -186,6 +186,220 @@ _TEXT_BOUND = (
     "The text is at most `[limits] max_prompt_chars` characters (400 invalid_params beyond), and the whole body "
     "at most 64 KiB of JSON (413)"
 )
+_DOMAIN_400 = f"{_INVALID}; or a value the domain refuses (unknown property, wrong type, too long a prompt)"
+_BUSY = "A turn is already running on the session (session_busy)"
+_NOT_FOUND = "Unknown, killed or deleted session, or a closed chat session (session_not_found)"
+_NOT_OWNED = "Missing grant (forbidden) or another principal's session (session_not_owned)"
+_LIMIT = "Live-session limit reached (session_limit)"
+_BEARER: list[dict[str, list[str]]] = [{"bearer": []}]
+
+
+def _operation(
+    summary: str,
+    ok: dict[str, Any],
+    *,
+    bearer: bool,
+    parameters: list[JsonSchema] | None = None,
+    body: dict[str, Any] | None = None,
+    invalid: str | None = _INVALID,
+    **specific: str,
+) -> dict[str, Any]:
+    """One operation: `summary`, its security (the bearer token or none), `parameters`, the request `body`, and
+    `ok` followed by the error statuses (`_responses`, given `bearer`, `invalid` and `specific`)."""
+    op: dict[str, Any] = {"summary": summary, "security": _BEARER if bearer else []}
+    if parameters is not None:
+        op["parameters"] = parameters
+    if body is not None:
+        op["requestBody"] = body
+    op["responses"] = _responses(ok, bearer=bearer, invalid=invalid, **specific)
+    return op
+
+
+# -- paths, one builder per group, in the document's order -----------------------------------------
+
+
+def _public_paths(c: _Components) -> dict[str, Any]:
+    """What answers without a token: liveness, this document, pairing."""
+    from gateway.rest import PairBody  # not at the top: gateway.rest imports this module
+
+    code = {"type": "string", "pattern": m.PAIRING_CODE_PATTERN}
+    return {
+        "/health": {
+            "get": _operation("Liveness (no token)", _ok("Up", c.ref(m.Health)), bearer=False, invalid=None),
+        },
+        "/openapi.json": {
+            "get": _operation(
+                "This document (no token)", _ok("OpenAPI", c.ref(m.OpenApiDocument)), bearer=False, invalid=None
+            ),
+        },
+        "/pair": {
+            "post": _operation(
+                "Trade a one-time 6-digit pairing code for a bearer token",
+                _ok("Paired", c.ref(m.PairedToken), 201),
+                bearer=False,
+                parameters=[{"name": "X-Pairing-Code", "in": "header", "required": True, "schema": code}],
+                body=_body(c.params(PairBody), required=False),
+                invalid="a missing X-Pairing-Code header or a bad `user`/`label` (invalid_params)",
+                s403="Wrong or expired pairing code, or its user no longer exists (forbidden)",
+                s429="Pairing locked out after failed attempts (limit_exceeded, Retry-After)",
+                s503="The new token cannot be stored: the database cannot be written (storage_unavailable)",
+            ),
+        },
+    }
+
+
+def _system_paths(c: _Components) -> dict[str, Any]:
+    """The daemon's status and metrics."""
+    metrics = {
+        "200": {
+            "description": "Prometheus text exposition format 0.0.4",
+            "content": {"text/plain": {"schema": {"type": "string"}}},
+        }
+    }
+    return {
+        "/api/status": {
+            "get": _operation(
+                "Daemon status, as the status method answers (grant system:read)",
+                _ok("Status", c.ref(m.Status)),
+                bearer=True,
+                invalid=None,
+            ),
+        },
+        "/metrics": {
+            "get": _operation(
+                "The daemon's metrics in the Prometheus text format, like system/metrics "
+                "(grant system:read; docs/operations.md names the families)",
+                metrics,
+                bearer=True,
+                invalid=None,
+            ),
+        },
+    }
+
+
+def _config_paths(c: _Components) -> dict[str, Any]:
+    """Reading the config (masked) and setting one property."""
+    whole_or_one = {"anyOf": [c.ref(Config, _masked), c.ref(m.ConfigProp)]}
+    return {
+        "/api/config": {
+            "get": _operation(
+                "The config with secrets masked, or one property with ?prop= (grant config:read)",
+                _ok("The whole config (secrets masked as ***), or {prop, value} with ?prop=", whole_or_one),
+                bearer=True,
+                parameters=c.parameters(GetParams, "query", ["prop"]),
+                invalid=f"{_INVALID}; or an unknown property path",
+            ),
+        },
+        "/api/config/{prop}": {
+            "put": _operation(
+                "Set one property (grant config:update and a config write path)",
+                _ok("Set", c.ref(m.ConfigSet)),
+                bearer=True,
+                parameters=c.parameters(SetParams, "path", ["prop"]),
+                body=_body(c.params(SetParams, without=["prop"])),
+                invalid=f"{_INVALID}; or an unknown property or a value of the wrong type",
+                s403="Missing grant, or the path is outside the caller's config write paths (forbidden)",
+            ),
+        },
+    }
+
+
+def _session_paths(c: _Components) -> dict[str, Any]:
+    """The session routes, each like its session/… twin; the path's `id` is the params' `sessionId`."""
+    session_id = c.parameters(MessagesParams, "path", ["sessionId"])[0] | {"name": "id"}
+    prompt_body = c.params(PromptParams, without=["sessionId"])
+    # The model leaves the count to the files service: its constant, until PromptParams carries it.
+    prompt_body["properties"]["attachments"]["anyOf"][0]["maxItems"] = MAX_ATTACHMENTS
+    return {
+        "/api/sessions": {
+            "get": _operation(
+                "The caller's sessions, like session/list; admin sees all (grant sessions:read)",
+                _ok("Sessions", c.ref(m.SessionList)),
+                bearer=True,
+                parameters=c.parameters(ListParams, "query", ["includeKilled"]),
+            ),
+        },
+        "/api/sessions/{id}/messages": {
+            "get": _operation(
+                "The visible transcript, like session/messages (grant sessions:read)",
+                _ok("Messages", c.ref(m.Messages)),
+                bearer=True,
+                parameters=[session_id, *c.parameters(MessagesParams, "query", ["limit", "before"])],
+                s403=_NOT_OWNED,
+                s404=_NOT_FOUND,
+            ),
+        },
+        "/api/sessions/{id}/prompt": {
+            "post": _operation(
+                "Run one turn and answer when it ends, like session/prompt (grant sessions:execute). "
+                "Tools that need approval are rejected at once unless auto-approved or a client of the same "
+                "principal watches the session; elicitation answers 'no interactive client is attached'",
+                _ok("The turn's final result", c.ref(m.PromptResult)),
+                bearer=True,
+                parameters=[session_id],
+                body=_body(
+                    prompt_body, description=f"{_TEXT_BOUND}; `attachments` are file/attach entries of this session"
+                ),
+                invalid=_DOMAIN_400,
+                s403=_NOT_OWNED,
+                s404=_NOT_FOUND,
+                s409=_BUSY,
+                s429=_LIMIT,
+            ),
+        },
+    }
+
+
+def _webhook_paths(c: _Components) -> dict[str, Any]:
+    """`POST /webhook/{agent}`: one turn on a chat session of the agent."""
+    from gateway.webhook import WebhookBody  # not at the top: it imports gateway.rest, which imports this module
+
+    agent = {"name": "agent", "in": "path", "required": True, "schema": {"type": "string"}}
+    return {
+        "/webhook/{agent}": {
+            "post": _operation(
+                "Run one turn on a chat session of the agent (grant sessions:execute and the agent "
+                "right): a new session without sessionId; with one, the caller's chat session of that agent "
+                "(created with that id when unknown)",
+                _ok("The turn's final text", c.ref(m.WebhookResult)),
+                bearer=True,
+                parameters=[agent],
+                body=_body(c.params(WebhookBody), description=_TEXT_BOUND),
+                invalid=f"{_DOMAIN_400}; or a sessionId naming an ACP session or another agent's",
+                s403="Missing grant or agent right (forbidden), or another principal's session",
+                s404="Unknown agent (not_found), or a closed or killed chat session",
+                s409=_BUSY,
+                s429=_LIMIT,
+            ),
+        },
+    }
+
+
+def _rpc_paths(c: _Components) -> dict[str, Any]:
+    """`GET /rpc` with its plain-HTTP answers (the WebSocket itself is JSON-RPC, outside this document)."""
+    return {
+        "/rpc": {
+            "get": _operation(
+                "JSON-RPC 2.0 over WebSocket: one message per text frame (initialize with authToken "
+                "or send Authorization: Bearer on the upgrade)",
+                {"101": {"description": "Switching Protocols"}},
+                bearer=False,
+                invalid=None,
+                s403="Origin not allowed (forbidden)",
+                s426="Not a WebSocket upgrade request (invalid_request, Upgrade: websocket)",
+            ),
+        },
+    }
+
+
+_PATH_GROUPS: tuple[Callable[[_Components], dict[str, Any]], ...] = (
+    _public_paths,
+    _system_paths,
+    _config_paths,
+    _session_paths,
+    _webhook_paths,
+    _rpc_paths,
+)
 
 
 def openapi_spec(version: str) -> dict[str, Any]:
@@ -195,190 +409,11 @@ def openapi_spec(version: str) -> dict[str, Any]:
 
 @cache
 def _spec(version: str) -> dict[str, Any]:
-    # Imported here, not at the top: gateway.rest (and gateway.webhook, through it) imports this module.
-    from gateway.rest import PairBody
-    from gateway.webhook import WebhookBody
-
     c = _Components()
-    bearer: list[dict[str, list[str]]] = [{"bearer": []}]
-    c.ref(m.ErrorAnswer)
-    session_id = c.parameters(MessagesParams, "path", ["sessionId"])[0] | {"name": "id"}
-    busy = "A turn is already running on the session (session_busy)"
-    not_found = "Unknown, killed or deleted session, or a closed chat session (session_not_found)"
-    not_owned = "Missing grant (forbidden) or another principal's session (session_not_owned)"
-    limit = "Live-session limit reached (session_limit)"
-    prompt_body = c.params(PromptParams, without=["sessionId"])
-    # PromptParams leaves the count to the files service; its constant, stated here until the model carries it.
-    prompt_body["properties"]["attachments"]["anyOf"][0]["maxItems"] = MAX_ATTACHMENTS
-    domain_400 = f"{_INVALID}; or a value the domain refuses (unknown property, wrong type, too long a prompt)"
-    paths: dict[str, Any] = {
-        "/health": {
-            "get": {
-                "summary": "Liveness (no token)",
-                "security": [],
-                "responses": _responses(_ok("Up", c.ref(m.Health)), bearer=False, invalid=None),
-            }
-        },
-        "/openapi.json": {
-            "get": {
-                "summary": "This document (no token)",
-                "security": [],
-                "responses": _responses(_ok("OpenAPI", c.ref(m.OpenApiDocument)), bearer=False, invalid=None),
-            }
-        },
-        "/pair": {
-            "post": {
-                "summary": "Trade a one-time 6-digit pairing code for a bearer token",
-                "security": [],
-                "parameters": [
-                    {
-                        "name": "X-Pairing-Code",
-                        "in": "header",
-                        "required": True,
-                        "schema": {"type": "string", "pattern": m.PAIRING_CODE_PATTERN},
-                    }
-                ],
-                "requestBody": _body(c.params(PairBody), required=False),
-                "responses": _responses(
-                    _ok("Paired", c.ref(m.PairedToken), 201),
-                    bearer=False,
-                    invalid="a missing X-Pairing-Code header or a bad `user`/`label` (invalid_params)",
-                    s403="Wrong or expired pairing code, or its user no longer exists (forbidden)",
-                    s429="Pairing locked out after failed attempts (limit_exceeded, Retry-After)",
-                    s503="The new token cannot be stored: the database cannot be written (storage_unavailable)",
-                ),
-            }
-        },
-        "/api/status": {
-            "get": {
-                "summary": "Daemon status, as the status method answers (grant system:read)",
-                "security": bearer,
-                "responses": _responses(_ok("Status", c.ref(m.Status)), bearer=True, invalid=None),
-            }
-        },
-        "/metrics": {
-            "get": {
-                "summary": "The daemon's metrics in the Prometheus text format, like system/metrics "
-                "(grant system:read; docs/operations.md names the families)",
-                "security": bearer,
-                "responses": _responses(
-                    {
-                        "200": {
-                            "description": "Prometheus text exposition format 0.0.4",
-                            "content": {"text/plain": {"schema": {"type": "string"}}},
-                        }
-                    },
-                    bearer=True,
-                    invalid=None,
-                ),
-            }
-        },
-        "/api/config": {
-            "get": {
-                "summary": "The config with secrets masked, or one property with ?prop= (grant config:read)",
-                "security": bearer,
-                "parameters": c.parameters(GetParams, "query", ["prop"]),
-                "responses": _responses(
-                    _ok(
-                        "The whole config (secrets masked as ***), or {prop, value} with ?prop=",
-                        {"anyOf": [c.ref(Config, _masked), c.ref(m.ConfigProp)]},
-                    ),
-                    bearer=True,
-                    invalid=f"{_INVALID}; or an unknown property path",
-                ),
-            }
-        },
-        "/api/config/{prop}": {
-            "put": {
-                "summary": "Set one property (grant config:update and a config write path)",
-                "security": bearer,
-                "parameters": c.parameters(SetParams, "path", ["prop"]),
-                "requestBody": _body(c.params(SetParams, without=["prop"])),
-                "responses": _responses(
-                    _ok("Set", c.ref(m.ConfigSet)),
-                    bearer=True,
-                    invalid=f"{_INVALID}; or an unknown property or a value of the wrong type",
-                    s403="Missing grant, or the path is outside the caller's config write paths (forbidden)",
-                ),
-            }
-        },
-        "/api/sessions": {
-            "get": {
-                "summary": "The caller's sessions, like session/list; admin sees all (grant sessions:read)",
-                "security": bearer,
-                "parameters": c.parameters(ListParams, "query", ["includeKilled"]),
-                "responses": _responses(_ok("Sessions", c.ref(m.SessionList)), bearer=True),
-            }
-        },
-        "/api/sessions/{id}/messages": {
-            "get": {
-                "summary": "The visible transcript, like session/messages (grant sessions:read)",
-                "security": bearer,
-                "parameters": [session_id, *c.parameters(MessagesParams, "query", ["limit", "before"])],
-                "responses": _responses(
-                    _ok("Messages", c.ref(m.Messages)), bearer=True, s403=not_owned, s404=not_found
-                ),
-            }
-        },
-        "/api/sessions/{id}/prompt": {
-            "post": {
-                "summary": "Run one turn and answer when it ends, like session/prompt (grant sessions:execute). "
-                "Tools that need approval are rejected at once unless auto-approved or a client of the same "
-                "principal watches the session; elicitation answers 'no interactive client is attached'",
-                "security": bearer,
-                "parameters": [session_id],
-                "requestBody": _body(
-                    prompt_body,
-                    description=f"{_TEXT_BOUND}; `attachments` are file/attach entries of this session",
-                ),
-                "responses": _responses(
-                    _ok("The turn's final result", c.ref(m.PromptResult)),
-                    bearer=True,
-                    invalid=domain_400,
-                    s403=not_owned,
-                    s404=not_found,
-                    s409=busy,
-                    s429=limit,
-                ),
-            }
-        },
-        "/webhook/{agent}": {
-            "post": {
-                "summary": "Run one turn on a chat session of the agent (grant sessions:execute and the agent "
-                "right): a new session without sessionId; with one, the caller's chat session of that agent "
-                "(created with that id when unknown)",
-                "security": bearer,
-                "parameters": [{"name": "agent", "in": "path", "required": True, "schema": {"type": "string"}}],
-                "requestBody": _body(c.params(WebhookBody), description=_TEXT_BOUND),
-                "responses": _responses(
-                    _ok("The turn's final text", c.ref(m.WebhookResult)),
-                    bearer=True,
-                    invalid=f"{domain_400}; or a sessionId naming an ACP session or another agent's",
-                    s403="Missing grant or agent right (forbidden), or another principal's session",
-                    s404="Unknown agent (not_found), or a closed or killed chat session",
-                    s409=busy,
-                    s429=limit,
-                ),
-            }
-        },
-        "/rpc": {
-            "get": {
-                "summary": "JSON-RPC 2.0 over WebSocket: one message per text frame (initialize with authToken "
-                "or send Authorization: Bearer on the upgrade)",
-                "security": [],
-                "responses": {
-                    "101": {"description": "Switching Protocols"},
-                    **_responses(
-                        {},
-                        bearer=False,
-                        invalid=None,
-                        s403="Origin not allowed (forbidden)",
-                        s426="Not a WebSocket upgrade request (invalid_request, Upgrade: websocket)",
-                    ),
-                },
-            }
-        },
-    }
+    c.ref(m.ErrorAnswer)  # every error status refers to it (`_ERROR`)
+    paths: dict[str, Any] = {}
+    for group in _PATH_GROUPS:
+        paths |= group(c)
     return {
         "openapi": "3.1.0",
         "info": {"title": "zeroclaw gateway", "version": version},

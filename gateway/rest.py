@@ -91,7 +91,7 @@ class RestApi:
         }
         return json_response(result, status=201)
 
-    # -- bearer token: each route is its JSON-RPC twin through the dispatcher ------------------------------
+    # -- bearer token: each route is its JSON-RPC twin through the dispatcher --------------------------
 
     async def status(self, request: Request) -> Response:
         context = await caller_context(request, self.dispatcher)

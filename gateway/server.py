@@ -43,9 +43,8 @@ class _EmbeddedServer(uvicorn.Server):
         return None
 
 
-# Listening needs neither protocol: uvicorn calls these "classes" only to make the protocol of a connection it
-# accepted or upgrades, and gets the real one, so the first connection imports it (issue 15: h11 ~6 ms and the
-# websockets package ~5 ms of a gateway start) and everything on the wire is unchanged.
+# Listening needs neither protocol: uvicorn calls these "classes" only for a connection it accepted
+# or upgrades, and gets the real protocol, imported then (the cost: docs/gateway.md, Start-up).
 
 
 class _HttpOnFirstConnection(asyncio.Protocol):
@@ -148,14 +147,12 @@ async def _bind(host: str, port: int, backlog: int, user_timeout: float | None) 
         if os.name != "nt":
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         if user_timeout is not None and hasattr(socket, "TCP_USER_TIMEOUT"):
-            # Inherited by accepted sockets (Linux): data unacknowledged that long (a vanished peer, or one whose
-            # window stays shut) drops the connection in the kernel, which ASGI cannot do.
+            # Inherited by accepted sockets (Linux): the kernel drops a peer that leaves data unacknowledged
+            # that long (vanished, or its window shut), which ASGI cannot do (docs/gateway.md, Keepalive).
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, int(user_timeout * 1000))
         if hasattr(socket, "TCP_NOTSENT_LOWAT"):
-            # Inherited too (Linux, macOS): the kernel takes at most this much output that is not yet on the wire
-            # (what is in flight is not limited, so throughput is kept). Without it, an autotuned send buffer
-            # parks megabytes for a WebSocket peer that stopped reading, out of sight of the daemon's outbound
-            # limit and stall rule (R-LIM); with it, that output stays queued where the rule sees it.
+            # Inherited too (Linux, macOS): little unsent output parks in the kernel, so a peer that stopped
+            # reading backs up where the outbound limit and stall rule see it (docs/gateway.md, Outbound).
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NOTSENT_LOWAT, NOTSENT_LOWAT)
         sock.bind(addr)
         sock.listen(backlog)
@@ -190,6 +187,38 @@ async def start_gateway(
     """
     if (tls_cert is None) != (tls_key is None):
         raise GatewayStartError("set both [gateway] tls_cert and tls_key, or neither")
+    config = _uvicorn_config(
+        app,
+        host=host,
+        port=port,
+        tls_cert=tls_cert,
+        tls_key=tls_key,
+        ws_max_size=ws_max_size,
+        backlog=backlog,
+        shutdown_timeout=shutdown_timeout,
+        ping_interval=ping_interval,
+    )
+    sock = await _bind(host, port, backlog, tcp_user_timeout)
+    bound_host, bound_port = sock.getsockname()[:2]
+    server = _EmbeddedServer(config)
+    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]), name="zeroclaw-gateway")
+    await _started(server, task, sock)
+    return GatewayHandle(host or bound_host, bound_port, config.is_ssl, server, task)
+
+
+def _uvicorn_config(
+    app: ASGIApp,
+    *,
+    host: str,
+    port: int,
+    tls_cert: str | None,
+    tls_key: str | None,
+    ws_max_size: int,
+    backlog: int,
+    shutdown_timeout: int,
+    ping_interval: float | None,
+) -> uvicorn.Config:
+    """uvicorn's settings for the embedded gateway, loaded (TLS files read) so a bad one fails here."""
     config = uvicorn.Config(
         app,
         host=host,
@@ -216,10 +245,11 @@ async def start_gateway(
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "strerror", None) or type(exc).__name__
         raise GatewayStartError(f"cannot load the gateway TLS certificate or key: {reason}") from None
-    sock = await _bind(host, port, backlog, tcp_user_timeout)
-    bound_host, bound_port = sock.getsockname()[:2]
-    server = _EmbeddedServer(config)
-    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]), name="zeroclaw-gateway")
+    return config
+
+
+async def _started(server: uvicorn.Server, task: asyncio.Task[None], sock: socket.socket) -> None:
+    """Return once `server` accepts connections; stop it and raise if it ends or takes over STARTUP_TIMEOUT."""
     deadline = asyncio.get_running_loop().time() + STARTUP_TIMEOUT
     while not server.started:
         if task.done() or asyncio.get_running_loop().time() > deadline:
@@ -231,4 +261,3 @@ async def start_gateway(
             reason = type(failure).__name__ if failure is not None else "timeout"
             raise GatewayStartError(f"the gateway did not start: {reason}")
         await asyncio.sleep(0.001)  # uvicorn sets `started` within a few ms; every ms here delays readiness
-    return GatewayHandle(host or bound_host, bound_port, config.is_ssl, server, task)
