@@ -44,8 +44,7 @@ class EndpointLock:
             self._fd = None
 
 
-# Windows' byte-range locks are mandatory: the lock sits on one byte past the pid, so a second daemon can still
-# read the pid for its message.
+# Windows locks are mandatory: lock a byte past the pid, so a second daemon can still read it.
 _WIN_LOCK_OFFSET = 64
 
 

@@ -21,8 +21,7 @@ __all__ = ["LOG_FORMATS", "JsonFormatter", "configure"]
 LOG_FORMATS: Final = ("text", "json")
 TEXT_FORMAT: Final = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
-# What every record has; anything else on a record was passed as `extra=`. uvicorn's `color_message` repeats
-# `message` with terminal colours.
+# What every record has (anything else came from `extra=`), and uvicorn's coloured `message`.
 _STANDARD: Final = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {
     "message",
     "asctime",

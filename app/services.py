@@ -56,7 +56,7 @@ class Services:
     pairing: PairedTokens
     sessions: SessionRegistry
     files: FileService | None = None  # the files service (SPEC §8) once made (`file_service`)
-    # Makes `files` on first use: `app.files` is ~5 ms of start-up that a daemon not asked about files never pays.
+    # Makes `files` on first use: a daemon never asked about files never imports `app.files`.
     files_factory: Callable[[], FileService] | None = None
     pairing_codes: PairingCodes = field(default_factory=PairingCodes)  # one-time codes for `POST /pair`
     clock: Callable[[], int] = time.monotonic_ns  # what `uptime_ms` counts with; tests freeze it

@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-# -- the context a provider is given ----------------------------------------------------------------------
+# -- the context a provider is given ---------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -59,7 +59,7 @@ class ToolSpec:
     parameters: dict[str, Any]  # JSON Schema of the arguments
 
 
-# -- what a provider streams ------------------------------------------------------------------------------
+# -- what a provider streams -----------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +111,7 @@ class Provider(Protocol):
         ...
 
 
-# -- tools ------------------------------------------------------------------------------------------------
+# -- tools -----------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)

@@ -88,7 +88,7 @@ class _PartialCall:
             return
         name = function.get("name")
         if isinstance(name, str) and name and name != self.name:
-            # Most servers send the name once; a few repeat it whole in every fragment, and a rare one splits it.
+            # The name: sent once, or repeated whole in every fragment, or (rarely) split.
             self.name = name if name.startswith(self.name) else self.name + name
         arguments = function.get("arguments")
         if isinstance(arguments, str):

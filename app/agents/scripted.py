@@ -48,8 +48,7 @@ _TIMER_RESOLUTION_SECS = 0.001
 
 _DIRECTIVE_RE = re.compile(r"/([A-Za-z]+)(?:\s+(.*))?\Z", re.DOTALL)
 _TOOL_ID_RE = re.compile(r"tc_(\d+)\Z")
-# A chunk boundary is where whitespace ends and a word begins, so chunks keep their trailing whitespace and
-# "".join(chunks) is the reply byte for byte.
+# Cut where a word begins: chunks keep their trailing whitespace and join to the reply exactly.
 _WORD_BOUNDARY_RE = re.compile(r"(?<=\s)(?=\S)")
 
 # What the reply after a tool result starts with, per tool.
@@ -221,10 +220,8 @@ class ScriptedProvider:
             return
         deadline = time.monotonic() + seconds
         yield TextDelta(f"Sleeping for {seconds:g} s")
-        # asyncio.sleep is where a cancelled turn stops: at most one tick late. The clock is the monotonic one, and
-        # the last millisecond is not waited for: uvloop's timers and `loop.time()` count whole milliseconds, so a
-        # sub-millisecond wait returned at once with the loop's clock unchanged, and the loop spun out dots
-        # (regression, found by benchmarks/kill_kit.py).
+        # A cancelled turn stops here, at most one tick late. The last millisecond is not waited for:
+        # uvloop's timers count whole ones (docs/agents.md, `/sleep`).
         while (left := deadline - time.monotonic()) > _TIMER_RESOLUTION_SECS:
             await asyncio.sleep(min(self._tick_secs, left))
             yield TextDelta(".")

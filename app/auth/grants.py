@@ -24,8 +24,8 @@ __all__ = [
 
 RESOURCES: tuple[str, ...] = ("system", "sessions", "config", "files", "agents", "pairing")
 VERBS: tuple[str, ...] = ("create", "read", "update", "delete", "execute")
-# In a profile's verb list, "*" stands for every verb of that resource. It is not accepted as a resource
-# (`admin = true` is the one spelling of "everything") nor in `has_grant` queries.
+# Every verb of a resource, in a profile's verb list only: not a resource (that is `admin = true`),
+# nor a `has_grant` query.
 WILDCARD = "*"
 ALL_GRANTS: frozenset[str] = frozenset(f"{r}:{v}" for r in RESOURCES for v in VERBS)
 

@@ -38,9 +38,9 @@ class PairedTokens(TokenResolver):
         self._recheck_secs = recheck_secs
         self._clock = clock
         self._revoked: set[str] = set()
-        # SHA-256 of a token -> (token_id, user, when the store last resolved it), for tokens this daemon has
-        # resolved. Past `recheck_secs` the store is asked again; if storage is then unavailable (R-STORE-3), the
-        # entry still answers, so a client already paired keeps reading while the disk is full.
+        # token SHA-256 -> (token_id, user, when the store last resolved it). Past `recheck_secs` the
+        # store is asked again; if storage is unavailable (R-STORE-3), the entry still answers, so
+        # a paired client keeps reading while the disk is full.
         self._resolved: dict[str, tuple[str, str, float]] = {}
 
     async def resolve(self, token: str) -> tuple[str, str] | None:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 __all__ = ["PER_UPLOAD_OVERHEAD", "Charge", "UploadBudget", "metadata_cost"]
 
-# What one staged upload costs beyond its strings: its bookkeeping object, hash state and index entries.
+# One staged upload beyond its strings: bookkeeping object, hash state, index entries.
 PER_UPLOAD_OVERHEAD = 512
 
 

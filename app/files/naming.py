@@ -87,7 +87,7 @@ def marker(path: str, filename: str, mime_type: str | None) -> str:
     return f"[Document: {filename}] {path}"
 
 
-# -- checks (each raises InvalidUpload naming the field, never echoing the value) -------------------------
+# -- checks (each raises InvalidUpload naming the field, never echoing the value) ------------------
 
 
 def check_filename(filename: str | None, field: str = "filename") -> str | None:

@@ -105,7 +105,7 @@ class FileService:
         self._committed: dict[object, OrderedDict[str, AttachEntry]] = {}
         self._sweeper: asyncio.TimerHandle | None = None
 
-    # -- file/attach --------------------------------------------------------------------------------------
+    # -- file/attach -------------------------------------------------------------------------------
 
     async def attach(
         self, principal: Principal, session_id: str, files: Sequence[IncomingFile], verify: Verify
@@ -118,7 +118,7 @@ class FileService:
         binding = await self._bind(principal, session_id)
         return await self.store.store(binding, verify, payloads)
 
-    # -- file/upload/* ------------------------------------------------------------------------------------
+    # -- file/upload/* -----------------------------------------------------------------------------
 
     async def begin(
         self,
@@ -275,7 +275,7 @@ class FileService:
         for upload in list(self._uploads.values()):
             self._discard(upload)
 
-    # -- session/prompt attachments -----------------------------------------------------------------------
+    # -- session/prompt attachments ----------------------------------------------------------------
 
     async def prompt_with_attachments(
         self, principal: Principal, session_id: str, prompt: str, attachments: Sequence[object]
@@ -297,7 +297,7 @@ class FileService:
         block = "\n".join(markers)
         return f"{prompt}\n\n{block}" if prompt else block
 
-    # -- internals ----------------------------------------------------------------------------------------
+    # -- internals ---------------------------------------------------------------------------------
 
     async def _bind(self, principal: Principal, session_id: str) -> SessionBinding:
         """The live session (rehydrated like `session/prompt` would), its ownership and agent right."""

@@ -174,7 +174,7 @@ class FileStore:
         (all before anything is written), or StorageFailed."""
         live = binding.session
         async with live.lock:
-            # -- synchronous from here on: see the module docstring before adding an await --------------
+            # -- synchronous from here on: see the module docstring before adding an await ---------
             if not binding.still_current(self._live_sessions()):
                 raise SessionChanged
             principal = verify()
@@ -198,8 +198,7 @@ class FileStore:
 def _store_one(directory: UploadsDir, uploads: str, index: dict[str, int], payload: Payload) -> AttachEntry:
     name = stored_name(payload.sha256, payload.filename)
     deduplicated = name in index
-    # R-FILE-7: an indexed file that was edited, deleted or replaced by a link is written back; a file that is
-    # not indexed yet is written unless an intact copy is already there (another session of the same agent).
+    # R-FILE-7: write unless an intact copy is there (indexed, or left by a session of the same agent).
     if not directory.holds(name, payload.size, payload.sha256):
         directory.write(name, payload)
     index[name] = payload.size
@@ -213,8 +212,7 @@ def _store_one(directory: UploadsDir, uploads: str, index: dict[str, int], paylo
     )
 
 
-# This process's mark in the names of its temporary files: one left by another process (a daemon killed between
-# writing and renaming, found by benchmarks/kill_kit.py) is removed when this one first uses the directory.
+# Marks this process's temporary files; another's are removed on first use (docs/files.md, "Write").
 _PROCESS_MARK = secrets.token_hex(4)
 _TEMP_RE = re.compile(r"\A\..+\.([0-9a-f]{8})[0-9a-f]{12}\.tmp\Z")
 _SWEPT: set[str] = set()  # uploads directories already cleared of other processes' temporary files

@@ -57,9 +57,9 @@ class LiveSession:
     watch_version: int = 0  # moves when `watchers` changes, so a turn can cache its recipients
     approvals: dict[str, asyncio.Future[Approval]] = field(default_factory=dict)
     always_allowed: set[str] = field(default_factory=set)
-    # Who cancelled the running turn, in ZeroClaw's words (`client_rpc`, `admin_kill`, `session_removed`).
+    # Who cancelled the turn, in ZeroClaw's words: `client_rpc`, `admin_kill`, `session_removed`.
     cancel_cause: str | None = None
-    # Variables a client handed over for this session's commands (R-ZC-6): the bash tool's environment on top.
+    # A client's variables for this session's commands, over the bash tool's environment (R-ZC-6).
     tool_env: Mapping[str, str] | None = None
     _request_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 

@@ -75,7 +75,7 @@ class SessionRegistry:
         # recover it and make two live sessions, with a turn each.
         self._bringing_up = KeyedLock()
 
-    # -- open / resume -----------------------------------------------------------------------------------
+    # -- open / resume -----------------------------------------------------------------------------
 
     async def open(
         self,
@@ -176,7 +176,7 @@ class SessionRegistry:
         _rows, total = await self.store.messages(live.session_id, mode=live.mode, limit=0)
         return total
 
-    # -- lookups ---------------------------------------------------------------------------------------
+    # -- lookups -----------------------------------------------------------------------------------
 
     def owned_live(self, principal: Principal, session_id: str) -> LiveSession:
         live = self.live.get(session_id)
@@ -208,7 +208,7 @@ class SessionRegistry:
         _check_owner(principal, live.owner)
         return live
 
-    # -- turns -----------------------------------------------------------------------------------------
+    # -- turns -------------------------------------------------------------------------------------
 
     def check_prompt(self, text: str, field: str = "prompt") -> None:
         """R-LIM: a prompt as typed is at most `[limits] max_prompt_chars` long, on every surface. Checked before
@@ -273,8 +273,7 @@ class SessionRegistry:
         )
         live.body, live.cancel_cause = body, None
         await asyncio.wait({body})
-        # A cancelled body keeps its exception, whose frame holds `live`: holding the body past its end would make
-        # the session, its turn and the prompter's connection a cycle that only the cyclic GC frees.
+        # Let go of the ended body: a cancelled one's exception holds `live` in a cycle (docs/limits.md).
         live.body = None
         storage_fault: BaseException | None = None
         if body.cancelled():
@@ -368,7 +367,7 @@ class SessionRegistry:
             raise ApprovalNotFound
         pending.set_result(Approval(decision, replacement if decision == "reject_with_edit" else None))
 
-    # -- reading -----------------------------------------------------------------------------------------
+    # -- reading -----------------------------------------------------------------------------------
 
     async def list_sessions(self, principal: Principal, *, include_killed: bool) -> list[SessionSummary]:
         records = await self.store.list(None if principal.admin else principal.id, include_killed=include_killed)
@@ -411,7 +410,7 @@ class SessionRegistry:
             mode = record.mode
         return await self.store.messages(session_id, mode=mode, limit=limit, before=before)
 
-    # -- lifecycle (R-ACP-8..11) -------------------------------------------------------------------------
+    # -- lifecycle (R-ACP-8..11) -------------------------------------------------------------------
 
     async def close(self, principal: Principal, session_id: str) -> None:
         live = self.owned_live(principal, session_id)

@@ -66,11 +66,11 @@ __all__ = [
     "TranscriptRow",
 ]
 
-# Older snapshots are kept only to look at after the fact; the newest one per surface is the one that counts.
+# Older snapshots are kept for inspection only; the newest one per surface counts.
 SNAPSHOTS_KEPT: Final = 3
 STOP_KILLED: Final = "killed"
 
-# Writes after which a cached context is still exact (`append`, `update_text`, `save_snapshot` are applied to it).
+# Writes that leave a cached context exact (`append`, `update_text`, `save_snapshot` update it).
 _KEEPS_CONTEXT: Final = frozenset({"append", "update_text", "finish_turn", "save_snapshot"})
 
 P = ParamSpec("P")
@@ -98,7 +98,7 @@ class SessionStore:
     def faults(self) -> Faults:
         return self._faults
 
-    # -- sessions ------------------------------------------------------------------------------------------
+    # -- sessions ----------------------------------------------------------------------------------
 
     async def create(
         self,
@@ -224,7 +224,7 @@ class SessionStore:
 
         return await self._write("delete", session_id, partial(_deleted, mode), unit)
 
-    # -- transcript ----------------------------------------------------------------------------------------
+    # -- transcript --------------------------------------------------------------------------------
 
     async def append(
         self,
@@ -298,7 +298,7 @@ class SessionStore:
         check_choice("mode", mode, MODES)
         return await self._db.read(self._messages_unit, mode, session_id, limit, before)
 
-    # -- retained context ------------------------------------------------------------------------------------
+    # -- retained context --------------------------------------------------------------------------
 
     async def save_snapshot(
         self,
@@ -376,7 +376,7 @@ class SessionStore:
 
         return await self._write("recover", session_id, None, unit)
 
-    # -- plumbing --------------------------------------------------------------------------------------------
+    # -- plumbing ----------------------------------------------------------------------------------
 
     async def _write(
         self,

@@ -44,8 +44,8 @@ class Entry:
     rows: list[ReplayRow]
     chars: int
     positions: dict[int, int] = field(default_factory=dict)  # transcript index -> position in rows
-    # Derived once, until a write changes what they derive from: the snapshot's messages parsed, and the context
-    # rebuilt from it and the rows (a turn reads it twice, the second time unchanged when no trim came between).
+    # Derived once, until a write changes their source: the parsed snapshot, and the rebuilt context
+    # (a turn reads it twice; the second time it is unchanged unless a trim came between).
     prefix: list[dict[str, Any]] | None = None
     messages: list[dict[str, Any]] | None = None
 
@@ -55,7 +55,7 @@ class ContextCache:
         self._entries: OrderedDict[Key, Entry] = OrderedDict()
         self._versions: dict[str, int] = {}
 
-    # -- reads ---------------------------------------------------------------------------------------------------
+    # -- reads -------------------------------------------------------------------------------------
 
     def get(self, key: Key) -> Entry | None:
         entry = self._entries.get(key)
@@ -80,7 +80,7 @@ class ContextCache:
                 self._entries.popitem(last=False)
         return entry
 
-    # -- writes (called by the store) ------------------------------------------------------------------------------
+    # -- writes (called by the store) --------------------------------------------------------------
 
     def writing(self, session_id: str) -> None:
         """A write of this session begins or ends: a read running meanwhile must not fill the cache."""
@@ -131,13 +131,10 @@ class ContextCache:
             entry.chars = sum(len(row.content) for row in entry.rows)
 
 
-# -- the rebuilt context, kept across a turn's own rows ------------------------------------------------------------
+# -- the rebuilt context, kept across a turn's own rows --------------------------------------------
 #
-# `messages` is `store_replay.rebuild(prefix, rows)`. A turn appends its user row, then its assistant row (empty),
-# then streams that row's text: for those rows the rebuilt context changes only at its end, so it is extended here
-# instead of rebuilt on the next read (a 200-message context a turn, twice). A user message is always kept by
-# `provider_safe` and answers no tool call; an assistant message without tool calls is kept when it has text, and
-# becomes one that merges calls only with a later tool_call row, which, like any other row, drops what is kept.
+# `messages` is `store_replay.rebuild(prefix, rows)`. A turn's own rows change only its end, so they
+# extend it instead of a rebuild; any other row drops it (docs/sessions-storage.md, context cache).
 # `test_store_context_cache.py` compares every cached context with a fresh read.
 
 

@@ -138,8 +138,8 @@ class ListCache:
         self._lists: OrderedDict[Key, _Kept] = OrderedDict()
         self.version = 0
         self._tickets = 0
-        # Per session with a write in flight: how many, and the ticket of the one in flight if it never had company
-        # (0 once two overlapped: their commits may have come in either order).
+        # Per session: writes in flight, and the ticket of a lone one (0 once two overlapped: either
+        # may have committed first).
         self._in_flight: Counter[str] = Counter()
         self._solo: dict[str, int] = {}
 

@@ -57,7 +57,7 @@ def close_open_turns(s: Session, session_id: str, surface: str) -> str | None:
     for turn in open_turns:
         turn.finished_at = now
         turn.stop_reason = STOP_INTERRUPTED
-    # The marker follows the latest cut-short turn; a turn that wrote no row yet is ordered by where it began.
+    # The marker follows the latest cut-short turn; one with no row yet counts from where it began.
     last_row_turn = s.scalar(
         sa.select(row.turn_id)
         .where(row.session_id == session_id, row.turn_id.in_(turn_ids), row.interaction_surface == surface)

@@ -39,7 +39,7 @@ def sanitize_snapshot(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, A
     """
     kept: list[dict[str, Any]] = []
     for message in messages:
-        # `type(...) is` first: an ABC isinstance per message was most of this function (a 200-message context).
+        # `type(...) is` first: an ABC isinstance per message is slow (docs/sessions-storage.md).
         if type(message) is not dict and not isinstance(message, Mapping):
             raise ValueError("snapshot messages must be objects with a string 'role'")
         role = message.get("role")
@@ -91,8 +91,8 @@ def provider_safe(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
     that answers nothing; an interrupted turn leaves exactly that behind. Empty assistant messages left over
     are dropped too.
     """
-    # A result answers the latest earlier call with its id that is still unanswered: ids can repeat across turns
-    # (a provider numbering from what it sees), and an interrupted call must not borrow a later call's result.
+    # A result answers the latest unanswered earlier call with its id: ids repeat across turns, and an
+    # interrupted call must not borrow a later call's result.
     pending: dict[str, tuple[int, int]] = {}
     answered: set[tuple[int, int]] = set()
     answering: set[int] = set()

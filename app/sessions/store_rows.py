@@ -100,8 +100,8 @@ def add_row(
     complete: bool,
 ) -> int:
     """Stage one transcript row at the session's next index and return that index."""
-    # The counter lives on the session row, so the index is taken and the row written in one transaction under
-    # the database's single writer: indexes are dense, unique and never reused (R-ACP-1).
+    # Index taken and row written in one transaction under the single writer: indexes are dense,
+    # unique and never reused (R-ACP-1).
     index = session.next_index
     now = utcnow()
     session.next_index = index + 1
@@ -141,8 +141,8 @@ def to_record(row: SessionRow, mode: Mode, *, resumed: bool = False) -> SessionR
     )
 
 
-# Hot reads (`session/list`, `session/messages`, context) select these columns with Core and build the records
-# directly: no ORM identity map, no instances (benchmarks/run.py, the storage rows).
+# Hot reads select these columns with Core and build the records directly, without ORM instances
+# (docs/sessions-storage.md, "The runner").
 
 
 def record_columns(model: SessionModel) -> tuple[KeyedColumnElement[Any], ...]:

@@ -47,11 +47,12 @@ __all__ = [
     "update_text",
 ]
 
-# (snapshot_id, boundary, messages JSON) or None; next_index; (idx, role, content, tool_call_id, name) rows
+# (snapshot_id, boundary, messages JSON) or None; next_index;
+# rows of (idx, role, content, tool_call_id, name)
 ContextRows = tuple[tuple[int, int, str] | None, int, list[Any]]
 
 
-# -- statements (bind parameters are named so they never collide with a column's automatic one) ---------------
+# -- statements (bind parameters are named so they never collide with a column's automatic one) ----
 
 
 @cache
@@ -227,7 +228,7 @@ _SNAPSHOT = (
 )
 
 
-# -- units -----------------------------------------------------------------------------------------------------
+# -- units -----------------------------------------------------------------------------------------
 
 
 def get(s: Session, mode: Mode, session_id: str) -> SessionRecord | None:

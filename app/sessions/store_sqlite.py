@@ -49,18 +49,18 @@ def _utc(value: str) -> datetime:
 
 
 def _connection(s: Session) -> sqlite3.Connection:
-    # `s.connection()` begins the unit's transaction on its SQLAlchemy connection (its "begin" hooks run); the
-    # statements then go straight to the pooled sqlite3 connection under it.
+    # `s.connection()` begins the unit's transaction (its "begin" hooks run); the statements then go
+    # straight to the sqlite3 connection under it.
     return cast(sqlite3.Connection, s.connection().connection.driver_connection)
 
 
-# -- reads: `session/list` and `session/messages` ----------------------------------------------------------------
+# -- reads: `session/list` and `session/messages` --------------------------------------------------
 
 _RECORD = (
     "SELECT session_id, owner, agent_alias, workspace_dir, interaction_surface, created_at, last_activity, "
     "killed_at, closed_at, next_index FROM "
 )
-# (owner given, killed included) -> (ACP statement, chat statement); a closed chat session is gone (R-ACP-8).
+# (owner given, killed included) -> (ACP, chat) statements; a closed chat session is gone (R-ACP-8).
 _LIST_SQL: Final = {
     (False, True): (_RECORD + "acp_sessions", _RECORD + "chat_sessions WHERE closed_at IS NULL"),
     (False, False): (
@@ -139,7 +139,7 @@ def messages(
     return rows, total
 
 
-# -- writes: a turn's checkpoints --------------------------------------------------------------------------------
+# -- writes: a turn's checkpoints ------------------------------------------------------------------
 
 _TAKE_INDEX: Final = _for_both_modes(
     "UPDATE acp_sessions SET next_index = next_index + 1, last_activity = ? WHERE session_id = ? RETURNING next_index"
@@ -155,11 +155,11 @@ _SET_TEXT: Final = _for_both_modes(
     "UPDATE acp_transcript SET content = ?, complete = ? WHERE session_id = ? AND idx = ? AND role != 'marker'"
 )
 _ROW_EXISTS: Final = _for_both_modes("SELECT 1 FROM acp_transcript WHERE session_id = ? AND idx = ?")
-# `complete = 0` as the partial index ix_*_open states it (migration 0004): only the open rows are visited.
+# Worded as the partial index ix_*_open states it (migration 0004): only open rows are visited.
 _COMPLETE_TURN_ROWS: Final = _for_both_modes(
     "UPDATE acp_transcript SET complete = 1 WHERE session_id = ? AND turn_id = ? AND complete = 0"
 )
-# A turn id's first row opens the turn; a later row of the same turn finds it there (the key is (session, turn)).
+# A turn's first row opens it; its later rows find it open (keyed by (session, turn)).
 _OPEN_TURN: Final = (
     "INSERT INTO acp_turns (session_id, turn_id, interaction_surface, first_index, started_at, finished_at, "
     "stop_reason) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, turn_id) DO NOTHING"
@@ -224,7 +224,7 @@ def finish_turn(s: Session, mode: Mode, session_id: str, turn_id: str, stop_reas
         return
     if connection.execute(_END_TURN, (now, stop_reason, session_id, turn_id)).rowcount == 1:
         return
-    # Already ended (the first stop reason wins: nothing is inserted), or never opened: a turn that failed
-    # before writing any row still gets its terminal record.
+    # Already ended (the first stop reason wins), or never opened: a turn that failed before its
+    # first row still gets its terminal record.
     surface, next_index = touched[0]
     connection.execute(_OPEN_TURN, (session_id, turn_id, surface, next_index, now, now, stop_reason))

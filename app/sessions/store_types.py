@@ -24,7 +24,7 @@ __all__ = [
 
 Mode = Literal["acp", "chat"]
 Surface = Literal["rpc", "gateway"]  # R-ACP-7: rpc = socket and WebSocket JSON-RPC; gateway = REST/webhook/panel
-# `thought` rows let a runner keep reasoning visible in the transcript; they are never replayed (R-ACP-3).
+# `thought` rows keep reasoning visible in the transcript; they are never replayed (R-ACP-3).
 Role = Literal["user", "assistant", "thought", "tool_call", "tool_result", "marker"]
 
 MODES: Final = frozenset(get_args(Mode))
@@ -38,7 +38,7 @@ MAX_ID_LEN: Final = 255
 MAX_TURN_ID_LEN: Final = 64
 
 
-# -- records -------------------------------------------------------------------------------------------------
+# -- records ---------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +83,7 @@ class RecoveredContext:
     covers: int  # the last transcript index these messages account for: the boundary for the next snapshot
 
 
-# -- limits --------------------------------------------------------------------------------------------------
+# -- limits ----------------------------------------------------------------------------------------
 
 
 def clip(text: str, limit: int = MAX_ROW_BYTES) -> str:

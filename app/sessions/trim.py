@@ -10,13 +10,12 @@ import orjson
 
 __all__ = ["TRIM_TO", "Trimmed", "trim_context"]
 
-# A trim cuts to this share of each limit, not to just within it (docs/durability.md, "Trimming"): each trim
-# writes the whole retained context as a snapshot, and cutting to the limit itself would write it again on every
-# turn once a session reached it. At 3/4 the next trim is a quarter of `max_messages` messages away.
+# A trim cuts to this share of each limit, so that the next one is a quarter of the limit away
+# (docs/durability.md, "Trimming").
 TRIM_TO: Final = 0.75
 
 
-# Why a trim happened, in the words ZeroClaw uses for its `history_trimmed.reason` (ours counts characters).
+# `history_trimmed.reason`, in ZeroClaw's words (ours counts characters).
 MESSAGE_LIMIT: Final = "history message limit exceeded"
 CHARACTER_LIMIT: Final = "context character budget exceeded"
 

@@ -120,7 +120,7 @@ class _Text:
             self._flusher = asyncio.get_running_loop().create_task(self._flush_later())
 
     async def _flush_later(self) -> None:
-        # `add` starts no timer while this one runs, so text that arrived during the write is flushed next round.
+        # `add` starts no timer while this runs: text that came during the write goes next round.
         while True:
             await asyncio.sleep(TEXT_CHECKPOINT_SECS)
             await self._write(complete=False)

@@ -98,7 +98,7 @@ async def _count(connection: AsyncConnection, table: Table) -> int:
 
 async def _copy_table(src: AsyncConnection, dst: AsyncConnection, table: Table) -> int:
     copied = 0
-    # Typed Core rows both ways: UTC datetimes, booleans and text go through the same column types as in the daemon.
+    # Typed Core rows both ways: values go through the daemon's own column types.
     result = await src.stream(select(table).order_by(*table.primary_key.columns))
     async for batch in result.mappings().partitions(BATCH_ROWS):
         await dst.execute(insert(table), [dict(row) for row in batch])

@@ -39,7 +39,7 @@ __all__ = ["READER_THREADS", "Database"]
 P = ParamSpec("P")
 T = TypeVar("T")
 
-# WAL readers never wait for the writer; more threads than this buy nothing on the GIL but connections.
+# WAL readers never wait for the writer; more threads would add connections, not speed (the GIL).
 READER_THREADS: Final = 4
 
 
@@ -109,8 +109,8 @@ class _ThreadRunner:
         self.engine = engine
         self._writer = Lanes(1, "zeroclaw-db-write")
         self._readers = Lanes(readers, "zeroclaw-db-read") if readers else None
-        # Each thread keeps its own connection for its lifetime: a pool checkout and its reset per unit cost more
-        # than a short unit's statements (benchmarks/run.py, the storage rows).
+        # A connection per thread for its lifetime: cheaper than a pool checkout per unit
+        # (docs/sessions-storage.md, "The runner").
         self._local = threading.local()
         self._connections: list[Connection] = []
         self._connections_lock = threading.Lock()
@@ -128,7 +128,7 @@ class _ThreadRunner:
             engine = create_sync_engine(sync_url, poolclass=StaticPool, connect_args={"check_same_thread": False})
             readers = 0
         else:
-            # The pool holds a connection per thread; `check_same_thread` off so `dispose()` may close them here.
+            # A connection per thread; `check_same_thread` off so that `dispose()` may close them here.
             engine = create_sync_engine(
                 sync_url, pool_size=readers + 1, max_overflow=0, connect_args={"check_same_thread": False}
             )
@@ -211,8 +211,8 @@ class _AsyncRunner:
     async def write(self, unit: Callable[..., T], *args: object) -> T:
         if self._closed:
             raise ResourceClosedError("the database is closed")
-        # A task of its own, shielded: a caller cancelled meanwhile leaves the unit to commit or roll back as a
-        # whole, as the SQLite writer thread does, instead of cutting its transaction short.
+        # Its own task, shielded: a cancelled caller leaves the unit to commit or roll back whole
+        # (as on SQLite), never cut short.
         task = asyncio.ensure_future(self._write(unit, *args))
         task.add_done_callback(_retrieve)
         return await asyncio.shield(task)

@@ -31,11 +31,11 @@ if TYPE_CHECKING:  # SQLAlchemy is imported where a URL is parsed: `acquire_sqli
 
 __all__ = ["ADVISORY_KEY", "DatabaseInUse", "DatabaseLock", "acquire", "acquire_sqlite_file"]
 
-# "zeroclaw" in ASCII, as a signed 64-bit advisory lock key. Fixed: every daemon on the database asks for this one.
+# "zeroclaw" in ASCII, as a signed 64-bit advisory lock key: the same for every daemon.
 ADVISORY_KEY = 0x7A65_726F_636C_6177
 APPLICATION_PREFIX = "zeroclaw daemon"
-# A daemon killed a moment ago may still own its server session for a few milliseconds after its socket closed
-# (the server notices the EOF asynchronously); a restart waits this long before calling the database taken.
+# A daemon just killed may hold its server session a few ms more (the server sees EOF late): a
+# restart waits this long before calling the database taken.
 RETRY_SECS = 3.0
 _RETRY_INTERVAL = 0.1
 

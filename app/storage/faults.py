@@ -17,8 +17,8 @@ __all__ = ["ENV_VAR", "FAULT_POINTS", "Faults", "StorageFault", "parse"]
 
 ENV_VAR = "ZEROCLAW_FAULTS"
 
-# Every point the session store checks. Arming an unknown name is an error: a typo in an e2e environment would
-# otherwise arm nothing and let the test pass for the wrong reason.
+# Every point the session store checks. An unknown name is an error: a typo would arm nothing
+# and let a test pass for the wrong reason.
 FAULT_POINTS = frozenset(
     {
         "create",

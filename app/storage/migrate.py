@@ -29,8 +29,8 @@ __all__ = [
     "upgrade_if_needed",
 ]
 
-# The newest revision in migrations/versions (a test checks it against Alembic's own view). Knowing it lets a
-# daemon whose SQLite database is current skip importing Alembic (and SQLAlchemy) at start-up.
+# The newest revision in migrations/versions (a test checks it with Alembic): a current SQLite
+# database then starts without importing Alembic or SQLAlchemy.
 HEAD_REVISION = "0004"
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 __all__ = ["DUMP", "REVISION", "STATEMENTS"]
 
-# What a schema is, for this module and its test: every object SQLite did not make itself, in creation order.
+# A schema, here and in its test: every object SQLite did not make itself, in creation order.
 DUMP = "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
 
 REVISION = "0004"

@@ -13,9 +13,8 @@ from app.storage.timestamps import as_utc, iso_z, utcnow
 
 __all__ = ["Int64", "UTCDateTime", "iso_z", "utcnow"]
 
-# Counters and indexes a client can compare against (`session/messages` takes a `before` up to 2**63 - 1): 64-bit on
-# every backend. SQLite's INTEGER already is; PostgreSQL's INTEGER is 32-bit, so there it is BIGINT (migration 0003).
-# A bound parameter takes its column's type, so on PostgreSQL a large `before` binds as int8 instead of failing.
+# 64-bit everywhere, as a `before` may be up to 2**63 - 1: BIGINT on PostgreSQL, whose INTEGER is
+# 32-bit (migration 0003); a large `before` then binds as int8 (docs/operations.md).
 Int64 = Integer().with_variant(BigInteger(), "postgresql")
 
 

@@ -38,7 +38,7 @@ def invalid(arguments: dict[str, Any], expected: str) -> str:
 
 
 def _utf8_prefix(data: bytes, budget: int) -> str:
-    # A cut in the middle of a multi-byte character drops that character instead of showing a replacement.
+    # A character cut in half is dropped, not shown as a replacement character.
     text = codecs.getincrementaldecoder("utf-8")("replace").decode(data[:budget], final=False)
     encoded = text.encode()
     if len(encoded) > budget:  # replacement characters grew the text
@@ -60,7 +60,7 @@ def fit_output(data: bytes, total: int, limit: int, footer: str = "") -> str:
         lines.append(f"[output truncated: the first {len(text.encode())} of {total} bytes are shown]")
     if footer:
         lines.append(footer)
-    # Output that ends with a newline needs no separator; the byte budget above allowed for one either way.
+    # A line ending in a newline needs no separator (the budget above allowed for one anyway).
     return "".join(line if line.endswith("\n") or i == len(lines) - 1 else line + "\n" for i, line in enumerate(lines))
 
 

@@ -20,7 +20,7 @@ def answer_schema(question: str) -> dict[str, Any]:
 
 
 async def elicit(context: ToolContext, question: str, schema: dict[str, Any]) -> Elicitation:
-    # The channel promises not to raise; a broken one still must not fail the turn (R-BIDI-4: it goes on).
+    # The channel promises not to raise; a broken one still must not fail the turn (R-BIDI-4).
     try:
         return await context.client.elicit(question, schema, timeout=context.ask_timeout_secs)
     except Exception as exc:

@@ -20,12 +20,10 @@ from app.agents.tools._common import fit_output, invalid, string_argument
 __all__ = ["BashTool"]
 
 SHELL = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
-# After the shell exits, how long the output pipe may stay open (a background job holding it) before we stop
-# waiting; and how long to wait for EOF once the group is killed.
+# How long a background job may hold the pipe once the shell exited; also the EOF wait after a kill.
 _DRAIN_GRACE_SECS = 0.5
 _READ_SIZE = 65_536
-# asyncio's Process.wait() (3.11) returns only once the pipes are closed too, so "the shell has exited while a
-# background job still holds the pipe" is seen by polling `returncode`, which is set as soon as it exits.
+# Polls `returncode`: Process.wait() would also wait for the pipes (docs/agents.md, `bash`).
 _POLL_SECS = 0.02
 
 
@@ -71,7 +69,7 @@ async def _finish(proc: asyncio.subprocess.Process, reader: asyncio.Task[None]) 
     if reader.done():
         await proc.wait()
         return
-    # Something escaped the group (its own setsid) and holds the pipe: proc.wait() would wait for it too.
+    # Something left the group (its own setsid) and holds the pipe: proc.wait() would wait for it.
     reader.cancel()
     await asyncio.wait({reader})
     for _ in range(int(_DRAIN_GRACE_SECS / _POLL_SECS)):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from sqlalchemy import MetaData
 from sqlalchemy.orm import DeclarativeBase
 
-# Deterministic constraint names: Alembic's batch mode on SQLite (and any later ALTER) must be able to name
-# the constraint it changes, and autogenerate then stays free of spurious diffs.
+# Deterministic constraint names: Alembic's batch mode (and any ALTER) must name what it changes,
+# and autogenerate then shows no spurious diffs.
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",

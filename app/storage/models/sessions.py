@@ -22,9 +22,8 @@ __all__ = ["AcpSession", "AcpSnapshot", "AcpTranscriptRow", "AcpTurn", "ChatMess
 SURFACE_CHECK = "interaction_surface IN ('rpc', 'gateway')"
 ROLE_CHECK = "role IN ('user', 'assistant', 'thought', 'tool_call', 'tool_result', 'marker')"
 
-# Partial indexes on what is still open (migration 0004): a running turn's rows, an unfinished turn. Each condition
-# is written as the queries write it (`complete == false()`, `finished_at IS NULL`): SQLite uses a partial index
-# only for a query whose WHERE clause states the index's condition term for term.
+# Partial indexes on what is still open (migration 0004), each condition worded as the queries word
+# it: SQLite uses one only then (docs/sessions-storage.md).
 
 
 def _open_rows_index(name: str) -> Index:
@@ -45,8 +44,8 @@ class _SessionColumns:
     last_activity: Mapped[datetime] = mapped_column(UTCDateTime())
     closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     killed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())  # tombstone (R-ACP-9)
-    # The index the next transcript row gets. Rows are never deleted one by one, so it is also the row count;
-    # a counter (rather than max(idx)+1) keeps `append` and `session/list` from scanning the transcript.
+    # The next transcript row's index, so also the row count (no row is deleted alone). A
+    # counter, not max(idx)+1: `append` and `session/list` never scan the transcript.
     next_index: Mapped[int] = mapped_column(Int64)
 
 
