@@ -19,7 +19,7 @@ from app.agents.base import ClientChannel, ToolContext
 from app.agents.providers import build_provider
 from app.agents.tools import build_tools
 from app.auth.policy import Principal
-from app.config.schema import Config
+from app.config.schema import Agent, Config
 from app.sessions.errors import (
     AgentNotAllowed,
     ApprovalNotFound,
@@ -240,21 +240,7 @@ class SessionRegistry:
         agent = config.agents[live.agent_alias]
         updates = TurnUpdates(live, sink)
         tools = build_tools([t for t in agent.tools])
-        settings = TurnSettings(
-            max_steps=agent.max_turn_steps,
-            system_prompt=agent.system_prompt,
-            auto_approve=frozenset(agent.auto_approve),
-            approval_timeout_secs=config.tools.approval_timeout_secs,
-            tool_context=ToolContext(
-                session_id=live.session_id,
-                workspace=live.workspace,
-                client=client,
-                bash_timeout_secs=config.tools.bash_timeout_secs,
-                ask_timeout_secs=config.tools.ask_timeout_secs,
-                output_limit_bytes=config.tools.output_limit_bytes,
-                env=live.tool_env,
-            ),
-        )
+        settings = _turn_settings(config, agent, live, client)
         provider_config = config.providers.get(agent.provider)
         context = (await self.store.context(live.session_id, surface=live.surface, mode=live.mode)).messages
         body = asyncio.get_running_loop().create_task(
@@ -275,20 +261,21 @@ class SessionRegistry:
         await asyncio.wait({body})
         # Let go of the ended body: a cancelled one's exception holds `live` in a cycle (docs/limits.md).
         live.body = None
-        storage_fault: BaseException | None = None
-        if body.cancelled():
-            outcome.stop_reason = "cancelled"
-        elif (failure := body.exception()) is not None:
-            outcome.stop_reason = "failed"
-            if is_storage_unavailable(failure):
-                # R-STORE-3: the prompt answers -32603 storage_unavailable, not a turn that merely failed; the live
-                # session stays, and what was committed before the fault stays as it was.
-                storage_fault = failure
-                outcome.streamed.append("The turn stopped: the database cannot be written right now.")
-            else:
-                log.error("turn failed on session", exc_info=failure)
-                outcome.streamed.append("The turn failed because of an internal error.")
-        outcome.content = "".join(outcome.streamed)
+        storage_fault = _settle(body, outcome)
+        await self._end_turn(live, outcome, updates, config, storage_fault)
+        if storage_fault is not None:
+            raise storage_fault
+        return outcome
+
+    async def _end_turn(
+        self,
+        live: LiveSession,
+        outcome: TurnOutcome,
+        updates: TurnUpdates,
+        config: Config,
+        storage_fault: BaseException | None,
+    ) -> None:
+        """Close the turn in storage and trim its context; `turn_complete` is sent whatever happens."""
         try:
             try:
                 await self.store.finish_turn(live.session_id, outcome.turn_id, outcome.stop_reason, mode=live.mode)
@@ -307,9 +294,6 @@ class SessionRegistry:
                     "content": outcome.content,
                 }
             )
-        if storage_fault is not None:
-            raise storage_fault
-        return outcome
 
     async def _maybe_trim(self, live: LiveSession, updates: TurnUpdates, config: Config) -> None:
         if live.mode != "acp":  # retained-context snapshots exist for ACP sessions only (R-ACP-1)
@@ -445,6 +429,43 @@ class SessionRegistry:
     async def shutdown(self) -> None:
         for live in list(self.live.values()):
             await _stop(live)
+
+
+def _turn_settings(config: Config, agent: Agent, live: LiveSession, client: ClientChannel) -> TurnSettings:
+    return TurnSettings(
+        max_steps=agent.max_turn_steps,
+        system_prompt=agent.system_prompt,
+        auto_approve=frozenset(agent.auto_approve),
+        approval_timeout_secs=config.tools.approval_timeout_secs,
+        tool_context=ToolContext(
+            session_id=live.session_id,
+            workspace=live.workspace,
+            client=client,
+            bash_timeout_secs=config.tools.bash_timeout_secs,
+            ask_timeout_secs=config.tools.ask_timeout_secs,
+            output_limit_bytes=config.tools.output_limit_bytes,
+            env=live.tool_env,
+        ),
+    )
+
+
+def _settle(body: asyncio.Task[TurnOutcome], outcome: TurnOutcome) -> BaseException | None:
+    """How the ended body stopped, into `outcome`; returns the storage fault the prompt must answer with."""
+    storage_fault: BaseException | None = None
+    if body.cancelled():
+        outcome.stop_reason = "cancelled"
+    elif (failure := body.exception()) is not None:
+        outcome.stop_reason = "failed"
+        if is_storage_unavailable(failure):
+            # R-STORE-3: the prompt answers -32603 storage_unavailable, not a turn that merely failed; the live
+            # session stays, and what was committed before the fault stays as it was.
+            storage_fault = failure
+            outcome.streamed.append("The turn stopped: the database cannot be written right now.")
+        else:
+            log.error("turn failed on session", exc_info=failure)
+            outcome.streamed.append("The turn failed because of an internal error.")
+    outcome.content = "".join(outcome.streamed)
+    return storage_fault
 
 
 def _missing(agent: Any) -> Any:

@@ -8,7 +8,7 @@ Order per session is the order of `Updates` calls, which this task awaits one by
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -181,32 +181,13 @@ async def run_turn(
     messages.append(Message(role="user", content=prompt))
     specs = [tool.spec for tool in tools.values()]
 
-    unyielded = 0
+    unyielded = 0  # events since the last yield to the loop, carried across steps
     for _step in range(settings.max_steps):
         text = _Text(store, live, row)
         calls: list[ToolCall] = []
         try:
-            async for event in _events(provider, messages, specs, text):
-                if isinstance(event, TextChunks):
-                    chunks: Sequence[str] = [t for t in event.texts if t]
-                elif isinstance(event, TextDelta):
-                    chunks = (event.text,) if event.text else ()
-                else:
-                    chunks = ()
-                    if isinstance(event, ThoughtDelta) and event.text:
-                        # Hidden reasoning is streamed but never stored as context (R-ACP-3).
-                        await updates.emit(
-                            {"session_id": live.session_id, "type": "agent_thought_chunk", "text": event.text}
-                        )
-                    elif isinstance(event, ToolCall):
-                        calls.append(event)
-                if chunks:
-                    await say(chunks)
-                    await text.add(chunks)
-                unyielded += len(chunks) or 1
-                if unyielded >= _YIELD_EVERY:
-                    unyielded = 0
-                    await asyncio.sleep(0)  # a provider that never waits must not starve other connections
+            events = _events(provider, messages, specs, text)
+            unyielded = await _stream_step(events, text, calls, say, updates, live.session_id, unyielded)
         except ProviderError as exc:
             await text.seal()
             reason = str(exc) or "the provider failed"
@@ -225,6 +206,41 @@ async def run_turn(
             messages.append(Message(role="tool", content=result, tool_call_id=call.id, name=call.name))
     outcome.stop_reason = "max_turns"
     return outcome
+
+
+async def _stream_step(
+    events: AsyncIterator[Any],
+    text: _Text,
+    calls: list[ToolCall],
+    say: Callable[[Sequence[str]], Awaitable[None]],
+    updates: Updates,
+    session_id: str,
+    unyielded: int,
+) -> int:
+    """One provider step: text said and checkpointed, thoughts sent, tool calls gathered into `calls`.
+
+    Returns `unyielded`, the events taken since this task last let others run.
+    """
+    async for event in events:
+        if isinstance(event, TextChunks):
+            chunks: Sequence[str] = [t for t in event.texts if t]
+        elif isinstance(event, TextDelta):
+            chunks = (event.text,) if event.text else ()
+        else:
+            chunks = ()
+            if isinstance(event, ThoughtDelta) and event.text:
+                # Hidden reasoning is streamed but never stored as context (R-ACP-3).
+                await updates.emit({"session_id": session_id, "type": "agent_thought_chunk", "text": event.text})
+            elif isinstance(event, ToolCall):
+                calls.append(event)
+        if chunks:
+            await say(chunks)
+            await text.add(chunks)
+        unyielded += len(chunks) or 1
+        if unyielded >= _YIELD_EVERY:
+            unyielded = 0
+            await asyncio.sleep(0)  # a provider that never waits must not starve other connections
+    return unyielded
 
 
 async def _events(provider: Provider, messages: list[Message], specs: list[Any], text: _Text) -> AsyncIterator[Any]:
