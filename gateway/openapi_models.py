@@ -2,19 +2,30 @@
 `/openapi.json` states them from one place (`gateway/openapi.py`). They describe what the routes answer today,
 exactly: unknown keys are refused, so a unit test that converts real answers into them
 (tests/unit/gateway/test_gateway_openapi.py) fails on any drift.
+
+`Status` (and its `GatewayInfo`) is not written here but derived from the domain's `app.services.DaemonStatus` as
+`rpc.wire.to_wire` puts it on the wire (`wire_model`), so a field added there is in the document too.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import dataclasses
+import functools
+import operator
+from datetime import datetime
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
+from app import services
 from app.auth.pairing_codes import CODE_RE
+from rpc.wire import camel
 
 __all__ = [
     "PAIRING_CODE_PATTERN",
+    "STATUS_PROTOCOL_FIELDS",
     "ConfigProp",
     "ConfigSet",
     "ErrorAnswer",
@@ -29,6 +40,7 @@ __all__ = [
     "SessionRow",
     "Status",
     "WebhookResult",
+    "wire_model",
 ]
 
 PAIRING_CODE_PATTERN = "^" + CODE_RE.pattern.removesuffix(r"\Z") + "$"
@@ -67,24 +79,54 @@ class PairedToken(_Answer, frozen=True):
     created_at: DateTime
 
 
-class GatewayInfo(_Answer, frozen=True):
-    url: str
+def wire_model(
+    cls: type, *, name: str | None = None, doc: str | None = None, extra: tuple[tuple[str, Any], ...] = ()
+) -> type[msgspec.Struct]:
+    """The answer model of the domain dataclass `cls` as `rpc.wire.to_wire` puts it on the wire: its fields in
+    order under their `camel` keys, then `extra` (name, type) fields; as strict as the models written here."""
+    hints = get_type_hints(cls)
+    fields = [(field.name, _wire_type(hints[field.name])) for field in dataclasses.fields(cls)]
+    return msgspec.defstruct(
+        name or cls.__name__,
+        [*fields, *extra],
+        module=__name__,
+        namespace={"__doc__": doc},  # never the dataclass's own: that describes the domain value
+        rename=camel,
+        forbid_unknown_fields=True,
+        frozen=True,
+        kw_only=True,
+    )
 
 
-class Status(_Answer, frozen=True):
-    """`services.describe()` plus what the protocol layer knows, as the `status` method answers."""
+@functools.cache
+def _nested_model(cls: type) -> type[msgspec.Struct]:
+    return wire_model(cls)  # one model per dataclass: one schema in `components/schemas`
 
-    server_version: str
-    pid: int
-    endpoint: str
-    gateway: GatewayInfo | None
-    data_dir: str
-    config_file: str
-    uptime_secs: float
-    active_sessions: int
-    session_ids: list[str]
-    protocol_version: int
-    connections: int
+
+def _wire_type(hint: Any) -> Any:
+    """The type of a field's wire value, as `to_wire` converts it."""
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _nested_model(hint)
+    if hint is datetime:
+        return DateTime
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (Union, UnionType):
+        return functools.reduce(operator.or_, [_wire_type(arg) for arg in args])
+    if origin is list or (origin is tuple and args[1:] == (...,)):
+        return list[_wire_type(args[0])]  # type: ignore[misc]
+    return hint
+
+
+GatewayInfo = _nested_model(services.GatewayInfo)
+
+# What the protocol layer adds to `services.describe()` (`rpc.methods.lifecycle.StatusAnswer`), after it.
+STATUS_PROTOCOL_FIELDS: tuple[tuple[str, Any], ...] = (("protocol_version", int), ("connections", int))
+Status = wire_model(
+    services.DaemonStatus,
+    name="Status",
+    doc="`services.describe()` plus what the protocol layer knows, as the `status` method answers.",
+    extra=STATUS_PROTOCOL_FIELDS,
+)
 
 
 class ConfigProp(_Answer, frozen=True):

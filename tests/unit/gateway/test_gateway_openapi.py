@@ -4,6 +4,7 @@ models' own, and the result models describe what a running gateway really answer
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, TypeVar
 
 import httpx
@@ -13,6 +14,7 @@ from gateway_env import Env
 from jsonschema import Draft202012Validator
 
 from app.config.props import MAX_PROP_CHARS
+from app.services import DaemonStatus
 from gateway import openapi_models as m
 from gateway import rest
 from gateway.openapi import openapi_spec
@@ -137,7 +139,8 @@ async def test_real_answers_match_the_result_models(client: httpx.AsyncClient, e
     _check("GET /api/status", 200, status.json())
     env.services.gateway_url = "http://127.0.0.1:42617"  # the answer with a gateway
     status = await client.get("/api/status", headers=auth)
-    assert _answer(m.Status, status.json()).gateway is not None
+    _answer(m.Status, status.json())
+    assert status.json()["gateway"] == {"url": "http://127.0.0.1:42617"}
     _check("GET /api/status", 200, status.json())
 
     whole = await client.get("/api/config", headers=auth)
@@ -169,3 +172,29 @@ async def test_real_answers_match_the_result_models(client: httpx.AsyncClient, e
     denied = await client.get("/api/status")
     _answer(m.ErrorAnswer, denied.json())
     _check("GET /api/status", 401, denied.json())
+
+
+@pytest.mark.req("R-GW-2")
+@pytest.mark.parametrize("gateway_url", [None, "http://127.0.0.1:42617"])
+async def test_the_status_schema_is_the_status_answer(
+    client: httpx.AsyncClient, env: Env, gateway_url: str | None
+) -> None:
+    """The `Status` schema is derived from `DaemonStatus` (gateway/openapi_models.py): its properties are the keys
+    of the real `status` answer (the domain's and the protocol layer's), in their order, all required."""
+    _, token = await env.token("boss")
+    env.services.gateway_url = gateway_url
+    status = await client.get("/api/status", headers={"Authorization": f"Bearer {token}"})
+    assert status.status_code == 200, status.text
+    schema = SPEC["components"]["schemas"]["Status"]
+    assert list(status.json()) == list(schema["properties"]) == schema["required"]
+
+
+def test_a_field_added_to_daemon_status_is_in_the_status_schema() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Wider(DaemonStatus):
+        disk_free_bytes: int | None = None
+
+    wider = m.wire_model(Wider, name="Status", extra=m.STATUS_PROTOCOL_FIELDS)
+    properties = list(msgspec.json.schema(wider)["$defs"]["Status"]["properties"])
+    *domain, protocol_version, connections = SPEC["components"]["schemas"]["Status"]["properties"]
+    assert properties == [*domain, "diskFreeBytes", protocol_version, connections]
