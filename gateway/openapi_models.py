@@ -119,7 +119,7 @@ def _wire_type(hint: Any) -> Any:
 
 GatewayInfo = _nested_model(services.GatewayInfo)
 
-# What the protocol layer adds to `services.describe()` (`rpc.methods.lifecycle.StatusAnswer`), after it.
+# The keys the protocol layer adds after `describe()`'s (`rpc.methods.lifecycle.StatusAnswer`).
 STATUS_PROTOCOL_FIELDS: tuple[tuple[str, Any], ...] = (("protocol_version", int), ("connections", int))
 Status = wire_model(
     services.DaemonStatus,
