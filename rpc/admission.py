@@ -10,14 +10,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rpc.dialect import STANDARD, Dialect
-from rpc.errors import AuthRequired, Forbidden
+from rpc.errors import AuthRequired, Forbidden, MethodNotFound
 
 if TYPE_CHECKING:
+    from app.auth.authenticator import Authenticator
     from app.auth.policy import Principal
-    from rpc.context import Surface
-    from rpc.registry import MethodSpec
+    from rpc.context import Authority, Surface
+    from rpc.registry import MethodSpec, Registry
 
-__all__ = ["Admissions", "admit", "check_surface", "require_grant"]
+__all__ = ["Admissions", "Gate", "admit", "check_surface", "require_grant"]
 
 
 def admit(spec: MethodSpec[Any], principal: Principal | None, surface: Surface) -> None:
@@ -64,3 +65,71 @@ class Admissions:
         if generation != self._generation:
             self._tables, self._generation = {}, generation
         return self._tables.setdefault((principal, surface, dialect), {})
+
+
+class Gate:
+    """Admission for the daemon's callers, memoized per principal, surface and dialect (`Admissions`).
+
+    `admit` is the connection's check of a request; `admit_http` an HTTP caller's; `current` re-resolves a
+    credential after a policy change (a revoked one signs the caller out: `-32010`).
+    """
+
+    __slots__ = ("_memo", "_registry", "auth")
+
+    def __init__(self, registry: Registry, auth: Authenticator) -> None:
+        self._registry = registry
+        self.auth = auth  # its `generation` moves with every policy change
+        self._memo = Admissions()
+
+    def knows(self, method: str) -> bool:
+        return self._registry.get(method) is not None
+
+    def admit(self, authority: Authority, surface: Surface, method: str) -> MethodSpec[Any]:
+        """The spec to run for `method`, as the caller's dialect runs it; raises the refusal."""
+        spec = self._registry.get(method)
+        if spec is None:
+            raise MethodNotFound
+        adapted = authority.dialect.adapt(spec)  # the entry itself unless the dialect shapes it (rpc/zerocode.py)
+        admitted: MethodSpec[Any] | None = authority.admitted.get(method)
+        if admitted is adapted and authority.generation == self.auth.generation:
+            return adapted
+        check_surface(spec, authority.initialized, surface)
+        if spec.grant is not None:  # last, once the credential is current
+            require_grant(self.current(authority, surface), spec.grant)
+        if authority.initialized:
+            authority.admitted[method] = adapted
+        return adapted
+
+    def admit_http(self, method: str, authority: Authority, surface: Surface) -> MethodSpec[Any]:
+        spec = self._registry.get(method)
+        if spec is None:
+            raise LookupError(f"no RPC method {method!r}")  # a route naming a method that does not exist
+        admit(spec, self.current(authority, surface), surface)
+        return spec
+
+    def current(self, authority: Authority, surface: Surface) -> Principal:
+        """The caller under the policy in force now."""
+        auth = self.auth
+        if authority.generation != auth.generation:
+            principal = auth.refresh(authority.credential)  # type: ignore[arg-type]  # what `sign_in` stored
+            if principal is None:
+                authority.sign_out()
+                raise AuthRequired("The credential of this connection is no longer valid")
+            authority.act_as(principal, auth.generation, self._table(principal, surface, authority.dialect))
+        assert authority.principal is not None  # signed in implies a principal
+        return authority.principal
+
+    def recheck(self, authority: Authority, surface: Surface, grant: str) -> Principal:
+        principal = self.current(authority, surface)
+        require_grant(principal, grant)
+        return principal
+
+    def sign_in(
+        self, authority: Authority, surface: Surface, credential: object, principal: Principal, dialect: Dialect
+    ) -> None:
+        """`initialize` authenticated the caller as `principal` under the policy in force now."""
+        table = self._table(principal, surface, dialect)
+        authority.sign_in(credential, principal, self.auth.generation, table, dialect)
+
+    def _table(self, principal: Principal, surface: Surface, dialect: Dialect) -> dict[str, MethodSpec[Any]]:
+        return self._memo.table(principal, surface, self.auth.generation, dialect)

@@ -12,7 +12,9 @@ from __future__ import annotations
 import errno
 import logging
 import uuid
+from collections import Counter
 from collections.abc import Callable
+from typing import Final
 
 from app.audit import AuditLog
 from app.storage.errors import unavailable_reason
@@ -23,12 +25,16 @@ __all__ = ["ErrorBoundary", "ErrorMapper", "resources_exhausted", "storage_unava
 log = logging.getLogger("zeroclaw.rpc")
 
 ErrorMapper = Callable[[Exception], RpcError | None]
+OTHER_METHOD: Final = "other"  # the `method` label of an error for a frame that named no registered method
 
 
 class ErrorBoundary:
+    """Maps what a call raised to the error it is answered with, and counts those answers (`GET /metrics`)."""
+
     def __init__(self, audit: AuditLog) -> None:
         self._audit = audit
         self._mappers: list[ErrorMapper] = []
+        self.answered: Counter[tuple[str, str]] = Counter()  # by (method label, error kind)
 
     def add_mapper(self, mapper: ErrorMapper) -> None:
         """Let a method family translate its domain exceptions into protocol errors."""
@@ -53,11 +59,16 @@ class ErrorBoundary:
         log.error("unexpected failure error_id=%s", error_id, exc_info=exc)
         return InternalError(error_id=error_id)
 
-    def answer(self, exc: BaseException, peer_label: str, principal_id: str | None) -> RpcError:
-        """The error a caller is answered for `exc`, audited when it is a refusal."""
+    def answer(
+        self, exc: BaseException, peer_label: str, principal_id: str | None, method: str | None = None
+    ) -> RpcError:
+        """The error a caller is answered for `exc`: audited when it is a refusal, counted when it answers a call of
+        `method`."""
         error = self.to_rpc_error(exc)
         if isinstance(error, AuthRequired | Forbidden):
             self._audit.record("denied", peer_label, principal_id)
+        if method is not None:
+            self.answered[method, error.data["kind"]] += 1
         return error
 
 

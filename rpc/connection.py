@@ -1,10 +1,14 @@
-"""One peer's state (R-WIRE-5..7, R-BIDI): who it is, what it has in flight, and its outbound channel.
+"""One peer's connection (R-WIRE-3..9, R-BIDI): its one way in, `receive(line)`, and its one way out, `send`.
 
-A connection decides nothing: the dispatcher (`rpc.dispatcher`) classifies its frames, admits and runs its calls
-and fills its in-flight table. What the connection does itself is the daemon→client direction (`ClientChannel`):
-it numbers our requests `zc-out-N`, keeps them in its pending table until the dispatcher routes the answer back
-(`response_received`), and fails them at once when the peer can answer nothing more. The two directions never
-share a table (an id in flight both ways is fine, R-BIDI-2).
+A transport hands each frame to `receive`. The connection classifies it (`rpc.envelope`), admits a request
+(`rpc.admission.Gate`), and runs it with `_run`: params validated, the handler called, and the answer sent at
+once, or, when the handler has to wait, from the call's own task, kept in the in-flight table until answered.
+Notifications run the same way and are never answered. Responses go to the daemon→client table
+(`rpc.client_requests`). Whatever a call raises is answered through the error boundary (`rpc.boundary`).
+
+`receive` declines a frame (returns False) while the connection is saturated: the transport keeps it and stops
+reading until `resume()`. The in-flight entry of a request is removed exactly once, by its task's done callback,
+and nothing answers an id that is not (or no longer) in the table.
 """
 
 from __future__ import annotations
@@ -12,50 +16,64 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping
+from contextlib import suppress
+from functools import partial
+from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
+from rpc.boundary import OTHER_METHOD, ErrorBoundary
+from rpc.client_requests import ClientRequests
 from rpc.context import Authority, Surface, Terminal
 from rpc.dialect import Dialect
-from rpc.envelope import Id, Response, encode_request
+from rpc.envelope import (
+    NO_ID,
+    CallId,
+    Id,
+    Reject,
+    Request,
+    Response,
+    classify,
+    encode_error,
+    encode_result,
+    request_fields,
+)
+from rpc.errors import InternalError, InvalidRequest, ParseError, RpcError
+from rpc.registry import AfterReply, MethodSpec
 from rpc.transports.base import ConnectionClosed, FrameTransport, Peer
 
 if TYPE_CHECKING:
+    from rpc.admission import Gate
     from rpc.context import CallContext
 
-__all__ = ["Connection", "PeerError", "PendingLimitReached"]
+__all__ = ["Connection"]
 
 log = logging.getLogger("zeroclaw.rpc")
 
-
-class PeerError(Exception):
-    """The client answered one of our requests with an error object."""
-
-    def __init__(self, error: dict[str, Any]) -> None:
-        super().__init__("client answered with an error")
-        self.error = error
-
-
-class PendingLimitReached(Exception):
-    """Too many daemon→client requests already await an answer on this connection."""
+_PARSE_ERROR = encode_error(None, ParseError())
+_loads = orjson.loads
 
 
 class Connection:
     __slots__ = (
         "__weakref__",
-        "_gone_callbacks",
-        "_next_out",
-        "_pending",
+        "_auth",
+        "_client",
+        "_errors",
+        "_gate",
+        "_on_closed",
         "authority",
         "background",
         "barrier",
         "capabilities",
         "closed",
         "context",
+        "cut_off",
         "inflight",
-        "input_closed",
         "max_inflight",
-        "max_pending",
         "peer",
+        "send",
         "sink",
         "surface",
         "terminal",
@@ -63,26 +81,37 @@ class Connection:
     )
 
     def __init__(
-        self, transport: FrameTransport, peer: Peer, surface: Surface, *, max_inflight: int, max_pending: int
+        self,
+        transport: FrameTransport,
+        peer: Peer,
+        surface: Surface,
+        gate: Gate,
+        errors: ErrorBoundary,
+        on_closed: Callable[[Connection], None],
+        *,
+        max_inflight: int,
+        max_pending: int,
     ) -> None:
         self.transport = transport
+        self.send = transport.send  # the one way out of every answer and error
         self.peer = peer
         self.surface = surface
         self.authority = Authority()
         self.capabilities: Mapping[str, Any] = {}
         self.terminal: Terminal | None = None  # zerocode's identity and environment (never logged, R-ZC-6)
         self.max_inflight = max_inflight
-        self.max_pending = max_pending
-        self.inflight: dict[Id, asyncio.Task[Any]] = {}  # the dispatcher's: requests taken, not yet answered
+        self.inflight: dict[Id, asyncio.Task[Any]] = {}  # requests taken, not yet answered
         self.background: set[asyncio.Task[Any]] = set()  # notification handlers: no id, no answer
         self.barrier = False  # `initialize` runs: nothing more is read until it is answered
         self.closed = False
-        self.input_closed = False  # the peer ended its sending side (R-WIRE-9): it can answer nothing more
+        self.cut_off = False  # dropped for not reading (`outbound_stall_secs`)
         self.sink: object = None  # rpc.session_bridge.sink_for's, kept here so it dies with the connection
         self.context: CallContext  # set by the dispatcher that accepted it
-        self._pending: dict[str, asyncio.Future[Any]] = {}
-        self._next_out = 0
-        self._gone_callbacks: list[Callable[[], None]] = []
+        self._gate = gate
+        self._auth = gate.auth
+        self._errors = errors
+        self._on_closed = on_closed
+        self._client = ClientRequests(max_pending)
 
     @property
     def saturated(self) -> bool:
@@ -94,7 +123,143 @@ class Connection:
         """Nothing taken from the peer is still running (no request awaiting its answer, no notification)."""
         return not self.inflight and not self.background
 
-    # -- ClientChannel -----------------------------------------------------------------------------------
+    @property
+    def input_closed(self) -> bool:
+        """The peer can answer nothing more: it ended its sending side (R-WIRE-9) or is gone."""
+        return self._client.ended
+
+    # -- the way in --------------------------------------------------------------------------------------
+
+    def receive(self, line: bytes) -> bool:
+        """Take one frame (JSON text; surrounding whitespace such as the NDJSON newline is allowed). False while
+        the connection is saturated or closed: the transport keeps the frame and stops reading."""
+        if self.barrier or self.transport.writing_paused or len(self.inflight) >= self.max_inflight or self.closed:
+            return False
+        try:
+            frame = _loads(line)
+        except orjson.JSONDecodeError:
+            self._errors.answered[OTHER_METHOD, ParseError.kind] += 1
+            self.send(_PARSE_ERROR)
+            return True
+        fields = request_fields(frame)
+        if fields is not None:  # a plain request: the common case
+            method, params, rid = fields
+            authority = self.authority
+            spec: MethodSpec[Any] | None = authority.admitted.get(method)
+            if spec is not None and rid not in self.inflight and authority.generation == self._auth.generation:
+                self._run(rid, spec, params)  # admitted before under the policy in force: skip the checks
+                return True
+        self._classified(classify(frame, line))
+        return True
+
+    def _classified(self, frame: Request | Response | Reject | None) -> None:
+        if isinstance(frame, Request):
+            self._request(frame)
+        elif isinstance(frame, Response):
+            self._client.answered(frame, self.peer.label)
+        elif isinstance(frame, Reject):
+            self._errors.answered[OTHER_METHOD, frame.error.data["kind"]] += 1
+            self.send(encode_error(frame.id, frame.error))
+        else:
+            log.info("dropped a malformed response-shaped frame from %s", self.peer.label)
+
+    def _request(self, request: Request) -> None:
+        rid = request.id
+        if rid is not NO_ID and rid in self.inflight:
+            error = InvalidRequest("Request id already in flight", kind="duplicate_id", id=rid)
+            self._errors.answered[self._label(request.method), "duplicate_id"] += 1
+            self.send(encode_error(None, error))
+            return
+        try:
+            spec = self._gate.admit(self.authority, self.surface, request.method)
+        except RpcError as exc:
+            if rid is not NO_ID:  # a notification is never answered, not even with an error
+                self._fail(rid, exc, self._label(request.method))
+            return
+        self._run(rid, spec, request.params)
+
+    # -- running a call ----------------------------------------------------------------------------------
+
+    def _run(self, rid: CallId, spec: MethodSpec[Any], params: object) -> None:
+        """Validate the params and call the handler: a result is answered now; a coroutine (the handler has to
+        wait) becomes the call's own task. `rid` is `NO_ID` for a notification: run for its effect alone."""
+        try:
+            result = spec.handler(self.context, spec.params_from(params))
+        except Exception as exc:
+            if rid is not NO_ID:
+                self._fail(rid, exc, spec.name)
+            elif not isinstance(exc, RpcError):
+                self._errors.to_rpc_error(exc)  # logs it under an error id
+            return
+        if type(result) is CoroutineType:
+            self._start(rid, spec, result)
+        elif rid is not NO_ID:
+            spec.answered[0] += 1
+            self.send(encode_result(rid, result))
+
+    def _start(self, rid: CallId, spec: MethodSpec[Any], call: CoroutineType[Any, Any, Any]) -> None:
+        loop = asyncio.get_running_loop()
+        if rid is NO_ID:
+            task = loop.create_task(call)
+            self.background.add(task)
+            task.add_done_callback(self._notification_done)
+            return
+        task = loop.create_task(self._answer_when_writable(call))
+        self.inflight[rid] = task
+        if spec.barrier:
+            self.barrier = True
+        task.add_done_callback(partial(self._finished, rid, spec, call))
+
+    async def _answer_when_writable(self, call: CoroutineType[Any, Any, Any]) -> Any:
+        """Await the handler; while the peer is not reading, its answer waits like streamed output does, so a few
+        large answers at once stay within the outbound limit plus one frame (R-LIM)."""
+        result = await call
+        if self.transport.writing_paused:
+            with suppress(ConnectionClosed):  # gone meanwhile: the answer goes nowhere, no failure of the call
+                await self.transport.wait_writable()
+        return result
+
+    def _finished(
+        self, rid: Id, spec: MethodSpec[Any], call: CoroutineType[Any, Any, Any], task: asyncio.Task[Any]
+    ) -> None:
+        if task.cancelled():
+            call.close()  # cancelled before its first step: it never awaited the handler (no warning)
+        if self.inflight.get(rid) is task:
+            del self.inflight[rid]
+        if spec.barrier:
+            self.barrier = False
+        if self.closed:
+            return
+        if task.cancelled():
+            self._fail(rid, InternalError("The request was cancelled"), spec.name)
+        elif (exc := task.exception()) is not None:
+            self._fail(rid, exc, spec.name)
+        else:
+            spec.answered[0] += 1
+            result = task.result()
+            if isinstance(result, AfterReply):
+                self.send(encode_result(rid, result.result))
+                result.then()
+            else:
+                self.send(encode_result(rid, result))
+        self.transport.resume()
+
+    def _notification_done(self, task: asyncio.Task[Any]) -> None:
+        self.background.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None and not isinstance(exc, RpcError):
+            self._errors.to_rpc_error(exc)  # logs it under an error id
+        if self.input_closed and not self.closed:
+            self.transport.resume()  # after EOF the transport closes once nothing runs (R-WIRE-9)
+
+    def _fail(self, rid: Id, exc: BaseException, method: str) -> None:
+        error = self._errors.answer(exc, self.peer.label, self.authority.principal_id, method)
+        self.send(encode_error(rid, error))
+
+    def _label(self, method: str) -> str:
+        """`method` as a metrics label: a name the peer chose is kept only if it is registered (bounded labels)."""
+        return method if self._gate.knows(method) else OTHER_METHOD
+
+    # -- ClientChannel: the daemon→client direction --------------------------------------------------------
 
     @property
     def answerable(self) -> bool:
@@ -109,7 +274,7 @@ class Connection:
         return self.authority.dialect
 
     async def send_encoded(self, frames: list[bytes]) -> None:
-        """Send encoded notification frames, in order, waiting while the peer is not reading (bounded outbound
+        """Send encoded notification frames in order, waiting while the peer is not reading (bounded outbound
         buffer)."""
         transport = self.transport
         if transport.writing_paused:
@@ -120,75 +285,36 @@ class Connection:
 
     async def request(self, method: str, params: Any, *, timeout: float) -> Any:
         """Ask the client; raise `PeerError`, `TimeoutError`, `ConnectionClosed` or `PendingLimitReached`."""
-        if self.closed or self.input_closed:  # a peer that ended its input can never answer (R-WIRE-9)
-            raise ConnectionClosed
-        if len(self._pending) >= self.max_pending:
-            raise PendingLimitReached
-        rid = f"zc-out-{self._next_out}"
-        self._next_out += 1
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[rid] = future
-        try:
-            self.transport.send(encode_request(rid, method, params))
-            return await asyncio.wait_for(future, timeout)
-        finally:
-            self._pending.pop(rid, None)
-
-    def response_received(self, response: Response) -> None:
-        future = self._pending.pop(response.id, None) if type(response.id) is str else None
-        if future is None or future.done():
-            log.info("ignored a response with an unknown id from %s", self.peer.label)
-            return
-        if response.error is not None:
-            future.set_exception(PeerError(response.error))
-        else:
-            future.set_result(response.result)
+        return await self._client.ask(self.transport, method, params, timeout)
 
     def when_gone(self, callback: Callable[[], None]) -> None:
         """Call `callback` once the peer can answer nothing more: at EOF or disconnect, whichever comes first (at
         once if that is already so). What the daemon asked it (an approval, say) can then be settled at once."""
-        if self.closed or self.input_closed:
-            callback()
-        else:
-            self._gone_callbacks.append(callback)
+        self._client.when_gone(callback)
 
     # -- the end -----------------------------------------------------------------------------------------
 
     def input_ended(self) -> None:
-        """The peer ended its sending side (EOF, R-WIRE-9). What it sent is still answered, but it can answer
-        nothing more: our pending requests to it fail at once, as on disconnect, and new ones fail too."""
-        if self.input_closed or self.closed:
-            return
-        self.input_closed = True
-        self._fail_pending()
+        """The peer ended its sending side (EOF, R-WIRE-9): what it sent is still answered, but what we asked it
+        fails at once, as on disconnect."""
+        if not self.closed:
+            self._client.end()
 
-    def lost(self) -> bool:
-        """The peer is gone: cancel what runs for it and fail what waits on it. False if it was gone already."""
+    def stalled(self) -> None:
+        """The transport cut the peer off for not reading (`FlowControl`'s stall rule)."""
+        self.cut_off = True
+
+    def lost(self) -> None:
+        """The transport is gone (called once): cancel what runs for the peer, fail what waits on it, and leave
+        the daemon's table."""
         if self.closed:
-            return False
+            return
         self.closed = True
         for task in (*self.inflight.values(), *self.background):
             task.cancel()
-        self._fail_pending()
-        return True
-
-    def release(self) -> None:
-        """After the close listeners ran: drop the `CallContext` and the session sink, which both hold this
-        connection (as `client`). Kept, every closed connection would be a cycle that only the cyclic GC frees, and
-        its pauses are what a busy daemon's slowest answers wait for (docs/limits.md "Garbage"). Calls still running
-        hold their own context, and a turn still streaming its own sink. Called once, by the dispatcher's
-        `connection_lost`."""
+        self._client.end()
+        self._on_closed(self)
+        # The context and the session sink both hold this connection: dropped, a closed connection is no cycle for
+        # the cyclic GC to find (docs/limits.md "Garbage"). Calls still running hold their own context.
         del self.context
         self.sink = None
-
-    def _fail_pending(self) -> None:
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(ConnectionClosed())
-        self._pending.clear()
-        callbacks, self._gone_callbacks = self._gone_callbacks, []
-        for callback in callbacks:
-            try:
-                callback()
-            except Exception:
-                log.exception("a callback for a connection that can no longer answer failed")

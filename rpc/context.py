@@ -3,7 +3,8 @@
 A context names the daemon's typed `Services`, the caller (`Authority`: principal, credential, policy generation),
 the `Surface` the call came in on and a `ClientChannel` for what the daemon asks or tells that caller. A socket,
 pipe or WebSocket connection makes one context when it opens; an HTTP route makes one per request, with a
-channel that can answer nothing (`NoClient`). The dispatcher (`rpc.dispatcher`) is what fills them in.
+channel that can answer nothing (`NoClient`). The dispatcher (`rpc.dispatcher`) is what fills them in; what a
+handler may read of the daemon is a `DaemonView`, never the dispatcher itself.
 """
 
 from __future__ import annotations
@@ -37,10 +38,10 @@ class Surface(Enum):
 
 class Authority:
     """Who the caller is, and under which policy generation that was decided. A connection's changes with
-    `initialize`; an HTTP call's is its bearer token's. `cleared` is the dispatcher's memo of the methods
-    already admitted under that generation (`rpc.admission.Admissions`): state, read and written there."""
+    `initialize`; an HTTP call's is its bearer token's. `admitted` is the memo of the methods already admitted
+    under that generation (`rpc.admission.Gate`): state, read and written there."""
 
-    __slots__ = ("cleared", "credential", "dialect", "generation", "initialized", "principal")
+    __slots__ = ("admitted", "credential", "dialect", "generation", "initialized", "principal")
 
     def __init__(self) -> None:
         self.credential: object = None
@@ -48,30 +49,30 @@ class Authority:
         self.generation = -1
         self.initialized = False
         self.dialect: Dialect = STANDARD  # how the caller speaks (`initialize` chooses, R-ZC-1)
-        self.cleared: dict[str, Any] = {}  # method name → its `rpc.registry.MethodSpec`, as `dialect` runs it
+        self.admitted: dict[str, Any] = {}  # method name → its `rpc.registry.MethodSpec`, as `dialect` runs it
 
     @property
     def principal_id(self) -> str | None:
         return self.principal.id if self.principal is not None else None
 
-    def act_as(self, principal: Principal, generation: int, cleared: dict[str, Any]) -> None:
-        self.principal, self.generation, self.cleared = principal, generation, cleared
+    def act_as(self, principal: Principal, generation: int, admitted: dict[str, Any]) -> None:
+        self.principal, self.generation, self.admitted = principal, generation, admitted
 
     def sign_in(
         self,
         credential: object,
         principal: Principal,
         generation: int,
-        cleared: dict[str, Any],
+        admitted: dict[str, Any],
         dialect: Dialect = STANDARD,
     ) -> None:
         self.credential = credential
         self.dialect = dialect
-        self.act_as(principal, generation, cleared)
+        self.act_as(principal, generation, admitted)
         self.initialized = True
 
     def sign_out(self) -> None:
-        self.cleared = {}  # never `.clear()`: the table may be shared between connections
+        self.admitted = {}  # never `.clear()`: the table may be shared between connections
         self.credential = None
         self.principal = None
         self.dialect = STANDARD
@@ -150,8 +151,8 @@ class Traffic(NamedTuple):
 
 
 class DaemonView(Protocol):
-    """What a handler may know of the dispatcher: the methods it serves, how many peers it has, the environment
-    a terminal of the caller's handed over (R-ZC-6), and its traffic counters."""
+    """What a handler may know of the daemon's connections: the methods they may call, how many there are, the
+    environment a terminal of the caller's handed over (R-ZC-6), the traffic counters, and when one closes."""
 
     @property
     def connection_count(self) -> int: ...
@@ -161,6 +162,9 @@ class DaemonView(Protocol):
     def method_names(self) -> list[str]: ...
 
     def tui_env(self, tui_id: str, principal_id: str) -> Mapping[str, str] | None: ...
+
+    def add_close_listener(self, listener: Callable[[Any], None]) -> None:
+        """Call `listener(connection)` when a connection ends (e.g. to end its log subscription)."""
 
 
 SignIn = Callable[[object, "Principal", Mapping[str, Any], Dialect, "Terminal | None"], None]
@@ -174,12 +178,12 @@ class Terminal(NamedTuple):
 
 
 class CallContext:
-    __slots__ = ("_recheck", "_sign_in", "authority", "client", "daemon", "peer", "services", "surface")
+    __slots__ = ("_recheck", "_sign_in", "authority", "client", "daemon_view", "peer", "services", "surface")
 
     def __init__(
         self,
         services: Services,
-        daemon: DaemonView,
+        daemon_view: DaemonView,
         surface: Surface,
         peer: Peer,
         authority: Authority,
@@ -188,7 +192,7 @@ class CallContext:
         sign_in: SignIn,
     ) -> None:
         self.services = services
-        self.daemon = daemon
+        self.daemon_view = daemon_view
         self.surface = surface
         self.peer = peer
         self.authority = authority

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from enum import Enum
 from typing import Any, Final
 
 import orjson
@@ -25,6 +26,7 @@ __all__ = [
     "ID_TYPES",
     "NO_ID",
     "PARAMS_TYPES",
+    "CallId",
     "ExactId",
     "Id",
     "Reject",
@@ -74,23 +76,24 @@ class ExactId:
 Id = str | int | float | ExactId | None
 
 
-class _NoId:
-    """Marks a notification: distinct from an explicit `"id": null`."""
+class _NoId(Enum):
+    """Marks a notification: distinct from an explicit `"id": null` (an enum, so `is NO_ID` narrows a type)."""
 
-    __slots__ = ()
+    NO_ID = 0
 
     def __repr__(self) -> str:
         return "NO_ID"
 
 
-NO_ID: Final = _NoId()
+NO_ID: Final = _NoId.NO_ID
+CallId = Id | _NoId  # a request's id, or NO_ID for a notification
 
 
 @dataclass(slots=True)
 class Request:
     method: str
     params: dict[str, Any] | list[Any] | None
-    id: Id | _NoId
+    id: CallId
 
     @property
     def is_notification(self) -> bool:

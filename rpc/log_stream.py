@@ -12,7 +12,7 @@ here ever waits or slows the daemon:
 
 What goes out is the formatted message only: never a traceback, never the record's args or extras. The daemon's log
 lines name no secrets, tokens or frame contents (R-SEC-6, docs/security.md), so neither do the events.
-A connection's subscription ends with it (`Dispatcher.add_close_listener`).
+A connection's subscription ends with it (`DaemonView.add_close_listener`).
 """
 
 from __future__ import annotations
@@ -209,18 +209,18 @@ class _Daemon(Protocol):
 _STREAMS: weakref.WeakKeyDictionary[Any, LogStream] = weakref.WeakKeyDictionary()
 
 
-def install(dispatcher: _Daemon) -> LogStream:
-    """The dispatcher's stream, made on the first call (on the loop's thread): subscriptions end with their
-    connection. `app.daemon` installs it where the dispatcher is built and closes it at shutdown."""
-    stream = _STREAMS.get(dispatcher)
+def install(daemon: _Daemon) -> LogStream:
+    """The daemon's stream, made on the first call (on the loop's thread): subscriptions end with their
+    connection. `app.daemon` installs it on the dispatcher's `DaemonState` and closes it at shutdown."""
+    stream = _STREAMS.get(daemon)
     if stream is None:
         stream = LogStream(asyncio.get_running_loop())
 
         def closed(connection: Connection) -> None:
             stream.unsubscribe(connection)
 
-        dispatcher.add_close_listener(closed)
-        _STREAMS[dispatcher] = stream
+        daemon.add_close_listener(closed)
+        _STREAMS[daemon] = stream
     return stream
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.agents.base import Elicitation
 from app.sessions.errors import SessionError
-from rpc.connection import PeerError, PendingLimitReached
+from rpc.client_requests import PeerError, PendingLimitReached
 from rpc.context import Authority, CallContext, ClientChannel
 from rpc.dialect import Question
 from rpc.transports.base import ConnectionClosed

@@ -92,7 +92,7 @@ async def initialize(ctx: CallContext, params: InitializeParams) -> dict[str, An
             "protocol_version": ZEROCLAW_PROTOCOL_VERSION,
             "server_version": services.config.compat.zerocode_version,
             "tui_id": terminal.tui_id,
-            "capabilities": ctx.daemon.method_names(),
+            "capabilities": ctx.daemon_view.method_names(),
         }
     ctx.sign_in(credential, principal, capabilities)
     services.audit.record("initialize", peer.label, principal.id)
@@ -101,7 +101,7 @@ async def initialize(ctx: CallContext, params: InitializeParams) -> dict[str, An
         "serverVersion": services.version,
         "serverPid": os.getpid(),
         "principal": {"id": principal.id, "admin": principal.admin},
-        "methods": ctx.daemon.method_names(),
+        "methods": ctx.daemon_view.method_names(),
     }
 
 
@@ -125,7 +125,7 @@ class StatusAnswer:
 
     def answer(self, ctx: CallContext, params: NoParams) -> orjson.Fragment:
         services = ctx.services
-        connections = ctx.daemon.connection_count
+        connections = ctx.daemon_view.connection_count
         live = services.sessions.live
         clock = services.clock  # an attribute holding a function: called through a local, the lookup is cheaper
         now = clock()

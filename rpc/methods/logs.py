@@ -17,7 +17,7 @@ def register(registry: Registry) -> None:
 
 async def subscribe(ctx: CallContext, params: NoParams) -> AfterReply | dict[str, bool]:
     client = ctx.client
-    stream = stream_for(ctx.daemon)
+    stream = stream_for(ctx.daemon_view)
     if stream is None or not isinstance(client, Connection):
         # An HTTP call has no connection to stream to (its answer is the HTTP response).
         return {"subscribed": False}

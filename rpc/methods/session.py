@@ -134,7 +134,7 @@ async def new(ctx: CallContext, params: NewParams) -> AfterReply:
         session_id=params.session_id,
         mode=params.mode,
         surface="rpc",
-        tool_env=ctx.daemon.tui_env(params.tui_id, principal.id) if params.tui_id is not None else None,
+        tool_env=ctx.daemon_view.tui_env(params.tui_id, principal.id) if params.tui_id is not None else None,
     )
     # Watch only once the answer is queued, so no update of a running turn can overtake it (R-SES-3).
     return AfterReply(ctx.wire(opened.describe()), lambda: opened.session.watch(sink_for(ctx)))

@@ -1,8 +1,8 @@
 """The Transport seam (R-ARCH-1): what the dispatcher needs from the thing that moves a peer's frames.
 
-A transport turns bytes (or WebSocket messages) into frames, hands each frame to the dispatcher
-(`Dispatcher.take_frame`, `frames_received`, `frame_received`), and calls `Dispatcher.connection_lost` once. The
-dispatcher answers through this protocol and never sees a socket. Unix sockets and Windows pipes share
+A transport registers with `Dispatcher.accept`, turns bytes (or WebSocket messages) into frames, hands each to
+its connection (`Connection.receive`, which declines a frame while saturated), and calls `Connection.lost` once.
+The connection answers through this protocol (`send`) and never sees a socket. Unix sockets and Windows pipes share
 `stream.NdjsonProtocol`; the gateway's WebSocket is a third implementation.
 """
 

@@ -1,7 +1,7 @@
 """An in-memory transport for tests: frames in with `feed()`, frames out in `sent`.
 
-Frames go through `Dispatcher.frames_received` like the socket's, so tests cover the same hot path; a frame
-fed while the connection is saturated waits (as it would in the socket) until `resume()`.
+Frames go through `Connection.receive` like the socket's, so tests cover the same hot path; a frame fed while
+the connection is saturated waits (as it would in the socket) until `resume()`.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class MemoryTransport:
         if not self.closed:
             self.closed = True
             if self.connection is not None:
-                self.dispatcher.connection_lost(self.connection)
+                self.connection.lost()
 
     def resume(self) -> None:
         self.resumes += 1
@@ -79,9 +79,12 @@ class MemoryTransport:
         self._take()
 
     def _take(self) -> None:
-        if self.connection is not None and self.waiting and not self.closed:
-            taken = self.dispatcher.frames_received(self.connection, self.waiting)
-            del self.waiting[:taken]
+        connection = self.connection
+        while connection is not None and self.waiting and not self.closed:
+            frame = self.waiting.pop(0)
+            if not connection.receive(frame):
+                self.waiting.insert(0, frame)
+                return
 
     def messages(self) -> list[Any]:
         return [orjson.loads(frame) for frame in self.sent]

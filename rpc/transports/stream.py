@@ -1,8 +1,9 @@
 """The byte-stream read/write loop shared by the Unix socket and the Windows named pipe (R-ARCH-1).
 
 An `asyncio.Protocol`, not a StreamReader/StreamWriter pair: per-connection state stays small, lines are
-handed to the dispatcher as they are split, and what is answered during one read is coalesced into one
-`write()` (or one per `_FLUSH_BYTES`). Flow control both ways:
+handed to the connection (`Connection.receive`) as they are split, and what is answered during one read is
+coalesced into one `write()` (or one per `_FLUSH_BYTES`); the answer to a read of one frame is written at once.
+Flow control both ways:
   * inbound — while the connection is saturated (in-flight cap, `initialize` running, peer not reading),
     reading is paused and already-split lines wait in `_lines`; nothing is dropped;
   * outbound — the transport's high-water mark is `max_outbound_buffer_bytes`; above it producers wait in
@@ -13,7 +14,7 @@ End of input (R-WIRE-9): `eof_received` keeps our sending side open. Reading sto
 pending requests to the peer at once, a last line without a newline is taken as a frame, and every frame already
 read (also those still held in `_lines`) runs to its answer; once nothing runs and nothing is held, the
 connection closes after writing what is queued. `connection_lost` (the real end) is what the dispatcher counts and
-audits as a disconnect.
+audits as a disconnect (`Connection.lost`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Callable
 from typing import cast
 
 from rpc.connection import Connection
-from rpc.dispatcher import NOT_TAKEN, Dispatcher
+from rpc.dispatcher import Dispatcher
 from rpc.envelope import encode_error
 from rpc.errors import InvalidRequest
 from rpc.framing import FrameTooLarge, LineSplitter
@@ -44,6 +45,7 @@ class NdjsonProtocol(asyncio.Protocol):
         "_closing",
         "_closing_error",
         "_conn",
+        "_direct",
         "_dispatcher",
         "_eof",
         "_flow",
@@ -72,6 +74,7 @@ class NdjsonProtocol(asyncio.Protocol):
         self._out_bytes = 0  # of what `_out` holds: 0 exactly when it is empty
         self._partial = False  # the splitter holds the start of a line
         self._in_batch = False
+        self._direct = False  # `send` writes the next answer straight to the socket
         self._flush_scheduled = False
         self._reading_paused = False
         self.writing_paused = False  # an attribute, not a property: read once per frame
@@ -108,23 +111,14 @@ class NdjsonProtocol(asyncio.Protocol):
             and not self._closing
             and not data.isspace()
         ):
-            # The usual read: one whole frame, nothing before it, room to take it. It goes over as it is
-            # (orjson ignores the newline), and a hot-path answer is written at once unless earlier output
-            # still waits: no splitter, no coalescing buffer, no join. The checks above read only this
-            # object's own fields: with many connections, every other object touched is a likely cache miss
-            # (benchmarks/README.md).
+            # The usual read: one whole frame, nothing before it, room to take it (benchmarks/README.md).
             self._in_batch = True
-            answer = self._dispatcher.take_frame(conn, data)
-            self._in_batch = False
-            if answer is NOT_TAKEN:
+            self._direct = not self._out_bytes  # an answer sent now is written at once (`send`)
+            taken = conn.receive(data)
+            self._in_batch = self._direct = False
+            if not taken:
                 self._hold([data])
-                return
-            if answer is not None:
-                if not self._out_bytes and not self._closing:
-                    self._transport.write(answer + b"\n")  # type: ignore[union-attr]  # set before any read
-                    return
-                self.send(answer)
-            if self._out_bytes:
+            elif self._out_bytes:
                 self._flush()
             return
         if conn is None or self._closing or self._eof:
@@ -137,12 +131,8 @@ class NdjsonProtocol(asyncio.Protocol):
             return
         self._partial = self._splitter.buffered > 0
         self._in_batch = True
-        if self._lines:
+        if lines or self._lines:
             self._take(lines)
-        elif lines:  # nothing waits, so hand the frames over directly
-            taken = self._dispatcher.frames_received(conn, lines)
-            if taken < len(lines):
-                self._hold(lines[taken:])
         self._in_batch = False
         if self._out:
             self._flush()
@@ -157,7 +147,7 @@ class NdjsonProtocol(asyncio.Protocol):
         self._eof = True
         tail = self._splitter.finish()  # a last line without a newline is still a frame
         self._partial = False
-        self._dispatcher.input_ended(conn)  # fails our pending requests to the peer: it can no longer answer them
+        conn.input_ended()  # fails our pending requests to the peer: it can no longer answer them
         self._in_batch = True
         self._take([tail] if tail is not None else [])
         self._end_batch()
@@ -166,11 +156,12 @@ class NdjsonProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closing = True
+        self._direct = False
         if self._flow is not None:
             self._flow.close()  # wake producers so they see the closed connection
         conn, self._conn = self._conn, None  # the connection holds this transport: no cycle left behind
         if conn is not None:
-            self._dispatcher.connection_lost(conn)
+            conn.lost()
 
     def pause_writing(self) -> None:
         self.writing_paused = True
@@ -186,6 +177,10 @@ class NdjsonProtocol(asyncio.Protocol):
     # -- FrameTransport --------------------------------------------------------------------------------
 
     def send(self, frame: bytes) -> None:
+        if self._direct:  # the first answer of a one-frame read, with nothing queued before it
+            self._direct = False
+            self._transport.write(frame + b"\n")  # type: ignore[union-attr]  # set before any read
+            return
         if self._closing:
             return
         if len(frame) < 16384:
@@ -222,6 +217,7 @@ class NdjsonProtocol(asyncio.Protocol):
             return
         self._flush()
         self._closing = True
+        self._direct = False
         self._transport.close()
 
     def resume(self) -> None:
@@ -256,9 +252,11 @@ class NdjsonProtocol(asyncio.Protocol):
         if self._lines:  # earlier frames still wait: they go first
             lines = [*self._lines, *lines]
             self._lines.clear()
-        taken = self._dispatcher.frames_received(conn, lines)
-        if taken < len(lines):
-            self._hold(lines[taken:])
+        receive = conn.receive
+        for index, line in enumerate(lines):
+            if not receive(line):
+                self._hold(lines[index:])
+                return
 
     def _hold(self, lines: list[bytes]) -> None:
         """Keep frames the connection cannot take yet, and stop reading until it can."""
@@ -284,7 +282,8 @@ class NdjsonProtocol(asyncio.Protocol):
         return self._out_bytes + (transport.get_write_buffer_size() if transport is not None else 0)
 
     def _stalled(self) -> None:
-        self._dispatcher.peer_stalled()
+        if self._conn is not None:
+            self._conn.stalled()
         self._abort()
 
     def _abort(self) -> None:
@@ -310,7 +309,7 @@ class NdjsonProtocol(asyncio.Protocol):
         if not self._reading_paused and self._transport is not None:
             self._reading_paused = True
             cast(asyncio.ReadTransport, self._transport).pause_reading()
-        self._dispatcher.input_ended(conn)  # it can answer nothing more: what we asked it fails now
+        conn.input_ended()  # it can answer nothing more: what we asked it fails now
         self._in_batch = True
         self._take(complete)
         self._end_batch()

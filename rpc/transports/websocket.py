@@ -124,6 +124,7 @@ class WebSocketTransport:
         self._writer: asyncio.Task[None] | None = None
         self._lost = False
         self._too_big = False  # an oversize message arrived: answer what came before it, then close 1009
+        self._held: bytes | None = None  # a message the connection could not take yet
 
     async def run(self) -> None:
         """Register with the dispatcher, pump both directions, and return once the socket is done."""
@@ -201,6 +202,11 @@ class WebSocketTransport:
                     self._readable.clear()
                     await self._readable.wait()
                     continue
+                if self._held is not None:
+                    held, self._held = self._held, None
+                    if not conn.receive(held):
+                        self._held = held
+                    continue
                 message = await self._ws.receive()
                 kind = message.get("type")
                 if kind == "websocket.disconnect":
@@ -221,8 +227,8 @@ class WebSocketTransport:
             data = b"" if len(text) > self._frame_limit else text.encode("utf-8", "surrogatepass")
             if len(text) > self._frame_limit or len(data) > self._frame_limit:
                 self._too_large()
-            else:
-                self._dispatcher.frame_received(conn, data)  # lone surrogates fail to decode there: -32700
+            elif not conn.receive(data):  # lone surrogates fail to decode there: -32700
+                self._held = data  # saturated since the reader looked: taken once it can be
             return
         data_bytes = message.get("bytes")
         if isinstance(data_bytes, bytes | bytearray):
@@ -238,7 +244,7 @@ class WebSocketTransport:
         Closing at once cancelled the calls still running (regression, found by the fuzz kit)."""
         self._too_big = True
         if self._conn is not None:
-            self._dispatcher.input_ended(self._conn)  # it can answer nothing more: what we asked it fails now
+            self._conn.input_ended()  # it can answer nothing more: what we asked it fails now
         self._close_when_idle()
 
     def _close_when_idle(self) -> None:
@@ -283,7 +289,8 @@ class WebSocketTransport:
         self._flow.close()  # wake producers so they see the closed connection
 
     def _stalled(self) -> None:
-        self._dispatcher.peer_stalled()
+        if self._conn is not None:
+            self._conn.stalled()
         self._abort()
 
     def _abort(self) -> None:
@@ -297,4 +304,4 @@ class WebSocketTransport:
             return
         self._lost = True
         if self._conn is not None:
-            self._dispatcher.connection_lost(self._conn)
+            self._conn.lost()

@@ -18,8 +18,8 @@ from app.auth.pairing import PairingStore
 from app.auth.pairing_codes import PairingCodes
 from app.auth.tokens import PairedTokens
 from app.config.store import ConfigStore
-from app.observe import Observations
 from app.paths import Paths
+from app.self_metrics import Observations
 from app.services import Services
 from app.sessions.registry import SessionRegistry
 from app.sessions.store import SessionStore
@@ -120,7 +120,7 @@ async def build_env(tmp: Path, toml: str, codes: PairingCodes | None = None) -> 
     registry = test_registry()
     server = Dispatcher(registry, services, audit, limits=lambda: config_store.current.limits)
     for mapper in ERROR_MAPPERS:
-        server.add_error_mapper(mapper)
+        server.errors.add_mapper(mapper)
     codes = codes or PairingCodes()
     app = create_app(server, pairing_codes=codes)
     return Env(services, registry, server, codes, app, tmp)

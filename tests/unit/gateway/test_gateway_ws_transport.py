@@ -12,7 +12,6 @@ from gateway_env import EnvFactory
 
 from rpc.connection import Connection
 from rpc.context import CallContext
-from rpc.dispatcher import Dispatcher
 from rpc.envelope import encode_notifications
 from rpc.registry import Params
 from rpc.transports.base import ConnectionClosed
@@ -161,13 +160,13 @@ async def test_close_flushes_then_closes_and_connection_lost_runs_once(
     make_env: EnvFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     lost: list[Connection] = []
-    original = Dispatcher.connection_lost
+    original = Connection.lost
 
-    def counting(self: Dispatcher, connection: Connection) -> None:
-        lost.append(connection)
-        original(self, connection)
+    def counting(self: Connection) -> None:
+        lost.append(self)
+        original(self)
 
-    monkeypatch.setattr(Dispatcher, "connection_lost", counting)
+    monkeypatch.setattr(Connection, "lost", counting)
     env = await make_env()
     sock = FakeSocket()
     transport = WebSocketTransport(sock, env.server, websocket_peer(("127.0.0.1", 4), None))

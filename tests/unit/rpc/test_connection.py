@@ -14,7 +14,7 @@ from app.audit import AuditLog
 from app.config.schema import Limits
 from app.services import DaemonStatus, GatewayInfo
 from rpc.boundary import ErrorBoundary
-from rpc.connection import PeerError, PendingLimitReached
+from rpc.client_requests import PeerError, PendingLimitReached
 from rpc.context import CallContext
 from rpc.dispatcher import Dispatcher
 from rpc.envelope import encode_notifications
@@ -290,30 +290,30 @@ async def test_connections_acting_as_the_same_principal_share_one_admission_tabl
     assert first.connection is not None and second.connection is not None and remote.connection is not None
     first.feed(req("status", rid=1))
     assert "result" in (await first.next_message())
-    assert second.connection.authority.cleared is first.connection.authority.cleared  # admitted once, for both
-    assert "status" in second.connection.authority.cleared
+    assert second.connection.authority.admitted is first.connection.authority.admitted  # admitted once, for both
+    assert "status" in second.connection.authority.admitted
     assert (
-        remote.connection.authority.cleared is not first.connection.authority.cleared
+        remote.connection.authority.admitted is not first.connection.authority.admitted
     )  # local-only methods differ remotely
     remote.feed(req("test/local", rid=2))
     assert (await remote.next_message())["error"]["data"]["kind"] == "local_only"
-    assert "test/local" not in first.connection.authority.cleared
+    assert "test/local" not in first.connection.authority.admitted
 
     # A failed re-initialize drops that connection's principal, and never the table the others use.
     second.feed(req("initialize", {"protocolVersion": 2}, rid=3))
     assert (await second.next_message())["error"]["code"] == -32011
     second.feed(req("status", rid=4))
     assert (await second.next_message())["error"]["code"] == -32010
-    assert "status" in first.connection.authority.cleared
+    assert "status" in first.connection.authority.admitted
     first.feed(req("status", rid=5))
     assert "result" in (await first.next_message())
 
     # A new policy generation starts from empty tables; the old one is left to whoever still holds it.
-    old = first.connection.authority.cleared
+    old = first.connection.authority.admitted
     services.auth.generation += 1
     first.feed(req("status", rid=6))
     assert "result" in (await first.next_message())
-    assert first.connection.authority.cleared is not old and set(first.connection.authority.cleared) == {"status"}
+    assert first.connection.authority.admitted is not old and set(first.connection.authority.admitted) == {"status"}
 
 
 @pytest.mark.req("R-AUTH-5")

@@ -11,11 +11,10 @@ import pytest
 
 from app.audit import AuditLog
 from app.auth.policy import Forbidden as PolicyForbidden
-from app.config.schema import Limits
 from app.sessions import errors as domain
 from gateway.errors import from_rpc_error
-from rpc.dispatcher import Dispatcher
-from rpc.methods import ERROR_MAPPERS, build_registry
+from rpc.boundary import ErrorBoundary
+from rpc.methods import ERROR_MAPPERS
 
 pytestmark = pytest.mark.req("R-ERR")
 
@@ -69,10 +68,11 @@ CASES: list[tuple[Exception, dict[str, Any], int]] = [
 ]
 
 
-def server() -> Dispatcher:
-    rpc = Dispatcher(build_registry(), None, AuditLog(None), limits=Limits)
+def server() -> ErrorBoundary:
+    """The daemon's error boundary, with every method family's mapper (as `app.daemon` installs them)."""
+    rpc = ErrorBoundary(AuditLog(None))
     for mapper in ERROR_MAPPERS:
-        rpc.add_error_mapper(mapper)
+        rpc.add_mapper(mapper)
     return rpc
 
 

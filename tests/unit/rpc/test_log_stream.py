@@ -58,7 +58,7 @@ async def subscribed() -> tuple[MemoryTransport, LogStream]:
     t = await initialized(server)
     t.feed(req("logs/subscribe", {}, "sub"))
     assert await t.next_message() == {"jsonrpc": "2.0", "id": "sub", "result": {"subscribed": True}}
-    stream = stream_for(server)
+    stream = stream_for(server.state)
     assert stream is not None and len(stream.subscribers) == 1
     return t, stream
 
@@ -145,7 +145,7 @@ async def test_sending_that_logs_does_not_recurse() -> None:
     await t.next_message()
     t.feed(req("logs/subscribe", {}, "sub"))
     await t.next_message()
-    stream = stream_for(server)
+    stream = stream_for(server.state)
     assert stream is not None
     log.info("once")
     for _ in range(10):

@@ -10,20 +10,20 @@ import sqlalchemy as sa
 from sqlalchemy.exc import OperationalError
 
 from app.audit import AuditLog
-from app.config.schema import Limits
 from app.storage.faults import StorageFault
 from gateway.errors import from_rpc_error
-from rpc.dispatcher import Dispatcher
+from rpc.boundary import ErrorBoundary
 from rpc.errors import ResourcesExhausted, StorageUnavailable
-from rpc.methods import ERROR_MAPPERS, build_registry
+from rpc.methods import ERROR_MAPPERS
 
 pytestmark = pytest.mark.req("R-STORE-3")
 
 
-def server() -> Dispatcher:
-    rpc = Dispatcher(build_registry(), None, AuditLog(None), limits=Limits)
+def server() -> ErrorBoundary:
+    """The daemon's error boundary, with every method family's mapper (as `app.daemon` installs them)."""
+    rpc = ErrorBoundary(AuditLog(None))
     for mapper in ERROR_MAPPERS:
-        rpc.add_error_mapper(mapper)
+        rpc.add_mapper(mapper)
     return rpc
 
 

@@ -74,7 +74,7 @@ async def test_eof_keeps_writing_until_every_frame_read_is_answered() -> None:
     await until(lambda: sock.closed)
     assert [m["id"] for m in sock.messages()] == ["init", "st", "slow"]
     assert sock.eof_reads == 0, "reading was resumed after EOF"
-    daemon = conn.context.daemon
+    daemon = conn.context.daemon_view
     protocol.connection_lost(None)
     assert conn.closed and daemon.connection_count == 0  # counted and audited when it really ends
 
