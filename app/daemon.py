@@ -24,9 +24,9 @@ from app.config.reload import ConfigWatcher
 from app.config.store import ConfigStore
 from app.endpoint_lock import AlreadyRunning, EndpointLock
 from app.ephemeral import EphemeralWatch
-from app.long_lived import keep_what_lives_now
-from app.observe import Observations
+from app.gc_freeze import keep_what_lives_now
 from app.paths import InsecureDirectory, Paths, ensure_endpoint_dir, ensure_private_dir, process_uid, resolve
+from app.self_metrics import Observations
 from app.services import Services
 from app.sessions.registry import SessionRegistry
 from app.signals import install_signal_handlers
@@ -328,7 +328,7 @@ async def _start_gateway(options: DaemonOptions, services: Services, dispatcher:
 
 
 def _after_ready() -> None:
-    """Once ready: what start-up made lives as long as the process (`app.long_lived`); then collection goes on (the
+    """Once ready: what start-up made lives as long as the process (`app.gc_freeze`); then collection goes on (the
     CLI turns it off for the start, app/cli/__init__.py)."""
     keep_what_lives_now()
     gc.enable()

@@ -14,8 +14,8 @@ from app.auth.authenticator import Authenticator
 from app.auth.pairing_codes import PairingCodes
 from app.config.schema import Config
 from app.config.store import ConfigStore
-from app.observe import Observations
 from app.paths import Paths
+from app.self_metrics import Observations
 
 if TYPE_CHECKING:
     from app.auth.tokens import PairedTokens

@@ -32,7 +32,7 @@ from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 from app.auth.pairing_codes import PairingCodes
-from app.sessions.borrowed import BorrowedSessions
+from app.sessions.http_turns import HttpTurns
 from gateway.errors import (
     ApiError,
     domain_boundary,
@@ -114,7 +114,7 @@ def create_app(
     codes = pairing_codes if pairing_codes is not None else PairingCodes()
     services = dispatcher.services
     api = RestApi(dispatcher, codes)
-    turns = BorrowedSessions(services.sessions)
+    turns = HttpTurns(services.sessions)
     session_api = SessionApi(dispatcher, turns)
     webhook_api = WebhookApi(dispatcher, turns)
     cache: tuple[Config | None, frozenset[str]] = (None, frozenset())

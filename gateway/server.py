@@ -21,7 +21,7 @@ from typing import Any
 import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.long_lived import keep_what_lives_now
+from app.gc_freeze import keep_what_lives_now
 
 __all__ = ["AppOnFirstRequest", "GatewayHandle", "GatewayStartError", "start_gateway"]
 

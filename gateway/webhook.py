@@ -26,8 +26,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from app.sessions.borrowed import BorrowedSessions
 from app.sessions.errors import AgentNotAllowed
+from app.sessions.http_turns import HttpTurns
 from gateway.auth import caller_context
 from gateway.errors import ApiError, json_response
 from gateway.rest import json_object
@@ -44,7 +44,7 @@ class WebhookBody(Params, frozen=True):
 
 
 class WebhookApi:
-    def __init__(self, dispatcher: Dispatcher, turns: BorrowedSessions) -> None:
+    def __init__(self, dispatcher: Dispatcher, turns: HttpTurns) -> None:
         self.dispatcher = dispatcher
         self.services = dispatcher.services
         self.turns = turns

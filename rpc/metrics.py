@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from prometheus_client.core import HistogramMetricFamily, Metric
     from prometheus_client.registry import Collector
 
-    from app.observe import Timings
+    from app.self_metrics import Timings
     from app.services import Services
 
 __all__ = ["SURFACES", "DaemonCollector", "MetricsAnswer"]

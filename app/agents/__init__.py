@@ -9,9 +9,9 @@ Import the concrete modules directly; this package keeps its import light (no ht
 from __future__ import annotations
 
 from app.agents.base import (
-    ClientChannel,
     Elicitation,
     Message,
+    PromptingClient,
     Provider,
     ProviderError,
     ProviderEvent,
@@ -25,9 +25,9 @@ from app.agents.base import (
 )
 
 __all__ = [
-    "ClientChannel",
     "Elicitation",
     "Message",
+    "PromptingClient",
     "Provider",
     "ProviderError",
     "ProviderEvent",

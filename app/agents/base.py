@@ -2,7 +2,7 @@
 
 A turn (app/sessions/turn.py) sends the retained context to a `Provider`, which streams `ProviderEvent`s;
 tool calls the provider asks for are run through `Tool`s with a `ToolContext`. Nothing here knows about
-JSON-RPC: reaching the client (elicitation) goes through the `ClientChannel` the turn is given.
+JSON-RPC: reaching the client (elicitation) goes through the `PromptingClient` the turn is given.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 __all__ = [
-    "ClientChannel",
     "Elicitation",
     "Message",
+    "PromptingClient",
     "Provider",
     "ProviderError",
     "ProviderEvent",
@@ -123,7 +123,9 @@ class Elicitation:
     reason: str | None = None  # for unanswered/unavailable/failed: why, in words
 
 
-class ClientChannel(Protocol):
+class PromptingClient(Protocol):
+    """The client that sent the prompt, as a turn's tools reach it: questions only (`rpc.session_bridge.Elicitor`)."""
+
     async def elicit(self, message: str, requested_schema: dict[str, Any], *, timeout: float) -> Elicitation:
         """Ask the prompting client. Never raises: a missing capability is "unavailable", a timeout
         "unanswered", a disconnect or error answer "failed"."""
@@ -134,7 +136,7 @@ class ClientChannel(Protocol):
 class ToolContext:
     session_id: str
     workspace: Path
-    client: ClientChannel
+    client: PromptingClient
     bash_timeout_secs: float = 60.0
     ask_timeout_secs: float = 120.0
     output_limit_bytes: int = 65_536

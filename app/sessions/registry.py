@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.agents.base import ClientChannel, ToolContext
+from app.agents.base import PromptingClient, ToolContext
 from app.agents.providers import build_provider
 from app.agents.tools import build_tools
 from app.auth.policy import Principal
@@ -224,7 +224,7 @@ class SessionRegistry:
         text: str,
         *,
         sink: UpdateSink | None,
-        client: ClientChannel,
+        client: PromptingClient,
     ) -> TurnOutcome:
         live = await self.live_or_rehydrate(principal, session_id)
         if live.busy:
@@ -234,7 +234,7 @@ class SessionRegistry:
         return await asyncio.shield(live.turn)
 
     async def _turn(
-        self, live: LiveSession, text: str, outcome: TurnOutcome, sink: UpdateSink | None, client: ClientChannel
+        self, live: LiveSession, text: str, outcome: TurnOutcome, sink: UpdateSink | None, client: PromptingClient
     ) -> TurnOutcome:
         config = self._config()
         agent = config.agents[live.agent_alias]
@@ -431,7 +431,7 @@ class SessionRegistry:
             await _stop(live)
 
 
-def _turn_settings(config: Config, agent: Agent, live: LiveSession, client: ClientChannel) -> TurnSettings:
+def _turn_settings(config: Config, agent: Agent, live: LiveSession, client: PromptingClient) -> TurnSettings:
     return TurnSettings(
         max_steps=agent.max_turn_steps,
         system_prompt=agent.system_prompt,

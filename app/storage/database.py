@@ -27,9 +27,9 @@ from sqlalchemy.exc import ResourceClosedError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
 
-from app.observe import Observations, Timings
+from app.self_metrics import Observations, Timings
 from app.storage.engine import _secure_file, _sqlite_pragmas, create_engine, sqlite_path
-from app.storage.lanes import Lanes
+from app.storage.worker_threads import WorkerThreads
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -107,8 +107,8 @@ class _ThreadRunner:
 
     def __init__(self, engine: Engine, readers: int) -> None:
         self.engine = engine
-        self._writer = Lanes(1, "zeroclaw-db-write")
-        self._readers = Lanes(readers, "zeroclaw-db-read") if readers else None
+        self._writer = WorkerThreads(1, "zeroclaw-db-write")
+        self._readers = WorkerThreads(readers, "zeroclaw-db-read") if readers else None
         # A connection per thread for its lifetime: cheaper than a pool checkout per unit
         # (docs/sessions-storage.md, "The runner").
         self._local = threading.local()

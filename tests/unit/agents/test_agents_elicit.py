@@ -1,4 +1,4 @@
-"""ask_user and poll (R-AGENT-3, R-BIDI-4, R-BIDI-5) with a fake ClientChannel: the exact schemas, the answer on
+"""ask_user and poll (R-AGENT-3, R-BIDI-4, R-BIDI-5) with a fake PromptingClient: the exact schemas, the answer on
 accept, and a sentence (never an exception) for decline, cancel, unanswered, unavailable and failed. Also the
 tool registry."""
 

@@ -7,7 +7,7 @@ import gc
 
 import pytest
 
-from app.observe import Observations
+from app.self_metrics import Observations
 
 
 @pytest.mark.req("R-LIM")

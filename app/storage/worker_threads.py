@@ -18,14 +18,14 @@ from collections.abc import Callable
 from queue import SimpleQueue
 from typing import Any, TypeVar
 
-__all__ = ["Lanes"]
+__all__ = ["WorkerThreads"]
 
 T = TypeVar("T")
 
 _Call = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...]]
 
 
-class Lanes:
+class WorkerThreads:
     """`count` threads taking calls from one queue; with one thread, calls run one at a time in submission order."""
 
     def __init__(self, count: int, name: str) -> None:

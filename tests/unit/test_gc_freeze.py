@@ -1,4 +1,4 @@
-"""What a lazy load made is frozen out of the cyclic GC (issue 16, docs/limits.md "Garbage", `app.long_lived`):
+"""What a lazy load made is frozen out of the cyclic GC (issue 16, docs/limits.md "Garbage", `app.gc_freeze`):
 the storage opened by the first call that needs it, and the gateway's app built by its first request."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from app.daemon import _open_deferred
-from app.observe import Observations
+from app.self_metrics import Observations
 from gateway.server import AppOnFirstRequest
 
 pytestmark = pytest.mark.req("R-LIM")

@@ -11,10 +11,10 @@ from app.sessions.errors import SessionBusy
 if TYPE_CHECKING:
     from app.sessions.registry import SessionRegistry
 
-__all__ = ["BorrowedSessions"]
+__all__ = ["HttpTurns"]
 
 
-class BorrowedSessions:
+class HttpTurns:
     """Sessions lent to callers that do not stay: an HTTP call (the REST prompt, a webhook) runs one turn and is
     gone. One such call per session at a time, and the live-session table is left as it was found: a session the
     call had to bring to life is released after its turn, unless a client is watching it."""
