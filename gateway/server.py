@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib
 import logging
 import os
@@ -23,11 +24,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.gc_freeze import keep_what_lives_now
 
-__all__ = ["AppOnFirstRequest", "GatewayHandle", "GatewayStartError", "start_gateway"]
+__all__ = ["ABORT_EXTENSION", "AppOnFirstRequest", "GatewayHandle", "GatewayStartError", "start_gateway"]
 
 log = logging.getLogger("zeroclaw.gateway")
 
 STARTUP_TIMEOUT = 10.0
+ABORT_EXTENSION = "zeroclaw.transport.abort"  # a WebSocket scope's: drops the TCP connection without a close
 
 
 class GatewayStartError(Exception):
@@ -57,12 +59,28 @@ class _HttpOnFirstConnection(asyncio.Protocol):
 
 
 class _WebSocketsSansIOOnUpgrade(asyncio.Protocol):
-    """uvicorn's `ws` protocol class, as `ws="websockets-sansio"` names it."""
+    """uvicorn's `ws` protocol class, as `ws="websockets-sansio"` names it, able to abort its connection."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> asyncio.Protocol:  # type: ignore[misc]
-        from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+        protocol: asyncio.Protocol = _abortable_websocket_protocol()(*args, **kwargs)
+        return protocol
 
-        return WebSocketsSansIOProtocol(*args, **kwargs)
+
+@functools.cache
+def _abortable_websocket_protocol() -> type[Any]:
+    from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+    class AbortableWebSocketProtocol(WebSocketsSansIOProtocol):
+        """Puts the connection's `abort` in the scope (`ABORT_EXTENSION`): a peer dropped for not reading is
+        closed at once, where the ASGI close would wait on its unread data until `TCP_USER_TIMEOUT` (R-LIM)."""
+
+        def handle_connect(self, event: Any) -> None:
+            super().handle_connect(event)
+            scope = getattr(self, "scope", None)
+            if scope is not None:  # an upgrade that was refused has none
+                scope["extensions"][ABORT_EXTENSION] = self.transport.abort
+
+    return AbortableWebSocketProtocol
 
 
 class AppOnFirstRequest:

@@ -16,6 +16,7 @@ from starlette.websockets import WebSocket
 
 from gateway.errors import ApiError, error_body
 from gateway.middleware import deny_websocket, split_host
+from gateway.server import ABORT_EXTENSION
 from rpc.dispatcher import Dispatcher
 from rpc.transports.websocket import WebSocketTransport, websocket_peer
 
@@ -54,7 +55,8 @@ def rpc_endpoint(dispatcher: Dispatcher) -> Callable[[WebSocket], Awaitable[None
             await deny_websocket(websocket.scope, websocket.send, 403, error_body("forbidden", "Origin not allowed"))
             return
         await websocket.accept()
-        await WebSocketTransport(websocket, dispatcher, peer).run()
+        abort = websocket.scope.get("extensions", {}).get(ABORT_EXTENSION)
+        await WebSocketTransport(websocket, dispatcher, peer, abort_connection=abort).run()
 
     return endpoint
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from rpc.connection import Connection
@@ -102,8 +102,16 @@ def websocket_peer(client: tuple[str, int] | None, authorization: str | None) ->
 class WebSocketTransport:
     """One accepted WebSocket as a `FrameTransport`; `run()` serves it until either side closes."""
 
-    def __init__(self, websocket: WebSocketLike, dispatcher: Dispatcher, peer: Peer) -> None:
+    def __init__(
+        self,
+        websocket: WebSocketLike,
+        dispatcher: Dispatcher,
+        peer: Peer,
+        *,
+        abort_connection: Callable[[], None] | None = None,
+    ) -> None:
         self._ws = websocket
+        self._abort_connection = abort_connection  # the server's: drop the TCP connection, unflushed
         self._dispatcher = dispatcher
         self.peer = peer
         limits = dispatcher.limits
@@ -292,6 +300,8 @@ class WebSocketTransport:
         if self._conn is not None:
             self._conn.stalled()
         self._abort()
+        if self._abort_connection is not None:
+            self._abort_connection()  # a close would wait on the peer that does not read
 
     def _abort(self) -> None:
         """Drop the peer without flushing: the writer stops, `run()` returns and the server closes the socket."""

@@ -213,6 +213,38 @@ def test_a_websocket_peer_that_stops_reading_a_turn_is_closed(stall_daemon: tupl
     assert_serves_others(d)
 
 
+def daemon_side_established(server_port: int, client_port: int) -> bool:
+    """Whether the daemon's end of a loopback TCP connection is still ESTABLISHED (Linux's /proc/net/tcp)."""
+    for row in open("/proc/net/tcp").read().splitlines()[1:]:  # noqa: SIM115  # a /proc file, read whole
+        local, remote, state = row.split()[1:4]
+        if int(local.split(":")[1], 16) == server_port and int(remote.split(":")[1], 16) == client_port:
+            return state == "01"
+    return False
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="reads Linux's TCP table")
+def test_regression_a_websocket_peer_cut_off_is_disconnected_at_once_not_at_the_tcp_timeout(
+    stall_daemon: tuple[Daemon, str],
+) -> None:
+    """Issue 29 §4.12: the daemon dropped the peer, but its TCP connection stayed ESTABLISHED, the close waiting
+    on the data the peer does not read, until `TCP_USER_TIMEOUT` (60 s). Now the connection is aborted."""
+    d, url = stall_daemon
+    ws = ws_peer(d, url)
+    server_port, client_port = ws.sock.getpeername()[1], ws.sock.getsockname()[1]
+    try:
+        sid = ws.call("session/new", 2, {})["sessionId"]
+        ws.send(frame("session/prompt", 3, {"sessionId": sid, "prompt": BIG_PROMPT}))
+        started = time.monotonic()  # and never read again
+        assert daemon_side_established(server_port, client_port)
+        wait_closed(d, started)
+        deadline = time.monotonic() + 3
+        while daemon_side_established(server_port, client_port):
+            assert time.monotonic() < deadline, "the daemon's end of the TCP connection is still established"
+            time.sleep(0.05)
+    finally:
+        ws.close()
+
+
 def test_a_websocket_peer_with_a_few_large_answers_queued_is_closed(stall_daemon: tuple[Daemon, str]) -> None:
     d, url = stall_daemon
     ws = ws_peer(d, url)
