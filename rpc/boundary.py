@@ -97,6 +97,6 @@ def storage_unavailable(exc: BaseException) -> StorageUnavailable | None:
     if reason is None:
         return None
     error_id = uuid.uuid4().hex[:16]
-    # An expected condition, not a bug: one line per call and no traceback (a full disk fails every write).
+    # Expected, not a bug: one line, no traceback (a full disk fails every write).
     log.warning("storage unavailable (%s) error_id=%s: %s", reason, error_id, type(exc).__name__)
     return StorageUnavailable(reason=reason, error_id=error_id)

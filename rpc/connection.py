@@ -128,7 +128,7 @@ class Connection:
         """The peer can answer nothing more: it ended its sending side (R-WIRE-9) or is gone."""
         return self._client.ended
 
-    # -- the way in --------------------------------------------------------------------------------------
+    # -- the way in
 
     def receive(self, line: bytes) -> bool:
         """Take one frame (JSON text; surrounding whitespace such as the NDJSON newline is allowed). False while
@@ -178,7 +178,7 @@ class Connection:
             return
         self._run(rid, spec, request.params)
 
-    # -- running a call ----------------------------------------------------------------------------------
+    # -- running a call
 
     def _run(self, rid: CallId, spec: MethodSpec[Any], params: object) -> None:
         """Validate the params and call the handler: a result is answered now; a coroutine (the handler has to
@@ -259,7 +259,7 @@ class Connection:
         """`method` as a metrics label: a name the peer chose is kept only if it is registered (bounded labels)."""
         return method if self._gate.knows(method) else OTHER_METHOD
 
-    # -- ClientChannel: the daemon→client direction --------------------------------------------------------
+    # -- ClientChannel: the daemon→client direction
 
     @property
     def answerable(self) -> bool:
@@ -292,7 +292,7 @@ class Connection:
         once if that is already so). What the daemon asked it (an approval, say) can then be settled at once."""
         self._client.when_gone(callback)
 
-    # -- the end -----------------------------------------------------------------------------------------
+    # -- the end
 
     def input_ended(self) -> None:
         """The peer ended its sending side (EOF, R-WIRE-9): what it sent is still answered, but what we asked it
@@ -314,7 +314,7 @@ class Connection:
             task.cancel()
         self._client.end()
         self._on_closed(self)
-        # The context and the session sink both hold this connection: dropped, a closed connection is no cycle for
-        # the cyclic GC to find (docs/limits.md "Garbage"). Calls still running hold their own context.
+        # Both hold this connection: dropped, it leaves no cycle for the GC (docs/limits.md "Garbage").
+        # Calls still running hold their own context.
         del self.context
         self.sink = None

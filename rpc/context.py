@@ -101,7 +101,7 @@ class ClientChannel(Protocol):
     def dialect(self) -> Dialect:
         """How this client's results and notifications are shaped (chosen by `initialize`)."""
 
-    # The session bridge's sink for this client (`rpc.session_bridge.sink_for`), kept here so it dies with it.
+    # `rpc.session_bridge.sink_for`'s sink for this client, kept here so it dies with it.
     sink: object
 
     async def request(self, method: str, params: Any, *, timeout: float) -> Any:

@@ -59,7 +59,7 @@ class Dispatcher:
         """The limits in force now (config changes apply to the next connection or call)."""
         return self._limits()
 
-    # -- connections ---------------------------------------------------------------------------------------
+    # -- connections
 
     @property
     def connections(self) -> set[Connection]:
@@ -117,7 +117,7 @@ class Dispatcher:
     def traffic(self) -> Traffic:
         return self.state.traffic()
 
-    # -- HTTP routes ---------------------------------------------------------------------------------------
+    # -- HTTP routes
 
     def http_context(self, peer: Peer, credential: object, principal: Principal) -> CallContext:
         """The context of one HTTP request by the holder of a bearer token (R-ARCH-3)."""
@@ -150,7 +150,7 @@ class Dispatcher:
         except Exception as exc:
             raise self.errors.answer(exc, context.peer.label, context.authority.principal_id, method) from None
         spec.answered[0] += 1
-        # An effect after the answer (`AfterReply.then`) is a connection's subscription: an HTTP caller has none.
+        # `AfterReply.then` subscribes a connection: an HTTP caller has none.
         return result.result if isinstance(result, AfterReply) else result
 
 

@@ -120,7 +120,7 @@ def is_valid_id(value: object) -> bool:
     return value is None or (type(value) in (str, int, float))
 
 
-# JSON types of a request id taken as decoded (`type()`, so no bool); a float id goes through `exact_id`.
+# A request id's JSON types as decoded (`type()`, so no bool); a float id goes through `exact_id`.
 ID_TYPES: Final = (str, int, type(None))
 MAX_NESTING: Final = 1024  # orjson refuses deeper documents (-32700)
 PARAMS_TYPES: Final = (dict, list)
@@ -153,8 +153,8 @@ def _read_numbers_as_text(line: bytes) -> Any:
         return json.loads(line, parse_int=_NumberText, parse_float=_NumberText)
     except RecursionError:
         pass
-    # Nested deeper than the interpreter's recursion limit lets the stdlib decoder go (orjson allows 1024 levels):
-    # read it once more with room for that depth (regression: such ids came back rounded, found by the fuzz kit).
+    # Deeper than the recursion limit lets the stdlib decoder go (orjson allows 1024 levels): retry with
+    # room for it (regression, found by the fuzz kit: such ids came back rounded).
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(limit + MAX_NESTING + 64)
     try:
@@ -250,8 +250,8 @@ def _dumps(message: dict[str, Any]) -> bytes:
 
 
 def _dumps_non_str_keys(message: dict[str, Any]) -> bytes:
-    # Non-string keys (e.g. an int-keyed map) become JSON strings, an `ExactId` its text. Only tried after the
-    # plain encoding failed: the option makes every dumps about half again as slow.
+    # Non-string keys become JSON strings, an `ExactId` its text. Only after the plain encoding
+    # failed: the option makes every dumps ~1.5x as slow.
     return orjson.dumps(message, default=_exact_text, option=orjson.OPT_NON_STR_KEYS)
 
 

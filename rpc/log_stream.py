@@ -145,7 +145,7 @@ class LogStream:
         finally:
             self._handler.release()
 
-    # -- the handler's side (any thread, under the handler's lock) --------------------------------------------
+    # -- the handler's side (any thread, under the handler's lock)
 
     def _offer(self, record: logging.LogRecord) -> None:
         on_loop = threading.get_ident() == self._loop_thread
@@ -169,7 +169,7 @@ class LogStream:
             self._scheduled = False
             self._queue.clear()
 
-    # -- the loop's side ----------------------------------------------------------------------------------------
+    # -- the loop's side
 
     def _drain(self) -> None:
         self._handler.acquire()

@@ -1,7 +1,7 @@
 """`system/metrics` (and `GET /metrics`): the daemon's counters in the Prometheus text format (docs/operations.md).
 
 Nothing is counted on the request path beyond one list increment on the method's registry entry
-(`MethodSpec.answered`, rpc/dispatcher.py): a custom collector reads the dispatcher's `traffic()`, the domain's
+(`MethodSpec.answered`, rpc/registry.py): a custom collector reads the daemon's `traffic()`, the domain's
 `Observations` and the files service when scraped, and `prometheus_client` renders them. Each daemon has its own
 `CollectorRegistry` (built by its first scrape, so a daemon never scraped never imports `prometheus_client`); the
 library's global registry is not used.
@@ -36,6 +36,11 @@ class DaemonCollector:
         self._services = services
 
     def collect(self) -> Iterator[Metric]:
+        yield from self._traffic()
+        yield from self._durations()
+        yield from self._uploads()
+
+    def _traffic(self) -> Iterator[Metric]:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
         traffic = self._daemon.traffic()
@@ -67,6 +72,7 @@ class DaemonCollector:
             value=traffic.stalls,
         )
 
+    def _durations(self) -> Iterator[Metric]:
         observations = self._services.observations
         yield _histograms(
             "zeroclaw_turn_duration_seconds",
@@ -86,6 +92,9 @@ class DaemonCollector:
             "generation",
             observations.gc_pauses,
         )
+
+    def _uploads(self) -> Iterator[Metric]:
+        from prometheus_client.core import GaugeMetricFamily
 
         files = self._services.files  # not made here: a daemon never asked about files has staged nothing
         yield GaugeMetricFamily(
@@ -117,7 +126,7 @@ class MetricsAnswer:
         from prometheus_client import generate_latest
 
         if self._registry is None:
-            self._registry = _registry(ctx.daemon, ctx.services)
+            self._registry = _registry(ctx.daemon_view, ctx.services)
         return generate_latest(self._registry).decode()
 
 

@@ -59,10 +59,10 @@ class Params(msgspec.Struct, rename="camel", frozen=True):
     docs/protocol.md.
     """
 
-    # Further spellings of a field, besides its camelCase and snake_case names: field → every spelling, in the
+    # Spellings of a field besides camelCase and snake_case: field → every spelling, in the
     # order that wins when a frame holds several.
     also_spelled: ClassVar[Mapping[str, tuple[str, ...]]] = {}
-    # Fields the peer cannot set: `derive` computes them from the params as sent; JSON schemas leave them out.
+    # Fields the peer cannot set: `derive` computes them; JSON schemas leave them out.
     derived_fields: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
@@ -90,7 +90,7 @@ _convert = msgspec.convert  # a module global: one lookup per call instead of tw
 _UNKNOWN: Any = object()  # `MethodSpec.empty` before the first call without params
 
 
-# A plain function (whose result may be a coroutine to run as its own task), or a coroutine function.
+# A plain function (its result may be a coroutine, run as its own task), or a coroutine function.
 Handler = Callable[["CallContext", P], Any]
 
 
@@ -103,12 +103,12 @@ class MethodSpec(Generic[P]):
     local_only: bool = False
     requires_init: bool = True
     barrier: bool = False  # stop reading the connection until this call completes
-    # Requests answered with a result (GET /metrics), in a cell that a dialect's adapted entry shares: the spec is
-    # at hand on the fast path, so counting here costs one list increment (benchmarks/hotpath.py).
+    # Requests answered with a result (GET /metrics), in a cell a dialect's adapted entry shares:
+    # one list increment on the fast path.
     answered: list[int] = field(default_factory=lambda: [0], repr=False, compare=False)
     is_async: bool = field(init=False)
-    # The params model's instance for "no params" (None when {} is invalid), made by the first call without
-    # params: validating {} at registration would resolve every model's types at start-up (issue 15).
+    # The params for "no params" (None when {} is invalid), made by the first call without params:
+    # made at registration, every model's types would be resolved at start-up (issue 15).
     empty: Params | None = field(init=False, default=_UNKNOWN)
 
     def __post_init__(self) -> None:
@@ -180,16 +180,16 @@ def validate(model: type[P], data: object, *, strict: bool = True) -> P:
     if isinstance(data, dict):
         data = (_NORMALISE.get(model) or _normaliser(model))(data)
     try:
-        # Strict is msgspec's default: passing it as a keyword would cost ~10% of a small model's validation.
+        # Strict is msgspec's default: the keyword would cost ~10% of a small model's validation.
         return _convert(data, model) if strict else _convert(data, model, strict=False)
     except msgspec.ValidationError as exc:
         raise InvalidParams(errors=[field_error(exc)]) from None
 
 
-# -- spellings -----------------------------------------------------------------------------------------------------
+# -- spellings
 #
-# msgspec reads one spelling of a field (`rename`), so a frame's keys are first made the model's own: a camelCase
-# frame to a camelCase model (the usual case) costs one `isdisjoint`; other spellings are renamed in one pass.
+# msgspec reads one spelling of a field (`rename`), so a frame's keys are first made the model's
+# own: the usual camelCase frame costs one `isdisjoint`; other spellings are renamed in one pass.
 
 Normalise = Callable[[dict[str, Any]], dict[str, Any]]
 _NORMALISE: dict[type[Params], Normalise] = {}  # made by each model's first validation, not at import (issue 15)

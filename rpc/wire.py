@@ -89,8 +89,8 @@ _WIRE_KEY: dict[str, str] = {
 }
 
 
-# Fields the domain gives for the zerocode dialect (`history_trimmed.kept_turns`, `.reason`), which the standard
-# wire of SPEC §3 does not carry.
+# Fields the domain gives for the zerocode dialect (`history_trimmed.kept_turns`, `.reason`),
+# which the standard wire of SPEC §3 does not carry.
 _NOT_STANDARD: dict[str, frozenset[str]] = {"history_trimmed": frozenset({"kept_turns", "reason"})}
 
 

@@ -41,7 +41,7 @@ __all__ = ["PROTOCOL_VERSION", "ZEROCODE", "new_tui_id", "speaks_zerocode"]
 PROTOCOL_VERSION = 1  # ZeroClaw's own protocol number, the one zerocode sends
 TUI_ID_CHARS = 64
 
-# ZeroClaw's `turn_complete.outcome` for our stop reasons (a turn that ran out of steps still completed).
+# ZeroClaw's `turn_complete.outcome` for our stop reasons (out of steps still completed).
 _OUTCOMES = {"end_turn": "completed", "max_turns": "completed", "cancelled": "cancelled", "failed": "failed"}
 
 
@@ -64,7 +64,7 @@ def default_config_kind(config_dir: Path) -> str:
     return "default" if config_dir == home / ".zeroclaw" else "custom"
 
 
-# -- params zerocode sends differently ---------------------------------------------------------------------------
+# -- params zerocode sends differently
 
 
 class ZeroCodeNewParams(NewParams, frozen=True):
@@ -83,7 +83,7 @@ class ZeroCodeApproveParams(Params, frozen=True):
     replacement: Annotated[str, Meta(max_length=1_000_000)] | None = None
 
 
-# -- results -----------------------------------------------------------------------------------------------------
+# -- results
 
 
 def _snake_keys(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -173,7 +173,7 @@ RESULT_SHAPES: dict[str, Shape] = {
 }
 
 
-# -- params ------------------------------------------------------------------------------------------------------
+# -- params
 
 
 def _chat_sessions(params: Params) -> Params:
@@ -186,7 +186,7 @@ def _zeroclaw_decision(params: Params) -> Params:
     return replace(params, decision="reject") if reject_once else params
 
 
-# The dialect's own params model of a method (None: the method's), and what to make of the validated params.
+# The dialect's own params model of a method (None: the method's), and what to make of them.
 PARAMS: dict[str, tuple[type[Params] | None, Callable[[Params], Params] | None]] = {
     "session/new": (ZeroCodeNewParams, None),
     "session/list": (None, _chat_sessions),
@@ -206,7 +206,7 @@ ERRORS: dict[str, Callable[[CallContext, Params, Exception], Any]] = {
 }
 
 
-# -- the dialect -------------------------------------------------------------------------------------------------
+# -- the dialect
 
 
 class ZeroCodeDialect(Dialect):

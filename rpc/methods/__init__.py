@@ -8,7 +8,7 @@ from rpc.registry import Registry
 
 __all__ = ["ERROR_MAPPERS", "build_registry"]
 
-# Each family translates its domain exceptions into protocol errors (`config_schema` raises the config family's).
+# Each family maps its domain exceptions to protocol errors (`config_schema` raises config's).
 ERROR_MAPPERS: tuple[ErrorMapper, ...] = (config.map_config_error, session.map_session_error, files.map_file_error)
 
 

@@ -62,8 +62,8 @@ def _invalid_config(exc: config_errors.InvalidConfigRequest) -> RpcError:
     return InvalidParams(exc.message, **data)
 
 
-# The policy's `Forbidden` is mapped here, the family that checks write paths; it covers every domain denial
-# (`AgentNotAllowed` from sessions and files included). One entry per concept.
+# The policy's `Forbidden` is mapped here, where write paths are checked; it covers every domain
+# denial (`AgentNotAllowed` from sessions and files included). One entry per concept.
 map_config_error = error_mapper(
     {
         policy.Forbidden: _forbidden,

@@ -16,7 +16,7 @@ __all__ = ["register"]
 
 
 class ListParams(Params, frozen=True):
-    # A dotted path or its start at a `.` boundary (`agents`, `agents.default`, `limits.max_sessions`); none = all.
+    # A dotted path or its start at a `.` (`agents`, `limits.max_sessions`); none = all.
     prefix: Annotated[str, Meta(max_length=MAX_PROP_CHARS)] | None = None
 
 
@@ -42,7 +42,7 @@ def config_list(ctx: CallContext, params: ListParams) -> dict[str, Any]:
 
 
 def config_map_keys(ctx: CallContext, params: MapKeysParams) -> dict[str, Any]:
-    # An unknown path is `UnknownProp` (-32602, mapped by `rpc.methods.config`), as ZeroClaw answers -32602 there.
+    # An unknown path is `UnknownProp` (-32602, mapped in `rpc.methods.config`), as in ZeroClaw.
     return {"path": params.path, "keys": sections.map_keys(ctx.services.config_store.current, params.path)}
 
 

@@ -20,7 +20,7 @@ from rpc.methods.session import files_of
 from rpc.registry import Params, Registry, SessionId
 from rpc.wire import to_wire
 
-# `app.files` is imported by the first call that needs the files service (`Services.file_service`), not at start-up.
+# `app.files` is imported by its first call (`Services.file_service`), not at start-up.
 if TYPE_CHECKING:
     from app.auth.policy import Principal
     from app.files.service import FileService

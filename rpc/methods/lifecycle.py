@@ -76,8 +76,8 @@ async def initialize(ctx: CallContext, params: InitializeParams) -> dict[str, An
     elif ctx.surface.remote:
         resolved = None  # a WebSocket peer always needs a token (R-AUTH-3)
     else:
-        # Where the OS does not say who connected, only the owner (or root) can reach a 0600 socket; on Windows,
-        # only the owner (or SYSTEM) can open the pipe (R-SEC-4).
+        # The OS did not say who connected: only the owner (or root) reaches a 0600 socket, and
+        # only the owner (or SYSTEM) opens the Windows pipe (R-SEC-4).
         resolved = services.auth.local(peer.uid if peer.uid is not None else process_uid())
     if resolved is None:
         ctx.sign_out()  # a failed re-initialize must not leave the old principal in place

@@ -93,7 +93,7 @@ def _invalid(field: str, kind: str) -> Callable[[domain.SessionError], RpcError]
     return lambda exc: InvalidParams(exc.message, errors=[_field(field, kind, exc.message)])
 
 
-# One entry per concept of `app.sessions.errors`; `AgentNotAllowed` is a policy `Forbidden` (`rpc/methods/config.py`).
+# One entry per concept of `app.sessions.errors`; `AgentNotAllowed` is config.py's `Forbidden`.
 map_session_error = error_mapper(
     {
         domain.SessionNotFound: lambda exc: SessionNotFound(exc.message, kind=exc.kind),

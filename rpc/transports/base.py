@@ -26,7 +26,7 @@ class Peer:
     uid: int | None = None
     pid: int | None = None
     remote: bool = False  # WebSocket peers: local-only methods are refused, no uid-based principal
-    # `Authorization: Bearer` presented on a WebSocket upgrade; `initialize` uses it when it has no authToken.
+    # A WebSocket upgrade's `Authorization: Bearer`; `initialize` uses it when it has no authToken.
     bearer_token: str | None = field(default=None, repr=False)
 
 

@@ -34,9 +34,8 @@ from rpc.transports.flow import FlowControl
 
 __all__ = ["NdjsonProtocol"]
 
-# Answers are coalesced into one write per read, but written as soon as this much is queued: a client that
-# pipelines can start on the first answers while the rest of its batch is handled, instead of both sides taking
-# turns (measured: about +30 % pipelined `status` throughput over holding the whole batch; benchmarks/README.md).
+# One write per read, but no more than this held back: a pipelining client starts on the first
+# answers while the rest of its batch is handled (benchmarks/README.md).
 _FLUSH_BYTES = 8 * 1024
 
 
@@ -84,7 +83,7 @@ class NdjsonProtocol(asyncio.Protocol):
         self._written = 0  # bytes `_flush` handed to the transport: with its buffer size, the stall rule's progress
         self._flow: FlowControl | None = None
 
-    # -- asyncio.Protocol ------------------------------------------------------------------------------
+    # -- asyncio.Protocol
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.WriteTransport, transport)
@@ -174,7 +173,7 @@ class NdjsonProtocol(asyncio.Protocol):
             self._flow.resume()
         self.resume()
 
-    # -- FrameTransport --------------------------------------------------------------------------------
+    # -- FrameTransport
 
     def send(self, frame: bytes) -> None:
         if self._direct:  # the first answer of a one-frame read, with nothing queued before it
@@ -236,14 +235,14 @@ class NdjsonProtocol(asyncio.Protocol):
             self._finish_if_done()
 
     async def wait_writable(self) -> None:
-        # No timer here: the stall rule (`FlowControl`, paused by `pause_writing`) aborts a peer that stopped
-        # reading, and `connection_lost` wakes this wait.
+        # No timer: the stall rule (`FlowControl`) aborts a peer that stopped reading, and
+        # `connection_lost` wakes this wait.
         while self.writing_paused and not self._closing and self._flow is not None:
             await self._flow.wait()
         if self._closing:
             raise ConnectionClosed
 
-    # -- internals -------------------------------------------------------------------------------------
+    # -- internals
 
     def _take(self, lines: list[bytes]) -> None:
         """Hand frames to the connection in order; what it cannot take yet waits, and so does the socket."""

@@ -55,8 +55,8 @@ CLOSE_POLICY = 1008  # refused origin; a peer dropped for not reading
 CLOSE_TOO_BIG = 1009  # frame over max_frame_bytes (R-WIRE-2)
 CLOSE_TRY_LATER = 1013  # connection cap reached (-32005 `connections` is sent first)
 
-# The WebSocket library refuses messages over `ws_max_size` on its own (close 1009, no error frame). The margin
-# lets our check see, and answer, a message that is just over `max_frame_bytes`.
+# The library refuses messages over `ws_max_size` itself (close 1009, no error frame): the margin
+# lets our check answer a message just over `max_frame_bytes`.
 WS_SIZE_MARGIN = 64 * 1024
 MAX_TOKEN_CHARS = 512
 
@@ -150,12 +150,12 @@ class WebSocketTransport:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            # A cancelled writer's exception holds its frame, which holds this transport; the connection holds it
-            # too. Dropped here, all of it is freed at once, not by the cyclic GC (docs/limits.md "Garbage").
+            # A cancelled writer's exception holds this transport, as the connection does: dropped
+            # here, all is freed at once, not by the cyclic GC (docs/limits.md "Garbage").
             self._writer = None
             self._conn = None
 
-    # -- FrameTransport --------------------------------------------------------------------------------
+    # -- FrameTransport
 
     def send(self, frame: bytes) -> None:
         if self._closing:
@@ -192,14 +192,14 @@ class WebSocketTransport:
         return self._queued
 
     async def wait_writable(self) -> None:
-        # No timer here: the stall rule (`FlowControl`, paused by `send`) drops a peer that stopped reading, and
+        # No timer: the stall rule (`FlowControl`) drops a peer that stopped reading, and
         # `_mark_gone` wakes this wait.
         while self._flow.paused and not self._closing:
             await self._flow.wait()
         if self._closing:
             raise ConnectionClosed
 
-    # -- internals -------------------------------------------------------------------------------------
+    # -- internals
 
     async def _read_loop(self) -> None:
         conn = self._conn
