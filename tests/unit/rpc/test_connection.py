@@ -438,7 +438,7 @@ async def test_disconnect_cancels_in_flight_without_answering(method: str) -> No
 
 @pytest.mark.req("R-ARCH-2")
 async def test_a_plain_handler_that_returns_a_coroutine_is_answered_when_it_finishes() -> None:
-    # The first call of a method is admitted by `_execute`, later ones by `take_frame`'s fast path: both run it.
+    # The first call of a method is admitted by the gate, later ones by `receive`'s fast branch: both run it.
     server, _ = make_server()
     t = await initialized(server)
     t.feed(req("test/sometimes", {"secs": 0.01}, rid=0))

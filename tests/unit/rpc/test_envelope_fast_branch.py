@@ -1,7 +1,7 @@
 """`envelope.classify`'s fast branch (`request_fields`) agrees with its general path (`_classify`) (R-WIRE-3).
 
 The fast branch either declines a frame (None) or returns exactly what the general path's `Request` carries.
-`Connection.take_frame` runs admitted requests on the fast branch alone, so this is what keeps the wire the same.
+`Connection.receive` runs admitted requests on its fast branch alone, so this is what keeps the wire the same.
 """
 
 from __future__ import annotations
