@@ -109,6 +109,33 @@ async def test_saturated_connection_stops_receiving_until_a_slot_frees(make_env:
     assert not env.server.connections
 
 
+async def test_a_message_read_as_the_connection_saturates_is_held_then_answered(make_env: EnvFactory) -> None:
+    """The reader checks saturation, then awaits the next message; if the connection saturated meanwhile (here the
+    peer stopped reading), `Connection.receive` declines the message: it is held, not lost, and answered once
+    the peer reads again (R-WIRE-3: every request gets its answer)."""
+    env = await make_env(max_outbound_buffer_bytes=65536, outbound_stall_secs=5)
+    _, token = await env.token()
+    sock = FakeSocket()
+    transport = WebSocketTransport(sock, env.server, websocket_peer(("127.0.0.1", 9), f"Bearer {token}"))
+    runner = asyncio.create_task(transport.run())
+    sock.feed({"jsonrpc": "2.0", "method": "initialize", "params": {}, "id": 0})
+    await until(lambda: len(sock.sent) == 1)
+    (conn,) = env.server.connections
+    await until(lambda: sock.receives == 2)  # the reader waits for the next message, the connection not saturated
+    sock.blocked = True  # the peer stops reading, and the queue goes over the limit
+    big = {"pad": "x" * 40000}
+    conn.send(orjson.dumps({"jsonrpc": "2.0", "method": "test/n", "params": big}))
+    conn.send(orjson.dumps({"jsonrpc": "2.0", "method": "test/n", "params": big}))
+    assert conn.saturated
+    sock.feed({"jsonrpc": "2.0", "method": "status", "id": 1})
+    await asyncio.sleep(0.05)
+    assert sock.receives == 2 and not any(m.get("id") == 1 for m in sock.sent)
+    sock.unblock()
+    await until(lambda: any(m.get("id") == 1 and "result" in m for m in sock.sent))
+    sock.disconnect()
+    await asyncio.wait_for(runner, 2)
+
+
 async def test_outbound_buffer_pauses_writers_and_a_stalled_peer_is_dropped(make_env: EnvFactory) -> None:
     env = await make_env(max_outbound_buffer_bytes=65536, outbound_stall_secs=0.2)
     sock = FakeSocket()
