@@ -691,3 +691,22 @@ async def test_ids_that_differ_past_double_precision_are_not_duplicates() -> Non
     t.feed(raw_req("test/sleep", "18446744073709551622", '{"secs":0}'))  # the same float, another integer
     assert await next_raw(t) == b'{"jsonrpc":"2.0","id":18446744073709551622,"result":"slept"}'
     assert await next_raw(t) == b'{"jsonrpc":"2.0","id":18446744073709551621,"result":"slept"}'
+
+
+@pytest.mark.req("R-WIRE-4")
+async def test_a_notification_whose_handler_fails_later_is_logged_under_an_error_id_and_never_answered(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Regression (issue 29): a notification's task that raised was left for asyncio to report when collected
+    ("Task exception was never retrieved", with the traceback); it now goes through the error boundary."""
+    server, _ = make_server()
+    t = await initialized(server)
+    t.feed({"jsonrpc": "2.0", "method": "test/sometimes", "params": {"secs": -1}})  # fails after its first step
+    t.feed({"jsonrpc": "2.0", "method": "test/boom"})  # fails at once
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert t.sent == [] and t.connection is not None and t.connection.idle
+    failures = [r for r in caplog.records if r.getMessage().startswith("unexpected failure error_id=")]
+    assert len(failures) == 2
+    t.feed(req("status", rid=7))
+    assert (await t.next_message())["id"] == 7
