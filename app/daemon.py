@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import gc
 import importlib
 import logging
@@ -119,10 +120,10 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
         raise StartupError(f"{paths.config_file}: {exc.message}") from None
     stop = asyncio.Event()
     watcher = ConfigWatcher(config_store)
-    # Every resource registers its own cleanup as it is acquired; they run in reverse order on any exit
-    # (a failed start-up included): gateway, listener, files, sessions, audit log, database, signal handlers.
+    # Each resource registers its cleanup when acquired; they run in reverse on any exit (a failed start
+    # too): gateway, listener, files, sessions, audit log, database, signal handlers.
     async with contextlib.AsyncExitStack() as cleanup:
-        # SIGHUP: R-CFG-6, reload config.toml and keep running (not on Windows, where the stat poll alone sees edits).
+        # SIGHUP reloads config.toml (R-CFG-6); Windows has none: the stat poll alone sees edits there.
         cleanup.callback(install_signal_handlers(asyncio.get_running_loop(), stop.set, reload=watcher.request))
         services = await _storage_and_services(paths, config_store, cleanup)
         cleanup.callback(services.audit.close)
@@ -141,7 +142,7 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
         for mapper in ERROR_MAPPERS:
             dispatcher.add_error_mapper(mapper)
         dispatcher.add_close_listener(files_connection_closed)
-        # `logs/subscribe` (R-ZC-4): the daemon's log records to the connections that ask, detached at shutdown.
+        # `logs/subscribe` (R-ZC-4): log records to the connections that ask, detached at shutdown.
         cleanup.callback(install_log_stream(dispatcher).close)
         await _listen(paths.endpoint, dispatcher, cleanup)
         gateway = await _start_gateway(options, services, dispatcher) if options.gateway else None
@@ -175,7 +176,7 @@ async def _storage_and_services(
         except DatabaseInUse as exc:
             raise StartupError(str(exc)) from None
         cleanup.push_async_callback(lock.release)
-        # A brand-new database gets the newest schema in one transaction (no Alembic), then starts fast as well.
+        # A brand-new database gets the newest schema in one transaction (no Alembic): it starts fast too.
         if is_current_sqlite_file(database) or (create_new_sqlite(database) and is_current_sqlite_file(database)):
             storage = DeferredStorage(lambda: _open_deferred(paths.data_dir, observations))
             cleanup.push_async_callback(storage.close)
@@ -210,7 +211,7 @@ async def _open_deferred(data_dir: Path, observations: Observations) -> Database
     return database
 
 
-# What the first storage call needs, imported by `_load_storage` in a worker thread rather than on the event loop.
+# What the first storage call needs, imported by `_load_storage` in a worker thread, off the loop.
 _STORAGE_MODULES = (
     "app.storage.database",
     "app.storage.driver_faults",
@@ -240,6 +241,10 @@ def _session_store(db: Database) -> SessionStore:
 
 
 async def _lock_database(url: str) -> DatabaseLock:
+    from app.storage.engine import driver_problem
+
+    if (problem := driver_problem(url)) is not None:  # e.g. `postgresql://`, which means psycopg
+        raise StartupError(f"cannot open the database {masked_url(url)}: {problem}")
     try:
         return await acquire_database_lock(url)
     except DatabaseInUse as exc:
@@ -301,7 +306,7 @@ def _close_files(services: Services) -> None:
 
 
 async def _start_gateway(options: DaemonOptions, services: Services, dispatcher: Dispatcher) -> GatewayHandle:
-    # Imported here so that `--no-gateway` never loads uvicorn; Starlette and the routes come with the first request.
+    # Here, so `--no-gateway` never loads uvicorn; Starlette and the routes come with the first request.
     from gateway.server import AppOnFirstRequest, GatewayStartError, start_gateway
     from rpc.transports.websocket import ws_max_size
 
@@ -312,19 +317,43 @@ async def _start_gateway(options: DaemonOptions, services: Services, dispatcher:
 
     config = services.config
     app = AppOnFirstRequest("gateway.app", build)
+    port = options.gateway_port if options.gateway_port is not None else config.gateway.port
     try:
         handle = await start_gateway(
             app,
             host=config.gateway.host,
-            port=options.gateway_port if options.gateway_port is not None else config.gateway.port,
+            port=port,
             tls_cert=config.gateway.tls_cert,
             tls_key=config.gateway.tls_key,
             ws_max_size=ws_max_size(config.limits.max_frame_bytes),
         )
-    except GatewayStartError as exc:
-        raise StartupError(str(exc)) from None
+    except (GatewayStartError, OSError) as exc:
+        if _address_in_use(exc):
+            raise StartupError(_port_in_use(config.gateway.host, port)) from None
+        raise StartupError(str(exc) if isinstance(exc, GatewayStartError) else _gateway_failure(exc)) from None
     services.gateway_url = handle.url
     return handle
+
+
+def _address_in_use(exc: BaseException) -> bool:
+    """The bind failed because the port is taken: `exc` or what it was raised from is EADDRINUSE."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError) and (seen.errno == errno.EADDRINUSE or getattr(seen, "winerror", None) == 10048):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _port_in_use(host: str, port: int) -> str:
+    return (
+        f"the gateway cannot listen on {host}:{port}: the port is in use (another zeroclaw daemon?); "
+        "start this one with `--gateway-port 0` (any free port) or `--no-gateway`, or set [gateway] port"
+    )
+
+
+def _gateway_failure(exc: OSError) -> str:
+    return f"the gateway did not start: {exc.strerror or type(exc).__name__}"
 
 
 def _after_ready() -> None:

@@ -30,8 +30,7 @@ class _VersionAction(argparse.Action):
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="zeroclaw", description="The zeroclaw daemon and its clients.")
     parser.add_argument("--version", action=_VersionAction, help="show the version and exit")
-    # `--config-dir` is taken before the command and after it; SUPPRESS keeps a subcommand from resetting the
-    # value given before it.
+    # `--config-dir` before or after the command; SUPPRESS: a subcommand keeps the value given before.
     parser.add_argument("--config-dir", metavar="DIR", default=None, help=CONFIG_DIR_HELP)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--config-dir", metavar="DIR", default=argparse.SUPPRESS, help=CONFIG_DIR_HELP)
@@ -61,7 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("--session", metavar="ID", help="resume (or choose) this session id")
     chat.add_argument("--agent", metavar="A", default="default", help="agent alias (default: default)")
 
-    upload = sub.add_parser("upload", parents=[common], help="upload a file to a session (chunked, resumable)")
+    upload = sub.add_parser(
+        "upload", parents=[common], help="upload a file to a session (in chunks, with a progress bar)"
+    )
     upload.add_argument("session", metavar="SESSION", help="the session id")
     upload.add_argument("file", metavar="FILE", help="the file to upload")
 
@@ -82,9 +83,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         from app.log_format import configure as configure_logging
 
         configure_logging(args.log_level, args.log_format)
-        # Start-up makes ~40k objects that live as long as the process; the cyclic GC would scan them again and
-        # again while they are made (~20 ms, a tenth of the start). The daemon freezes them and turns it back on
-        # once it is ready (`app.daemon._after_ready`); `finally` covers a start that fails first.
+        # No cyclic GC while start-up makes what lives as long as the process (docs/limits.md, "Garbage"):
+        # `app.daemon._after_ready` freezes it and turns GC back on; `finally`: a start that fails first.
         gc.disable()
         try:
             from app.daemon import DaemonOptions, run
@@ -99,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         finally:
             gc.enable()
 
-    from app.cli.terminal import EXIT_INTERRUPTED, CliError, ignore_interrupts, say
+    from app.cli.terminal import EXIT_INTERRUPTED, CliError, StdoutClosed, ignore_interrupts, leave_quietly, say
 
     interrupted = "zeroclaw: interrupted"
     if args.command == "upload":
@@ -109,6 +109,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     except CliError as exc:
         say(exc.message)
         raise SystemExit(exc.code) from None
+    except StdoutClosed:  # `zeroclaw rpc … | head`: not an error worth a word, as for `cat`
+        raise SystemExit(leave_quietly()) from None
     except KeyboardInterrupt:  # Ctrl-C: one line, no traceback (R-CLI); chat and rpc handle their own
         ignore_interrupts()
         say(f"\n{interrupted}")

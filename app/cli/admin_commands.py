@@ -27,15 +27,31 @@ async def pair(config_dir: str | None, user: str, label: str | None, *, code: bo
 
 def db_upgrade(config_dir: str | None) -> int:
     """Bring the database to the newest schema (the daemon also does this at start)."""
+    from app.storage.errors import masked_url, open_failure
     from app.storage.migrate import HEAD_REVISION, upgrade
 
     url = _configured_url(config_dir)
-    if url is None:
+    if url is None or not _usable("db upgrade", url):
         return 1
-    upgrade(url)
+    try:
+        upgrade(url)
+    except Exception as exc:  # a driver or migration failure: one line naming the database, no traceback
+        print(f"zeroclaw: db upgrade: {masked_url(url)}: {open_failure(exc, url)}", file=sys.stderr)
+        return 1
     shown = make_url(url).render_as_string(hide_password=True)
     print(f"database {shown} is at revision {HEAD_REVISION}")
     return 0
+
+
+def _usable(command: str, url: str) -> bool:
+    """False (after saying what to write instead) when `url` names a driver the daemon does not use."""
+    from app.storage.engine import driver_problem
+    from app.storage.errors import masked_url
+
+    problem = driver_problem(url)
+    if problem is not None:
+        print(f"zeroclaw: {command}: {masked_url(url)}: {problem}", file=sys.stderr)
+    return problem is None
 
 
 def db_copy(config_dir: str | None, source: str | None, target: str) -> int:
@@ -49,6 +65,8 @@ def db_copy(config_dir: str | None, source: str | None, target: str) -> int:
         source = _configured_url(config_dir)
         if source is None:
             return 1
+    if not (_usable("db copy", source) and _usable("db copy", target)):
+        return 1
     try:
         result = asyncio.run(copy_database(source, target))
     except CopyError as exc:

@@ -188,6 +188,7 @@ class _Chat:
             console.print(Text(error_line(exc.error, self.config_dir), style="red"))
             return
         except ConnectionError:
+            self.view.end()  # the message starts on a line of its own, not after the streamed text
             raise CliError(_lost_message(self.config_dir, self.sid)) from None
         self.view.end()
         if result["stopReason"] != "end_turn":
@@ -217,10 +218,12 @@ class _Chat:
                     self.bg.submit(self._cancel())
                     console.print("\n[yellow](cancelling the turn; Ctrl-C again leaves the chat)[/yellow]")
                     continue
-                if at_prompt is not None:
-                    at_prompt.answer(None)
+                # Cancel first, then withdraw the prompt unanswered: a rejection sent first would let the turn go
+                # on and end `end_turn` before the cancel arrives.
                 with contextlib.suppress(Exception):
                     self.bg.run(self._cancel(), timeout=3)
+                if at_prompt is not None:
+                    at_prompt.withdraw()
                 raise
 
     # -- loop thread -----------------------------------------------------------------------------------
@@ -233,8 +236,7 @@ class _Chat:
         while not self.inbox.empty():  # updates that came between turns (another client's) are not this turn's
             self.inbox.get_nowait()
         prompt = asyncio.create_task(self.client.call("session/prompt", {"sessionId": self.sid, "prompt": text}))
-        # Leaving mid-turn (Ctrl-C, the daemon gone) must not leave its failure unretrieved: asyncio would print
-        # "Task exception was never retrieved" with a traceback on the way out.
+        # Leaving mid-turn (Ctrl-C, the daemon gone) must not leave its failure unretrieved (a traceback).
         prompt.add_done_callback(_retrieve)
         getter: asyncio.Task[dict[str, Any]] | None = None
         try:

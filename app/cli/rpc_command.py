@@ -23,13 +23,19 @@ __all__ = ["CLIENT_CAPABILITIES", "connect", "interactive", "one_shot"]
 
 CANCEL: dict[str, Any] = {"action": "cancel"}
 
-# What the interactive commands announce: they answer `elicitation/create` by asking the person (R-BIDI-5).
+# The interactive commands answer `elicitation/create` by asking the person (R-BIDI-5).
 CLIENT_CAPABILITIES: dict[str, Any] = {"elicitation": {}}
 
 
+PROMPT = "rpc> "
+BANNER = (
+    "type a call as `METHOD {params}` (e.g. `session/list {}`) or a JSON-RPC frame; answers and notifications "
+    "print as they arrive; Ctrl-D to quit"
+)
+
+
 def _print_json(value: Any) -> None:
-    sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
-    sys.stdout.flush()
+    terminal.write_out(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
 async def connect(config_dir: str | None) -> Client:
@@ -89,6 +95,10 @@ class _Interactive:
 
     def __init__(self, config_dir: str | None) -> None:
         self.config_dir = config_dir
+        # At a terminal: a banner and a prompt. Piped input gets neither, so the output is only the frames.
+        self.at_terminal = sys.stdin.isatty()
+        self.prompt_on_stdout = self.at_terminal and sys.stdout.isatty()
+        self.stdout_closed = False
         self.bg = terminal.Background()
         self.questions: collections.deque[tuple[Any, Question]] = collections.deque()
         self.lock = threading.Lock()
@@ -99,10 +109,18 @@ class _Interactive:
         self.settled = threading.Event()
         self.ending = False
 
-    # -- loop thread ---------------------------------------------------------------------------------------
+    # -- loop thread ------------------------------------------------------------------------------
 
     def on_message(self, message: Any) -> None:
-        _print_json(message)
+        if self.stdout_closed:
+            return
+        try:
+            self.show(orjson.dumps(message, option=orjson.OPT_INDENT_2).decode())
+        except terminal.StdoutClosed:
+            self.stdout_closed = True
+            self.settled.set()
+            self.bg.interrupt_reading()
+            return
         for answer in message if isinstance(message, list) else [message]:
             if isinstance(answer, dict) and "method" not in answer and _hashable(answer.get("id")):
                 with self.lock:
@@ -117,7 +135,16 @@ class _Interactive:
             question = Question.from_params(message.get("params") or {})
             with self.lock:
                 self.questions.append((message["id"], question))
-            print(f"? {question.text()}  [answer on the next line; {Question.KEYS}]", flush=True)
+            with contextlib.suppress(terminal.StdoutClosed):  # noticed by the next frame, or at the end
+                self.show(f"? {question.text()}  [answer on the next line; {Question.KEYS}]")
+
+    def show(self, text: str) -> None:
+        """Print a line block that arrived (loop thread). At the prompt it replaces the prompt's line, and the
+        prompt with what was typed so far is drawn again below it."""
+        if not (self.prompt_on_stdout and terminal.reading()):
+            terminal.write_out(text + "\n")
+            return
+        terminal.write_out(f"\r\x1b[K{text}\n{PROMPT}{_typed_so_far()}")
 
     def lost_message(self) -> str:
         flag = config_dir_flag(self.config_dir)
@@ -127,7 +154,7 @@ class _Interactive:
         self.lost = True
         self.bg.interrupt_reading()
 
-    # -- main thread ---------------------------------------------------------------------------------------
+    # -- main thread ------------------------------------------------------------------------------
 
     def start(self) -> None:
         self.client = client = self.bg.run(connect(self.config_dir))
@@ -142,11 +169,12 @@ class _Interactive:
             terminal.say(error_line(exc.error, self.config_dir))
             terminal.say('zeroclaw: not initialized; type `initialize {"authToken": "zc_…"}` to authenticate')
         else:
-            principal = init.get("principal") or {}
-            terminal.say(
-                f"connected to zeroclaw {init.get('serverVersion')} (pid {init.get('serverPid')}) as "
-                f"{principal.get('id')}; type JSON-RPC frames or `METHOD {{params}}`; Ctrl-D to quit"
-            )
+            if self.at_terminal:
+                principal = init.get("principal") or {}
+                terminal.say(
+                    f"connected to zeroclaw {init.get('serverVersion')} (pid {init.get('serverPid')}) as "
+                    f"{principal.get('id')}\n{BANNER}"
+                )
 
     @staticmethod
     def init_params(given: dict[str, Any]) -> dict[str, Any]:
@@ -184,7 +212,7 @@ class _Interactive:
             rid, question = self.questions[0]
         result = question.answer(line)
         if result is None:
-            print(f"? {question.retry_text()}", flush=True)
+            terminal.write_out(f"? {question.retry_text()}\n")
             return
         with self.lock:
             self.questions.popleft()
@@ -214,7 +242,9 @@ class _Interactive:
     def run(self) -> int:
         self.start()
         while True:
-            line = terminal.read_line("")
+            line = terminal.read_line(self.prompt())
+            if self.stdout_closed:
+                raise terminal.StdoutClosed
             with self.lock:
                 asking = bool(self.questions)
             if asking and (line is not None or sys.stdin.isatty()):
@@ -236,10 +266,23 @@ class _Interactive:
             with self.lock:
                 if not self.outstanding:
                     break
+        if self.stdout_closed:
+            raise terminal.StdoutClosed
         if self.lost:
             terminal.say(self.lost_message())
             return 1
         return 0
+
+    def prompt(self) -> str:
+        """The prompt for `input()`: on stdout when it is the terminal too, else on stderr (the output stays only
+        frames); none for piped input."""
+        if not self.at_terminal:
+            return ""
+        if self.prompt_on_stdout:
+            return PROMPT
+        sys.stderr.write(PROMPT)
+        sys.stderr.flush()
+        return ""
 
     def close(self) -> None:
         if self.client is not None:
@@ -257,6 +300,8 @@ def interactive(config_dir: str | None) -> int:
         return session.run()
     except KeyboardInterrupt:
         terminal.ignore_interrupts()
+        if session.stdout_closed:  # `interrupt_reading` woke the prompt: nobody reads the output any more
+            raise terminal.StdoutClosed from None
         if session.lost:
             terminal.say(session.lost_message())
             return 1
@@ -267,6 +312,17 @@ def interactive(config_dir: str | None) -> int:
         terminal.ignore_interrupts()
         _save_history(history)
         session.close()
+
+
+def _typed_so_far() -> str:
+    """What was typed at the prompt and not yet entered (readline's buffer), to draw it again."""
+    readline = sys.modules.get("readline")
+    if readline is None:
+        return ""
+    try:
+        return str(readline.get_line_buffer())
+    except Exception:  # some builds (libedit) may not have it: redraw the prompt alone
+        return ""
 
 
 def _load_history(history: Path) -> None:

@@ -23,20 +23,30 @@ from typing import Any, TypeVar
 
 __all__ = [
     "EXIT_INTERRUPTED",
+    "EXIT_STDOUT_CLOSED",
     "INTERRUPT",
     "Ask",
     "Asker",
     "Background",
     "CliError",
     "Interrupt",
+    "StdoutClosed",
     "ignore_interrupts",
+    "leave_quietly",
     "read_line",
+    "reading",
     "say",
+    "write_out",
 ]
 
 T = TypeVar("T")
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for a command ended by Ctrl-C
+EXIT_STDOUT_CLOSED = 141  # 128 + SIGPIPE, what shells report for `cat` when the reader of its output left
+
+
+class StdoutClosed(Exception):
+    """Nobody reads stdout any more (`zeroclaw rpc … | head`): leave quietly, as `cat` does (`leave_quietly`)."""
 
 
 class CliError(Exception):
@@ -113,8 +123,7 @@ class Background:
         self._interrupts = _Interrupts(self.loop) if posix else None
 
     def _run(self) -> None:
-        # Ctrl-C must reach the main thread: a SIGINT taken by this thread would not wake the main thread out of
-        # readline's wait. Threads started from here (the loop's executor) inherit the mask.
+        # Ctrl-C must reach the main thread, which waits in readline; threads started here inherit the mask.
         if sys.platform != "win32":
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         self.loop.run_forever()
@@ -175,6 +184,10 @@ class Ask:
                 self.future.set_result(text)
 
         self.loop.call_soon_threadsafe(settle)
+
+    def withdraw(self) -> None:
+        """Nobody will answer (the person left): the asking coroutine gets `CancelledError`, and sends nothing."""
+        self.loop.call_soon_threadsafe(self.future.cancel)
 
 
 class Interrupt:
@@ -239,6 +252,30 @@ def read_line(prompt: str) -> str | None:
         _reading.active = False
 
 
+def reading() -> bool:
+    """Whether the main thread waits in `read_line` (at a prompt) right now."""
+    return _reading.active
+
+
+def write_out(text: str) -> None:
+    """`text` on stdout, flushed; `StdoutClosed` when its reader is gone."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise StdoutClosed from None
+
+
+def leave_quietly() -> int:
+    """After `StdoutClosed`: stdout goes to the null device, so that nothing (the interpreter's last flush
+    included) complains about it; the exit status `cat` would get (docs/cli.md)."""
+    with contextlib.suppress(OSError, ValueError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    return EXIT_STDOUT_CLOSED
+
+
 def ignore_interrupts() -> None:
     """From here on the command is leaving: a second Ctrl-C must not interrupt the clean-up."""
     if threading.current_thread() is threading.main_thread():
@@ -247,5 +284,6 @@ def ignore_interrupts() -> None:
 
 def say(message: str) -> None:
     """One line for the person on stderr."""
-    sys.stdout.flush()
+    with contextlib.suppress(OSError, ValueError):  # stdout may be closed; stderr still tells
+        sys.stdout.flush()
     print(message, file=sys.stderr, flush=True)

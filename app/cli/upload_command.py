@@ -131,10 +131,19 @@ def _file_problem(path: Path) -> str | None:
 
 async def upload(config_dir: str | None, session_id: str, file: str, *, timeout: float = CHUNK_TIMEOUT) -> int:
     from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TaskID,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
 
     from app.cli.hints import error_line
     from app.cli.rpc_command import connect
+    from app.cli.terminal import write_out
 
     path = Path(file)
     problem = _file_problem(path)
@@ -151,23 +160,26 @@ async def upload(config_dir: str | None, session_id: str, file: str, *, timeout:
         console=Console(stderr=True),
         transient=False,
     )
+    bar: list[TaskID] = []  # the bar's task, made by the first progress report
+
+    def show(done: int, total: int) -> None:
+        # First report: `begin` accepted the upload, so an unknown session is refused before any bar.
+        if not bar:
+            progress.start()
+            bar.append(progress.add_task(path.name, total=total))
+        progress.update(bar[0], completed=done, total=total)
+
     try:
         await client.call("initialize", {"protocolVersion": 1, "clientInfo": {"name": "zeroclaw-upload"}})
-        with progress:
-            task = progress.add_task(path.name, total=None)
-            entry = await send_file(
-                client.call,
-                session_id,
-                path,
-                on_progress=lambda done, total: progress.update(task, completed=done, total=total),
-                timeout=timeout,
-            )
-        sys.stdout.write(orjson.dumps(entry, option=orjson.OPT_INDENT_2).decode() + "\n")
-        sys.stdout.flush()
+        try:
+            entry = await send_file(client.call, session_id, path, on_progress=show, timeout=timeout)
+        finally:
+            if bar:
+                progress.stop()
+        write_out(orjson.dumps(entry, option=orjson.OPT_INDENT_2).decode() + "\n")
         return 0
     except RemoteError as exc:
-        sys.stdout.write(orjson.dumps({"error": exc.error}, option=orjson.OPT_INDENT_2).decode() + "\n")
-        sys.stdout.flush()
+        write_out(orjson.dumps({"error": exc.error}, option=orjson.OPT_INDENT_2).decode() + "\n")
         print(error_line(exc.error, config_dir), file=sys.stderr)
         return 1
     except (UploadAborted, ConnectionError, OSError) as exc:

@@ -118,7 +118,7 @@ def _checker(shape: tuple[str | None, ...]) -> tuple[Callable[[Any], object], bo
         tp, meta, _ = step
     name = shape[-1]
     if name is not None and is_section(parent):
-        # The field alone in an otherwise default section: the section's own checks run too (uid >= 0, grants...).
+        # The field alone in a default section, so the section's own checks run too (uid >= 0, grants...).
         return (lambda v: convert({name: v}, parent)), True
     # A map entry: the entry's type, with constraints (ge=, gt=, ...) carried by Annotated if any.
     entry = Annotated[(tp, *meta)] if meta else tp

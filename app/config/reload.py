@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 SETTLE_SECS = 0.2
 MAX_SETTLE_ROUNDS = 5  # a file rewritten non-stop is read anyway after ~1 s
 IDLE_SECS = 1.0  # with the poll off, how often the interval itself is looked at again
-# Read once at start-up (listener, database, ephemeral timer): a change is kept but applies at the next start.
+# Read once at start-up (listener, database, ephemeral timer): a change applies at the next start.
 AT_START = (
     "gateway.host",
     "gateway.port",
@@ -104,7 +104,7 @@ class ConfigWatcher:
             if sig == self._seen:
                 return None
             sig = await self._settled(sig)
-        # Recorded before reading: a write that lands while we read moves the signature again, and is read next.
+        # Recorded before reading: a write landing meanwhile moves the signature again, and is read next.
         self._seen = sig
         return await self._reload("SIGHUP" if forced else "file changed")
 

@@ -9,6 +9,7 @@ reports at the section's path.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,8 +22,7 @@ from msgspec import Meta, field
 
 from app.config.secret import Secret
 
-# Map keys (`users.<name>`, `agents.<alias>`, ...) are property-path segments, so they must be TOML bare keys:
-# a dot or a quote in a name would make `users.<name>.uid` ambiguous.
+# Map keys are property-path segments, so bare keys: a dot would make `users.<name>.uid` ambiguous.
 KEY_RE = re.compile(r"[A-Za-z0-9_-]+\Z")
 OWNER_ID = "owner"
 
@@ -60,7 +60,7 @@ class Limits(Section):
     upload_idle_secs: Annotated[float, Meta(gt=0)] = 300.0
     max_sessions: Annotated[int, Meta(ge=0)] = 64
     max_pending_client_requests: Annotated[int, Meta(ge=0)] = 16
-    # Characters of one prompt as typed (`session/prompt`, REST prompt, webhook message), before attachment markers.
+    # Characters of one prompt as typed (any surface), before attachment markers.
     max_prompt_chars: Annotated[int, Meta(ge=1)] = 1_000_000
 
 
@@ -93,7 +93,7 @@ class Gateway(Section):
 class Compat(Section):
     """Compatibility with other clients' expectations (docs/zerocode.md)."""
 
-    # The ZeroClaw release whose wire the zerocode dialect follows; zerocode refuses a daemon of any other version.
+    # The ZeroClaw release the zerocode dialect follows; zerocode refuses any other version.
     zerocode_version: Annotated[str, Meta(min_length=1, max_length=64)] = "0.8.4"
 
 
@@ -127,8 +127,7 @@ class PermissionProfile(Section):
     allowed_agents: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        # Imported here: app.auth sits above app.config (the policy reads Config), so a module-level import would
-        # run app/auth/__init__ while this module is half-initialized.
+        # Imported here: app.auth imports app.config, which is half-initialized at module level.
         from app.auth.grants import normalize_grants_table, validate_path_pattern
 
         with field_named("grants"):
@@ -190,7 +189,27 @@ class Config(Section):
         self.providers.setdefault("scripted", Provider(kind="scripted"))
 
 
-# -- validating and reading -------------------------------------------------------------------------------------
+def dangling_references(config: Config) -> list[str]:
+    """Names that point at no entry: a user's permission profile, an agent's provider. Valid on purpose (a user
+    may be written before its profile, docs/config.md), but most often a typo, so the loader warns about them."""
+    out: list[str] = []
+    for name, user in config.users.items():
+        for profile in user.permission_profiles:
+            if profile not in config.permission_profiles:
+                out.append(
+                    f"users.{name}.permission_profiles: no profile {json.dumps(profile)}; "
+                    "it grants nothing until it is added under [permission_profiles]"
+                )
+    for alias, agent in config.agents.items():
+        if agent.provider not in config.providers:
+            out.append(
+                f"agents.{alias}.provider: no provider {json.dumps(agent.provider)}; "
+                "its prompts fail until it is added under [providers]"
+            )
+    return out
+
+
+# -- validating and reading --------------------------------------------------------------------
 
 
 def _decode(tp: Any, value: Any) -> Any:

@@ -49,13 +49,13 @@ __all__ = [
     "templates",
 ]
 
-# zerocode sorts sections by these ranks (apps/zerocode/src/config_manager.rs:3354-3370); an unknown group is Other.
+# zerocode's section ranks (apps/zerocode/src/config_manager.rs:3354-3370); unknown: Other.
 GROUPS = ("Foundation", "Agent", "Multi-agent", "Tools", "Integrations", "Network", "Storage", "Operations", "Other")
 
 PropKind = Literal["string", "bool", "integer", "float", "enum", "alias_ref", "string_array", "object_array", "object"]
 
-# Our sections in ZeroClaw's groups (crates/zeroclaw-config/src/sections.rs `SectionGroup`): the providers and
-# agents first, as ZeroClaw's quickstart sections; identity with storage ("Storage, identity, secrets").
+# Our sections in ZeroClaw's groups (crates/zeroclaw-config/src/sections.rs `SectionGroup`):
+# providers and agents first, as its quickstart; users with storage ("Storage, identity, secrets").
 _GROUP: dict[str, str] = {
     "providers": "Foundation",
     "agents": "Foundation",
@@ -130,7 +130,7 @@ class ConfigTemplate:
     description: str
 
 
-# -- sections ---------------------------------------------------------------------------------------------------
+# -- sections ----------------------------------------------------------------------------------
 
 
 def sections(config: Config, written: Mapping[str, Any]) -> list[ConfigSection]:
@@ -166,7 +166,7 @@ def _label(key: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-# -- templates and map keys -------------------------------------------------------------------------------------
+# -- templates and map keys --------------------------------------------------------------------
 
 
 def templates() -> list[ConfigTemplate]:
@@ -197,7 +197,7 @@ def map_keys(config: Config, path: str) -> list[str]:
     return list(value) if isinstance(value, Mapping) else []
 
 
-# -- fields -----------------------------------------------------------------------------------------------------
+# -- fields ------------------------------------------------------------------------------------
 
 
 def path_matches_prefix(path: str, prefix: str) -> bool:
@@ -278,7 +278,7 @@ def _leaf(
     )
 
 
-# -- types ------------------------------------------------------------------------------------------------------
+# -- types -------------------------------------------------------------------------------------
 
 
 def _model(tp: Any) -> type[msgspec.Struct] | None:

@@ -34,7 +34,7 @@ from app.config.errors import (
     InvalidEntry,
     InvalidValue,
 )
-from app.config.schema import Config
+from app.config.schema import Config, dangling_references
 
 if TYPE_CHECKING:
     from tomlkit import TOMLDocument
@@ -44,14 +44,14 @@ __all__ = ["MAX_BATCH", "POLICY_SECTIONS", "Authorize", "CommitListener", "Confi
 log = logging.getLogger(__name__)
 
 MAX_BATCH = 256
-# A commit touching these bumps `policy_generation`, so cached principals are re-resolved (R-AUTH-5).
+# A commit touching these bumps `policy_generation`: cached principals are re-resolved (R-AUTH-5).
 POLICY_SECTIONS = frozenset({"users", "permission_profiles"})
 
-# Called with every requested prop in request order (duplicates kept, so a position is the entry's index).
+# Called with every requested prop in order (duplicates kept: a position is an entry's index).
 # It raises the caller's own Forbidden error, which passes through unchanged. It may be async.
 Authorize = Callable[[Sequence[str]], Awaitable[None] | None]
-# Called as listener(old, new) after a successful commit, still under the write lock, so listeners see
-# commits in order. Synchronous on purpose: installing a view must not be interrupted half-way.
+# listener(old, new) after a commit, still under the write lock: listeners see commits in order.
+# Synchronous on purpose: installing a view must not be interrupted half-way.
 CommitListener = Callable[[Config, Config], None]
 Saver = Callable[[Path, str], None]
 
@@ -85,8 +85,8 @@ class ConfigStore:
         self.config_dir = config_dir
         self.path = config_dir / toml_file.CONFIG_FILE_NAME
         loaded = toml_file.load(self.path)
-        # The document writes stage into is parsed from `_source` by the first write (tomlkit costs ~10 ms at
-        # start); until then `_plain` is what the file holds.
+        # The first write parses the document it stages into from `_source` (docs/operations.md, "Fast
+        # start"); until then `_plain` is what the file holds.
         self._document: TOMLDocument | None = None
         self._source, self._plain = loaded.raw, loaded.data
         self._raw = loaded.raw
@@ -105,7 +105,7 @@ class ConfigStore:
             self._document = toml_file.parse(self._source, self.path)
         return self._document
 
-    # -- reads -------------------------------------------------------------------------------------------
+    # -- reads ------------------------------------------------------------------------------------
 
     def get(self, prop: str | None = None) -> Any:
         """Masked JSON for `prop`, or the whole config. Raises `UnknownProp`."""
@@ -124,7 +124,7 @@ class ConfigStore:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    # -- writes ------------------------------------------------------------------------------------------
+    # -- writes -----------------------------------------------------------------------------------
 
     async def set(self, prop: str, value: Any, *, authorize: Authorize) -> None:
         """`config/set`: one prop. Errors carry `index=None`."""
@@ -196,6 +196,10 @@ class ConfigStore:
         already holds `new`."""
         old, self.current = self.current, new
         self.generation += 1
+        known = set(dangling_references(old))
+        for reference in dangling_references(new):
+            if reference not in known:  # a name this change left pointing at nothing (a typo, most often)
+                log.warning("%s: %s", self.path, reference)
         if any(p.split(".", 1)[0] in POLICY_SECTIONS for p in changed):
             self.policy_generation += 1
         log.info("config %s: generation=%d props=%s", action, self.generation, ",".join(dict.fromkeys(changed)))

@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 from app.config import props
 from app.config.errors import ConfigFileError, ConfigWriteError, FieldError, InvalidValue
-from app.config.schema import Config
+from app.config.schema import Config, dangling_references
 
 if TYPE_CHECKING:
     from tomlkit import TOMLDocument
 
-# tomlkit (~5 ms to import) is imported by the functions that parse or write a document: a daemon start reads the
-# file with tomllib and never loads it (issue 15).
+# tomlkit is imported by the functions that parse or write a document: a start reads the file with
+# tomllib and never loads it (docs/operations.md, "Fast start").
 
 __all__ = [
     "CONFIG_FILE_NAME",
@@ -67,7 +67,8 @@ def read_raw(path: Path) -> bytes | None:
         return None
 
 
-_AT_LINE = re.compile(r"\(at line (\d+), column (\d+)\)")
+# tomllib's message: "<reason> (at line L, column C)" or "<reason> (at end of document)".
+_AT = re.compile(r"^(?P<reason>.+?) \(at (?:line (?P<line>\d+), column (?P<col>\d+)|end of document)\)$", re.S)
 
 
 def _text(raw: bytes) -> str:
@@ -82,10 +83,17 @@ def read_data(raw: bytes) -> dict[str, Any]:
     try:
         return tomllib.loads(_text(raw))
     except tomllib.TOMLDecodeError as exc:
-        # The message may quote the offending text; the position is enough.
-        where = _AT_LINE.search(str(exc))
-        at = f" at line {where[1]}, column {where[2]}" if where else ""
-        raise ConfigFileError(f"invalid TOML{at}") from None
+        raise ConfigFileError(_toml_error(str(exc))) from None
+
+
+def _toml_error(message: str) -> str:
+    """`invalid TOML at line L, column C: <tomllib's reason>`. Its reasons quote at most a key or a control
+    character, never a value; a message of another shape is not repeated (it might)."""
+    match = _AT.match(message)
+    if match is None:
+        return "invalid TOML"
+    where = f"at line {match['line']}, column {match['col']}" if match["line"] else "at the end of the file"
+    return f"invalid TOML {where}: {match['reason']}"
 
 
 def parse(raw: bytes | None, path: Path) -> TOMLDocument:
@@ -131,10 +139,13 @@ def loads(raw: bytes | None, path: Path) -> Loaded:
 
 
 def load(path: Path) -> Loaded:
-    """Read `path` (absent = all defaults). Unknown keys are kept in the document and logged by name."""
+    """Read `path` (absent = all defaults). Unknown keys are kept in the document and logged by name; names that
+    point at no entry (`schema.dangling_references`) are logged too."""
     loaded = loads(read_raw(path), path)
     if loaded.unknown_keys:
         log.warning("%s: ignoring unknown keys (kept in the file): %s", path, ", ".join(loaded.unknown_keys))
+    for reference in dangling_references(loaded.config):
+        log.warning("%s: %s", path, reference)
     return loaded
 
 
@@ -171,7 +182,7 @@ def save(path: Path, text: str) -> None:
     target = Path(os.path.realpath(path))
     directory = target.parent
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    # mkstemp creates the file O_EXCL with mode 0600 whatever the umask: no window with wider permissions.
+    # mkstemp: O_EXCL, mode 0600 whatever the umask, so there is no window with wider permissions.
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     try:
         with open(fd, "wb") as fh:

@@ -12,7 +12,7 @@ from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
 
-__all__ = ["BUSY_TIMEOUT_MS", "DB_FILENAME", "create_engine", "default_url", "sqlite_path"]
+__all__ = ["BUSY_TIMEOUT_MS", "DB_FILENAME", "create_engine", "default_url", "driver_problem", "sqlite_path"]
 
 DB_FILENAME = "zeroclaw.db"
 # The daemon serializes its own writes; this covers another process (`zeroclaw db upgrade`) holding the lock.
@@ -24,6 +24,28 @@ def default_url(data_dir: Path) -> str:
     # URL.create escapes `?`/`#` in the path, which a hand-built f-string would not.
     url = URL.create("sqlite+aiosqlite", database=str(Path(data_dir).absolute() / DB_FILENAME))
     return url.render_as_string(hide_password=False)
+
+
+# The async driver each supported backend runs on (`postgresql://` alone means psycopg), and how to get it.
+_ASYNC_DRIVERS = {"postgresql": "asyncpg", "sqlite": "aiosqlite"}
+_INSTALL = {"asyncpg": " (`pip install 'zeroclaw[postgres]'` installs it)"}
+
+
+def driver_problem(url: str | URL) -> str | None:
+    """Why `url` names a driver the daemon cannot use, with the URL to write instead (password masked); None when
+    it can, or when the URL is not one SQLAlchemy parses (opening it then says why)."""
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return None
+    backend = parsed.get_backend_name()
+    driver = _ASYNC_DRIVERS.get(backend)
+    if driver is None or parsed.get_driver_name() == driver:
+        return None
+    fixed = parsed.set(drivername=f"{backend}+{driver}").render_as_string(hide_password=True)
+    return f"the URL must name the {driver} driver: write {fixed}{_INSTALL.get(driver, '')}"
 
 
 def sqlite_path(url: str | URL) -> Path | None:

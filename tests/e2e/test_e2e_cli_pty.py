@@ -273,6 +273,27 @@ def test_rpc_interactive_typed_initialize_reauthenticates(pty_daemon: Daemon, te
     assert t.wait() == 130
 
 
+def test_rpc_interactive_at_a_terminal_shows_a_banner_and_a_prompt(
+    pty_daemon: Daemon, terminals: list[Terminal]
+) -> None:
+    """issue 29 §4.8 (it looked stuck): at a terminal the client says how to type a call and how to leave, and
+    prompts; what arrives at the prompt is printed above it, and the prompt comes back with what was typed."""
+    t = zeroclaw(terminals, pty_daemon, "rpc")
+    t.expect(r"connected to zeroclaw \S+ \(pid \d+\) as owner\ntype a call as `METHOD \{params\}`")
+    t.expect("Ctrl-D to quit")
+    t.expect("rpc> ")
+    t.line('session/new {"sessionId": "rpc-prompt"}')
+    t.frame("cli-1")
+    t.expect(r"\}\nrpc> $")  # the prompt again, below the answer
+    t.line('session/prompt {"sessionId": "rpc-prompt", "prompt": "/sleep 1"}')
+    t.type("stat")  # typed, not entered, while the turn streams
+    t.frame("cli-2")
+    t.expect(r"\}\nrpc> stat$")  # the turn's answer came at the prompt: prompt and typed text drawn again
+    t.type("\x15")  # Ctrl-U: the line is empty again
+    t.ctrl_d()  # the prompt is visible, so this Ctrl-D is not lost
+    assert t.wait() == 0, t.output
+
+
 def test_rpc_interactive_ctrl_c_leaves_cleanly(pty_daemon: Daemon, terminals: list[Terminal]) -> None:
     t = zeroclaw(terminals, pty_daemon, "rpc")
     t.expect("Ctrl-D to quit")
@@ -296,6 +317,7 @@ def test_chat_ctrl_c_at_the_idle_prompt_leaves_at_once(pty_daemon: Daemon, termi
 def test_chat_ctrl_c_at_the_approval_prompt_leaves_and_cancels_the_turn(
     pty_daemon: Daemon, terminals: list[Terminal]
 ) -> None:
+    """docs/cli.md's keys; issue 29 §4.4: the turn is cancelled, not rejected first (and then carried on)."""
     t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-approve")
     t.expect("you> ")
     t.line("/bash touch approval-marker")
@@ -303,6 +325,16 @@ def test_chat_ctrl_c_at_the_approval_prompt_leaves_and_cancels_the_turn(
     t.ctrl_c()
     left_cleanly(t, 130, "zeroclaw: interrupted; left the chat")
     assert not (pty_daemon.data_dir / "workspaces" / "default" / "approval-marker").exists()
+
+    async def transcript() -> list[tuple[str, str]]:
+        async with await pty_daemon.client() as owner:
+            page = await owner.call("session/messages", {"sessionId": "chat-approve"})
+            return [(row["role"], row["content"]) for row in page["messages"]]
+
+    # issue 29 §4.4: cancelled, not rejected: a rejection sent first let the turn go on and end `end_turn`
+    rows = asyncio.run(transcript())
+    assert rows[:2] == [("user", "/bash touch approval-marker"), ("tool_call", '{"command":"touch approval-marker"}')]
+    assert not any(role in ("tool_result", "assistant") for role, _ in rows), rows
 
     async def prompt_again() -> dict[str, Any]:
         # the turn was cancelled, not left waiting for an answer: the session takes a new prompt
@@ -331,6 +363,28 @@ def test_chat_ctrl_c_during_a_turn_cancels_it(pty_daemon: Daemon, terminals: lis
     t.ctrl_d()
     assert t.wait() == 0
     assert "Traceback" not in t.output
+
+
+@pytest.mark.req("R-ACP-5")
+def test_chat_resumed_session_shows_a_cancelled_turn_as_cancelled(
+    pty_daemon: Daemon, terminals: list[Terminal]
+) -> None:
+    """issue 29 §4.9: the interrupted turn had its marker when resumed, the cancelled one had none."""
+    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-cancel-resume")
+    t.expect("you> ")
+    t.line("/sleep 30")
+    t.expect("Sleeping for 30")
+    t.ctrl_c()
+    t.expect(r"\(cancelled\)")
+    t.expect("you> ")
+    t.ctrl_d()
+    assert t.wait() == 0
+    again = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-cancel-resume")
+    again.expect(r"earlier in this session \(3 messages\)")
+    again.expect(r"you> /sleep 30\nSleeping for 30 s[^\n]*\n\(cancelled\)\n── end of the earlier transcript")
+    again.expect("you> ")
+    again.ctrl_d()
+    assert again.wait() == 0
 
 
 def test_chat_asks_the_agents_questions_and_asks_again_for_a_non_option(
@@ -461,3 +515,17 @@ def test_daemon_going_away_is_reported_with_what_to_do(
         1,
         f"zeroclaw: the daemon closed the connection; start it again (`zeroclaw daemon --config-dir {d.config_dir}`)",
     )
+
+
+def test_chat_daemon_lost_mid_stream_is_reported_on_a_line_of_its_own(
+    daemon_factory: DaemonFactory, terminals: list[Terminal]
+) -> None:
+    """issue 29 §4.9: the message no longer runs on after the streamed text."""
+    d = daemon_factory.start()
+    t = zeroclaw(terminals, d, "chat", "--session", "chat-lost")
+    t.expect("you> ")
+    t.line("/sleep 30")
+    t.expect("Sleeping for 30 s")
+    d.send_signal(signal.SIGKILL)  # gone mid-stream: the turn fails, no answer comes
+    left_cleanly(t, 1, "zeroclaw: the daemon closed the connection")
+    assert re.search(r"Sleeping for 30 s[^\n]*\nzeroclaw: the daemon closed the connection", t.output), t.output
