@@ -140,10 +140,10 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
             on_count_change=watch.connections_changed if watch else lambda _n: None,
         )
         for mapper in ERROR_MAPPERS:
-            dispatcher.add_error_mapper(mapper)
-        dispatcher.add_close_listener(files_connection_closed)
+            dispatcher.errors.add_mapper(mapper)
+        dispatcher.state.add_close_listener(files_connection_closed)
         # `logs/subscribe` (R-ZC-4): log records to the connections that ask, detached at shutdown.
-        cleanup.callback(install_log_stream(dispatcher).close)
+        cleanup.callback(install_log_stream(dispatcher.state).close)
         await _listen(paths.endpoint, dispatcher, cleanup)
         gateway = await _start_gateway(options, services, dispatcher) if options.gateway else None
         if gateway is not None:
