@@ -36,7 +36,7 @@ from app.sessions.errors import (
 )
 from app.sessions.keyed_lock import KeyedLock
 from app.sessions.live import Approval, LiveSession, Mode, UpdateSink
-from app.sessions.store_types import CANCELLED_TEXT, MARKER_CANCELLED, Surface
+from app.sessions.store_types import Surface
 from app.sessions.trim import trim_context
 from app.sessions.turn import TurnOutcome, TurnSettings, run_turn
 from app.sessions.updates import TurnUpdates
@@ -284,8 +284,6 @@ class SessionRegistry:
                     raise
                 # The same fault again: the turn stays open in storage, recovered like an interrupted one.
             else:
-                if outcome.stop_reason == "cancelled" and live.mode == "acp":
-                    await self._mark_cancelled(live, outcome.turn_id)
                 await self._maybe_trim(live, updates, config)
         finally:
             await updates.emit(
@@ -296,16 +294,6 @@ class SessionRegistry:
                     "content": outcome.content,
                 }
             )
-
-    async def _mark_cancelled(self, live: LiveSession, turn_id: str) -> None:
-        """One `cancelled` marker row after a cancelled turn, so a resumed transcript shows it (issue 29 §4.9)."""
-        try:
-            await self.store.append(
-                live.session_id, role="marker", content=CANCELLED_TEXT, marker=MARKER_CANCELLED, turn_id=turn_id,
-                surface=live.surface,
-            )  # fmt: skip
-        except Exception:  # the turn has ended as it should; only its marker is missing
-            log.warning("could not add the cancelled marker to a session's transcript", exc_info=True)
 
     async def _maybe_trim(self, live: LiveSession, updates: TurnUpdates, config: Config) -> None:
         if live.mode != "acp":  # retained-context snapshots exist for ACP sessions only (R-ACP-1)

@@ -8,8 +8,6 @@ from datetime import datetime
 from typing import Any, Final, Literal, get_args
 
 __all__ = [
-    "CANCELLED_TEXT",
-    "MARKER_CANCELLED",
     "MARKER_INTERRUPTED",
     "MAX_ROW_BYTES",
     "MODES",
@@ -35,8 +33,6 @@ ROLES: Final = frozenset(get_args(Role))
 
 MARKER_INTERRUPTED: Final = "interrupted"
 INTERRUPTED_TEXT: Final = "Turn interrupted: the daemon stopped before it finished."
-MARKER_CANCELLED: Final = "cancelled"
-CANCELLED_TEXT: Final = "Turn cancelled."
 MAX_ROW_BYTES: Final = 64 * 1024  # per transcript row, UTF-8 (R-ACP-5, same cap as bash output in R-AGENT-3)
 MAX_ID_LEN: Final = 255
 MAX_TURN_ID_LEN: Final = 64

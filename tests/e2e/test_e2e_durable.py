@@ -231,16 +231,10 @@ async def test_close_cancels_a_running_turn_and_keeps_its_progress(durable_daemo
         streamed = turn.result["content"]
         assert streamed.startswith("Sleeping for 5 s...") and not streamed.endswith("Done."), streamed
         rows, total = await rows_of(peer, sid)
-        # the cancelled turn reached a terminal state: its text is kept once, it ends with its `cancelled` marker
-        # (issue 29 §4.9), and no interruption marker is due
-        assert [(r["role"], r["content"]) for r in rows] == [
-            ("user", "/sleep 5"),
-            ("assistant", streamed),
-            ("marker", "Turn cancelled."),
-        ]
-        assert rows[-1]["marker"] == "cancelled", rows
+        # the cancelled turn reached a terminal state: its text is kept once and no interruption marker is due
+        assert [(r["role"], r["content"]) for r in rows] == [("user", "/sleep 5"), ("assistant", streamed)]
         resumed = await peer.new_session(sessionId=sid)
-        assert resumed["resumed"] is True and resumed["messageCount"] == total == 3, resumed
+        assert resumed["resumed"] is True and resumed["messageCount"] == total == 2, resumed
         lines, _ = await context_lines(peer, sid)
         assert lines == ["user: /sleep 5", f"assistant: {streamed}", "user: /context"]
 
@@ -286,12 +280,11 @@ async def test_kill_leaves_a_readable_tombstone_also_after_a_restart(daemon_fact
         rows, total = await rows_of(peer, idle)
         assert total == 2 and [r["content"] for r in rows] == ["soon killed", "You said: «soon killed»"]
         rows, total = await rows_of(peer, running)
-        cancelled = ("marker", "Turn cancelled.")  # issue 29 §4.9: kill cancelled the turn
-        assert [(r["role"], r["content"]) for r in rows] == [("user", "/sleep 5"), ("assistant", partial), cancelled]
+        assert [(r["role"], r["content"]) for r in rows] == [("user", "/sleep 5"), ("assistant", partial)], rows
         listing = await peer.call("session/list")
         assert listed(listing, idle) is None and listed(listing, running) is None
         everything = await peer.call("session/list", {"includeKilled": True})
-        for sid, count in ((idle, 2), (running, 3)):
+        for sid, count in ((idle, 2), (running, 2)):
             entry = listed(everything, sid)
             assert entry is not None and entry["killed"] is True and entry["live"] is False, entry
             assert entry["messageCount"] == count, entry
@@ -394,20 +387,19 @@ async def test_a_failing_kill_or_delete_keeps_the_durable_session(daemon_factory
         assert entry is not None and entry["live"] is False and entry["killed"] is False, entry
         # ...but the durable row and its checkpoint are intact
         rows, total = await rows_of(peer, running)
-        assert total == 5
+        assert total == 4
         assert [(r["role"], r["content"]) for r in rows] == [
             ("user", "before"),
             ("assistant", "You said: «before»"),
             ("user", "/sleep 5"),
             ("assistant", partial),
-            ("marker", "Turn cancelled."),  # issue 29 §4.9
         ], rows
         # a new prompt rehydrates it from durable storage (no interruption marker: the turn ended as cancelled)
         lines, _ = await context_lines(peer, running)
         assert lines == ["user: before", "assistant: You said: «before»", "user: /sleep 5", f"assistant: {partial}",
                          "user: /context"], lines  # fmt: skip
         entry = listed(await peer.call("session/list"), running)
-        assert entry is not None and entry["live"] is True and entry["messageCount"] == 7, entry
+        assert entry is not None and entry["live"] is True and entry["messageCount"] == 6, entry
 
         # 2. an idle live session: the RPC fails and the live owner stays registered and usable
         idle = await new_sid(peer)
