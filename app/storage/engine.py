@@ -15,7 +15,7 @@ from sqlalchemy.pool import ConnectionPoolEntry
 __all__ = ["BUSY_TIMEOUT_MS", "DB_FILENAME", "create_engine", "default_url", "driver_problem", "sqlite_path"]
 
 DB_FILENAME = "zeroclaw.db"
-# The daemon serializes its own writes; this covers another process (`zeroclaw db upgrade`) holding the lock.
+# Our own writes are serialized: this is for another process (`db upgrade`) holding the lock.
 BUSY_TIMEOUT_MS = 5000
 _FILE_MODE = 0o600
 
@@ -26,7 +26,7 @@ def default_url(data_dir: Path) -> str:
     return url.render_as_string(hide_password=False)
 
 
-# The async driver each supported backend runs on (`postgresql://` alone means psycopg), and how to get it.
+# Each backend's async driver (`postgresql://` alone means psycopg), and how to get it.
 _ASYNC_DRIVERS = {"postgresql": "asyncpg", "sqlite": "aiosqlite"}
 _INSTALL = {"asyncpg": " (`pip install 'zeroclaw[postgres]'` installs it)"}
 
