@@ -4,15 +4,15 @@ points at nothing is warned about at load and at reload, without stopping anythi
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from test_config_reload import _config, edit  # a new file renamed over the old one, as an editor does
 
 from app.config import toml_file
 from app.config.errors import ConfigFileError
-from app.config.schema import Config, dangling_references
+from app.config.schema import dangling_references
 from app.config.store import ConfigStore
 
 SECRET = "sk-first-hour-SECRET"
@@ -22,14 +22,6 @@ def allow(_props: Sequence[str]) -> None:
     return None
 
 
-def edit(store: ConfigStore, text: str) -> None:
-    tmp = store.path.with_name("edit.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, store.path)
-
-
-def _config(text: str) -> Config:
-    return toml_file.loads(text.encode(), Path("config.toml")).config
 
 
 # -- §4.1: a TOML error says where and what -------------------------------------------------------------------
