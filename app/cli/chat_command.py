@@ -121,7 +121,9 @@ async def _known_agents(client: Client) -> list[str]:
 
 async def _history(client: Client, sid: str) -> dict[str, Any] | None:
     try:
-        page: dict[str, Any] = await client.call("session/messages", {"sessionId": sid, "limit": HISTORY_ROWS})
+        # `turnEnds`: a cancelled turn has no row of its own to show (a daemon without it ignores the key)
+        params = {"sessionId": sid, "limit": HISTORY_ROWS, "turnEnds": True}
+        page: dict[str, Any] = await client.call("session/messages", params)
         return page
     except RemoteError:
         return None
@@ -135,6 +137,9 @@ def _show_history(page: dict[str, Any] | None) -> None:
     total = int(page.get("total") or len(rows))
     shown = f"the last {len(rows)} of {total} messages" if total > len(rows) else f"{total} messages"
     console.print(Text(f"── earlier in this session ({shown}) ──", style="dim"))
+    # The turns cancelled on purpose end without a marker row (docs/durability.md): `(cancelled)` after their
+    # last row, as the live chat shows it. An interrupted one ends with its own marker row.
+    cancelled = {end.get("index") for end in page.get("turnEnds") or [] if end.get("stopReason") == "cancelled"}
     for row in rows:
         role, content, name = row.get("role"), str(row.get("content", "")), row.get("name")
         if role == "user":
@@ -153,6 +158,8 @@ def _show_history(page: dict[str, Any] | None) -> None:
             console.print(Text(f"({row.get('marker') or content})", style="yellow"))
         else:
             console.print(Text(f"{role}: {content}"))
+        if row.get("index") in cancelled:
+            console.print(Text("(cancelled)", style="yellow"))
     console.print(Text("── end of the earlier transcript ──", style="dim"))
 
 

@@ -45,6 +45,7 @@ from app.storage.errors import is_storage_unavailable
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
     from app.sessions.store import SessionRecord, SessionStore
+    from app.sessions.store_types import TranscriptRow, TurnEnd
 
 __all__ = ["Opened", "SessionRegistry"]
 
@@ -378,8 +379,10 @@ class SessionRegistry:
         ]
 
     async def messages(
-        self, principal: Principal, session_id: str, *, limit: int, before: int | None
-    ) -> tuple[list[Any], int]:
+        self, principal: Principal, session_id: str, *, limit: int, before: int | None, turn_ends: bool = False
+    ) -> tuple[list[TranscriptRow], int, list[TurnEnd] | None]:
+        """A page of the transcript and the row total; with `turn_ends`, how each turn ending in the page ended
+        (None without it: the store reads nothing more)."""
         live = self.live.get(session_id)
         if live is not None:
             _check_owner(principal, live.owner)
@@ -392,7 +395,10 @@ class SessionRegistry:
                 raise SessionNotFound
             _check_owner(principal, record.owner)
             mode = record.mode
-        return await self.store.messages(session_id, mode=mode, limit=limit, before=before)
+        if turn_ends:
+            return await self.store.messages_and_turn_ends(session_id, mode=mode, limit=limit, before=before)
+        rows, total = await self.store.messages(session_id, mode=mode, limit=limit, before=before)
+        return rows, total, None
 
     # -- lifecycle (R-ACP-8..11) -------------------------------------------------------------------
 

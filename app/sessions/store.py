@@ -46,6 +46,7 @@ from app.sessions.store_types import (
     SessionRecord,
     Surface,
     TranscriptRow,
+    TurnEnd,
     check_choice,
     check_id,
     clip,
@@ -64,6 +65,7 @@ __all__ = [
     "StorageFault",
     "Surface",
     "TranscriptRow",
+    "TurnEnd",
 ]
 
 # Older snapshots are kept for inspection only; the newest one per surface counts.
@@ -297,6 +299,20 @@ class SessionStore:
             raise ValueError("limit and before must be >= 0")
         check_choice("mode", mode, MODES)
         return await self._db.read(self._messages_unit, mode, session_id, limit, before)
+
+    async def messages_and_turn_ends(
+        self, session_id: str, *, mode: Mode = "acp", limit: int = 100, before: int | None = None
+    ) -> tuple[builtins.list[TranscriptRow], int, builtins.list[TurnEnd]]:
+        """`messages`, plus how each turn whose last row is in that page ended: its last row's index and its stop
+        reason, ascending (`session/messages` with `turnEnds`, issue 29 §4.9). One more query, in the same read.
+
+        Turns still running are not listed; chat sessions record no turns, so theirs is always empty.
+        """
+        if limit < 0 or (before is not None and before < 0):
+            raise ValueError("limit and before must be >= 0")
+        check_choice("mode", mode, MODES)
+        unit = store_sql.messages_and_turn_ends
+        return await self._db.read(unit, self._messages_unit, mode, session_id, limit, before)
 
     # -- retained context --------------------------------------------------------------------------
 

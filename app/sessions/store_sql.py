@@ -10,7 +10,7 @@ return. The rarer writes (close, kill, delete, recovery, snapshots) stay ORM in 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from functools import cache
@@ -28,10 +28,11 @@ from app.sessions.store_types import (
     SessionRecord,
     Surface,
     TranscriptRow,
+    TurnEnd,
     check_choice,
     clip,
 )
-from app.storage.models import AcpSession, AcpSnapshot, AcpTurn
+from app.storage.models import AcpSession, AcpSnapshot, AcpTranscriptRow, AcpTurn
 from app.storage.types import utcnow
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "get",
     "list_records",
     "messages",
+    "messages_and_turn_ends",
     "save_snapshot",
     "update_text",
 ]
@@ -204,6 +206,25 @@ _END_TURN = (
     )
     .values(finished_at=sa.bindparam("now"), stop_reason=sa.bindparam("reason"))
 )
+# The ended turns whose last row is in the page [first, last]. Grouping only the rows from `first` on gives a
+# turn's true last row whenever it is in the page, and HAVING drops a turn that goes on after it; the rows read
+# are the page and those after it, a range of the primary key (session_id, idx). A turn's stop reason is set
+# when it ends (with `finished_at`): a running turn has none.
+_TURN_ENDS = (
+    sa.select(sa.func.max(AcpTranscriptRow.idx), AcpTurn.stop_reason)
+    .join(
+        AcpTurn,
+        sa.and_(AcpTurn.session_id == AcpTranscriptRow.session_id, AcpTurn.turn_id == AcpTranscriptRow.turn_id),
+    )
+    .where(
+        AcpTranscriptRow.session_id == sa.bindparam("sid"),
+        AcpTranscriptRow.idx >= sa.bindparam("first"),
+        AcpTurn.stop_reason.is_not(None),
+    )
+    .group_by(AcpTranscriptRow.turn_id, AcpTurn.stop_reason)
+    .having(sa.func.max(AcpTranscriptRow.idx) <= sa.bindparam("last"))
+    .order_by(sa.func.max(AcpTranscriptRow.idx))
+)
 _SNAPSHOT_STATE = sa.select(AcpSession.interaction_surface, AcpSession.next_index).where(
     AcpSession.session_id == sa.bindparam("sid")
 )
@@ -305,6 +326,25 @@ def messages(
     ]
     rows.reverse()
     return rows, total
+
+
+def messages_and_turn_ends(
+    s: Session,
+    unit: Callable[[Session, Mode, str, int, int | None], tuple[list[TranscriptRow], int]],
+    mode: Mode,
+    session_id: str,
+    limit: int,
+    before: int | None,
+) -> tuple[list[TranscriptRow], int, list[TurnEnd]]:
+    """The page `unit` (`messages`, or its SQLite twin) reads, and in the same transaction the end of each ended
+    turn whose last row is in it, ascending by index (`session/messages` with `turnEnds`). Chat sessions record
+    no turns: none."""
+    rows, total = unit(s, mode, session_id, limit, before)
+    if not rows or mode != "acp":
+        return rows, total, []
+    params = {"sid": session_id, "first": rows[0].index, "last": rows[-1].index}
+    ends = [TurnEnd(index, str(reason)) for index, reason in s.connection().execute(_TURN_ENDS, params)]
+    return rows, total, ends
 
 
 def append(

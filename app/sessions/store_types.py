@@ -19,6 +19,7 @@ __all__ = [
     "SessionRecord",
     "Surface",
     "TranscriptRow",
+    "TurnEnd",
     "clip",
 ]
 
@@ -69,6 +70,15 @@ class TranscriptRow:
     surface: Surface
     complete: bool
     created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnd:
+    """Where an ended turn's rows end and how it ended: its last row's index and its `acp_turns.stop_reason`
+    (`session/messages` with `turnEnds`; the transcript itself has no row for a turn ended on purpose)."""
+
+    index: int
+    stop_reason: str
 
 
 @dataclass(frozen=True, slots=True)

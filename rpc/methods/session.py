@@ -72,6 +72,8 @@ class MessagesParams(SessionParams, frozen=True):
     limit: Annotated[int, Meta(ge=0, le=10_000)] = 100
     # SQLite integers are 64-bit; `before_index` is ZeroClaw's name for it.
     before: Annotated[int, Meta(ge=0, le=2**63 - 1)] | None = None
+    # Opt-in (issue 29 §4.9): the result gets `turnEnds` only when asked, so the default answer stays the contract's.
+    turn_ends: bool = False
 
     also_spelled: ClassVar[Mapping[str, tuple[str, ...]]] = {"before": ("before", "before_index", "beforeIndex")}
 
@@ -194,10 +196,14 @@ def _list_answer(ctx: CallContext, params: ListParams, listed: list[SessionSumma
 
 
 async def messages(ctx: CallContext, params: MessagesParams) -> dict[str, Any]:
-    rows, total = await ctx.services.sessions.messages(
-        ctx.principal, params.session_id, limit=params.limit, before=params.before
+    rows, total, ends = await ctx.services.sessions.messages(
+        ctx.principal, params.session_id, limit=params.limit, before=params.before, turn_ends=params.turn_ends
     )
-    return {"sessionId": params.session_id, "messages": [message_row(r) for r in rows], "total": total}
+    shown = [message_row(r) for r in rows]
+    result: dict[str, Any] = {"sessionId": params.session_id, "messages": shown, "total": total}
+    if ends is not None:  # asked for: how each turn whose last row is in the page ended (docs/sessions.md)
+        result["turnEnds"] = [{"index": end.index, "stopReason": end.stop_reason} for end in ends]
+    return result
 
 
 def message_row(row: TranscriptRow) -> dict[str, Any]:

@@ -369,8 +369,13 @@ def test_chat_ctrl_c_during_a_turn_cancels_it(pty_daemon: Daemon, terminals: lis
 def test_chat_resumed_session_shows_a_cancelled_turn_as_cancelled(
     pty_daemon: Daemon, terminals: list[Terminal]
 ) -> None:
-    """issue 29 §4.9: the interrupted turn had its marker when resumed, the cancelled one had none."""
+    """issue 29 §4.9: the interrupted turn had its marker when resumed, the cancelled one had none. A cancelled turn
+    adds no row (the transcript is the contract's, R-ACP-4): the chat asks `session/messages` for `turnEnds` and
+    shows `(cancelled)` after the turn's last row, and nothing after a turn that ended as usual."""
     t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-cancel-resume")
+    t.expect("you> ")
+    t.line("hello")
+    t.expect("You said: «hello»")
     t.expect("you> ")
     t.line("/sleep 30")
     t.expect("Sleeping for 30")
@@ -380,8 +385,10 @@ def test_chat_resumed_session_shows_a_cancelled_turn_as_cancelled(
     t.ctrl_d()
     assert t.wait() == 0
     again = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-cancel-resume")
-    again.expect(r"earlier in this session \(3 messages\)")
-    again.expect(r"you> /sleep 30\nSleeping for 30 s[^\n]*\n\(cancelled\)\n── end of the earlier transcript")
+    again.expect(
+        r"earlier in this session \(4 messages\) ──\nyou> hello\nYou said: «hello»\n"
+        r"you> /sleep 30\nSleeping for 30 s[^\n]*\n\(cancelled\)\n── end of the earlier transcript"
+    )
     again.expect("you> ")
     again.ctrl_d()
     assert again.wait() == 0

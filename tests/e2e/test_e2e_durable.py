@@ -239,6 +239,51 @@ async def test_close_cancels_a_running_turn_and_keeps_its_progress(durable_daemo
         assert lines == ["user: /sleep 5", f"assistant: {streamed}", "user: /context"]
 
 
+@pytest.mark.req("R-ACP-4")
+async def test_turn_ends_show_a_cancelled_turn_only_when_asked(durable_daemon: Daemon) -> None:
+    """issue 29 §4.9: a cancelled turn adds no row to the transcript (R-ACP-4, "Turns that end on purpose"), and
+    `session/messages` answers as before; with `turnEnds: true` the result also says where each ended turn of the
+    page ends and how (`cancelled`, `end_turn`), so `zeroclaw chat --session` can show `(cancelled)`."""
+    async with await Peer.open(durable_daemon) as peer:
+        sid = await new_sid(peer)
+        assert (await peer.prompt(sid, "one")).result["stopReason"] == "end_turn"  # rows 0, 1
+        mark, fut = await peer.start_prompt(sid, "/sleep 5")  # rows 2, 3
+        await wait_chunks(peer, mark, 2)
+        assert await peer.call("session/cancel", {"sessionId": sid}) == {"sessionId": sid, "cancelled": True}
+        cancelled = await peer.finish_turn(sid, mark, fut)
+        assert cancelled.result["stopReason"] == "cancelled", cancelled.result
+        assert (await peer.prompt(sid, "two")).result["stopReason"] == "end_turn"  # rows 4, 5
+
+        plain = await peer.call("session/messages", {"sessionId": sid})
+        assert list(plain) == ["sessionId", "messages", "total"], plain  # no turnEnds unless asked
+        assert [(r["role"], r["content"]) for r in plain["messages"]] == [
+            ("user", "one"),
+            ("assistant", "You said: «one»"),
+            ("user", "/sleep 5"),
+            ("assistant", cancelled.result["content"]),
+            ("user", "two"),
+            ("assistant", "You said: «two»"),
+        ], plain  # and no marker row for the cancelled turn
+        assert await peer.call("session/messages", {"sessionId": sid, "turnEnds": False}) == plain
+
+        asked = await peer.call("session/messages", {"sessionId": sid, "turnEnds": True})
+        assert list(asked) == ["sessionId", "messages", "total", "turnEnds"], asked
+        assert {key: value for key, value in asked.items() if key != "turnEnds"} == plain
+        assert asked["turnEnds"] == [
+            {"index": 1, "stopReason": "end_turn"},
+            {"index": 3, "stopReason": "cancelled"},
+            {"index": 5, "stopReason": "end_turn"},
+        ], asked
+        # snake_case as every param (R-WIRE-8); a page lists the turns whose last row it holds
+        page = await peer.call("session/messages", {"sessionId": sid, "turn_ends": True, "limit": 3, "before": 5})
+        assert [r["index"] for r in page["messages"]] == [2, 3, 4] and page["total"] == 6, page
+        assert page["turnEnds"] == [{"index": 3, "stopReason": "cancelled"}], page  # the turn of row 4 goes on
+        empty = await peer.call("session/messages", {"sessionId": sid, "turnEnds": True, "limit": 0})
+        assert empty == {"sessionId": sid, "messages": [], "total": 6, "turnEnds": []}, empty
+        code, data = await peer.error("session/messages", {"sessionId": sid, "turnEnds": "yes"})
+        assert code == -32602 and data["errors"][0]["field"] == "turnEnds", data
+
+
 @pytest.mark.req("R-ACP-8")
 async def test_a_closed_chat_session_is_gone(durable_daemon: Daemon) -> None:
     async with await Peer.open(durable_daemon) as peer:

@@ -265,6 +265,57 @@ async def test_messages_pages_with_limit_and_before(store: SessionStore) -> None
         await store.messages("s1", limit=-1)
 
 
+@pytest.mark.req("R-ACP-4")
+@pytest.mark.req("R-ACP-5")
+async def test_turn_ends_say_where_each_ended_turn_ends_and_how(store: SessionStore) -> None:
+    """issue 29 §4.9: `messages_and_turn_ends` gives the page `messages` gives, and for each ended turn whose last
+    row is in it that row's index and the turn's stop reason. A cancelled turn adds no row (R-ACP-4), so this is
+    how a client can show it; a running turn, or one that goes on past the page, is not listed."""
+    await _new(store)
+    await _say(store, "s1", "user", "one", "t1")  # 0
+    await _say(store, "s1", "assistant", "You said one", "t1")  # 1
+    await store.finish_turn("s1", "t1", "end_turn")
+    # a gateway turn the daemon never finished: its rows come before the rpc turns, its marker after them
+    await store.append("s1", role="user", content="by webhook", turn_id="g1", surface="gateway")  # 2
+    await _say(store, "s1", "user", "/sleep 5", "t2")  # 3
+    await _say(store, "s1", "assistant", "Sleeping", "t2")  # 4
+    await store.finish_turn("s1", "t2", "cancelled")
+    await _say(store, "s1", "user", "two", "t3")  # 5
+    await _say(store, "s1", "tool_call", "{}", "t3", tool_call_id="c1", name="bash")  # 6
+    await store.finish_turn("s1", "t3", "failed")
+    assert await store.recover_interrupted("s1", surface="gateway")  # 7: g1's marker row
+    await _say(store, "s1", "user", "three", "t4")  # 8: still running
+
+    rows, total, ends = await store.messages_and_turn_ends("s1")
+    assert (rows, total) == await store.messages("s1")  # the same page as without turn ends
+    assert total == 9 and rows[7].marker == "interrupted" and rows[7].turn_id == "g1"
+    assert [(e.index, e.stop_reason) for e in ends] == [(1, "end_turn"), (4, "cancelled"), (6, "failed"),
+                                                        (7, "interrupted")]  # fmt: skip
+    pages = {
+        (3, None): [(6, "failed"), (7, "interrupted")],  # rows 6..8: the marker ends g1 at 7; t4 runs
+        (2, 3): [(1, "end_turn")],  # rows 1..2: g1 goes on after the page
+        (4, 5): [(1, "end_turn"), (4, "cancelled")],  # rows 1..4
+        (1, 4): [],  # row 3: t2 goes on at 4
+        (3, 8): [(6, "failed"), (7, "interrupted")],  # rows 5..7
+        (0, None): [],
+        (5, 0): [],
+    }
+    for (limit, before), expected in pages.items():
+        rows, total, ends = await store.messages_and_turn_ends("s1", limit=limit, before=before)
+        assert (rows, total) == await store.messages("s1", limit=limit, before=before), (limit, before)
+        assert [(e.index, e.stop_reason) for e in ends] == expected, (limit, before)
+    # the turns table is the ACP sessions': a chat session has no turn ends to give
+    await _new(store, "c1", mode="chat")
+    await store.append("c1", mode="chat", role="user", content="hi", turn_id="t", surface="gateway")
+    await store.finish_turn("c1", "t", "cancelled", mode="chat")
+    rows, total, ends = await store.messages_and_turn_ends("c1", mode="chat")
+    assert total == 1 and len(rows) == 1 and ends == []
+    with pytest.raises(SessionNotFound):
+        await store.messages_and_turn_ends("c1")
+    with pytest.raises(ValueError):
+        await store.messages_and_turn_ends("s1", before=-1)
+
+
 async def test_chat_history_lives_in_its_own_table(store: SessionStore) -> None:
     await _new(store, "c1", mode="chat")
     index = await store.append(

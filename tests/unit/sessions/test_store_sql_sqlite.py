@@ -113,6 +113,12 @@ async def test_sqlite_units_equal_the_core_units(store: SessionStore) -> None:
                 assert (raw_rows, raw_total) == (core_rows, core_total)
                 assert _typed(raw_rows) == _typed(core_rows)
                 assert type(raw_total) is type(core_total)
+                # `turnEnds` (issue 29 §4.9) reads the same page through either unit, and the same ends
+                ends_unit = store_sql.messages_and_turn_ends
+                core_page = await db.read(ends_unit, store_sql.messages, m, sid, limit, before)
+                raw_page = await db.read(ends_unit, store_sqlite.messages, m, sid, limit, before)
+                assert raw_page == core_page and _typed(raw_page) == _typed(core_page)
+                assert raw_page[:2] == (core_rows, core_total)
         rows, total = await db.read(store_sqlite.messages, m, f"{mode}-open", 100, None)
         assert total == 21 and len(rows) == 21
         assert {r.role for r in rows} == {"user", "thought", "tool_call", "tool_result", "assistant", "marker"}
@@ -120,6 +126,11 @@ async def test_sqlite_units_equal_the_core_units(store: SessionStore) -> None:
         for unit in (store_sql.messages, store_sqlite.messages):
             with pytest.raises(SessionNotFound):
                 await db.read(unit, m, "missing", 10, None)
+    # t0..t2 ended (five rows each); t3 never did, its marker row is only a row
+    _rows, _total, ends = await db.read(
+        store_sql.messages_and_turn_ends, store_sqlite.messages, "acp", "acp-open", 100, None
+    )
+    assert [(end.index, end.stop_reason) for end in ends] == [(4, "end_turn"), (9, "end_turn"), (14, "end_turn")]
 
 
 # -- writes ------------------------------------------------------------------------------------------------------
