@@ -81,6 +81,8 @@ class _Interrupts:
         loop.call_soon_threadsafe(loop.add_reader, self.read_fd, self._woken)
 
     def _handler(self, signum: int, frame: FrameType | None) -> None:
+        if _in_finalizer(frame):
+            return  # raised here it would be printed and lost: not counted, so `_repeat` sends it again
         self.handled += 1
         sink = _reading.sink
         if sink is not None and not _reading.active:
@@ -110,6 +112,14 @@ class _Interrupts:
         with contextlib.suppress(ValueError):
             signal.set_wakeup_fd(self.previous_fd)
         os.close(self.write_fd)
+
+
+def _in_finalizer(frame: FrameType | None) -> bool:
+    """Whether a signal landed in a weakref callback or a `__del__`, where Python ignores what they raise."""
+    if frame is None:
+        return False
+    code = frame.f_code
+    return code.co_name == "__del__" or code.co_filename.endswith(("/weakref.py", "/_weakrefset.py"))
 
 
 class Background:
