@@ -183,8 +183,9 @@ class Connection:
     def _run(self, rid: CallId, spec: MethodSpec[Any], params: object) -> None:
         """Validate the params and call the handler: a result is answered now; a coroutine (the handler has to
         wait) becomes the call's own task. `rid` is `NO_ID` for a notification: run for its effect alone."""
+        handler, send = spec.handler, self.send  # attributes, not methods: called through locals (faster)
         try:
-            result = spec.handler(self.context, spec.params_from(params))
+            result = handler(self.context, spec.params_from(params))
         except Exception as exc:
             if rid is not NO_ID:
                 self._fail(rid, exc, spec.name)
@@ -195,7 +196,7 @@ class Connection:
             self._start(rid, spec, result)
         elif rid is not NO_ID:
             spec.answered[0] += 1
-            self.send(encode_result(rid, result))
+            send(encode_result(rid, result))
 
     def _start(self, rid: CallId, spec: MethodSpec[Any], call: CoroutineType[Any, Any, Any]) -> None:
         loop = asyncio.get_running_loop()
