@@ -137,8 +137,8 @@ def _show_history(page: dict[str, Any] | None) -> None:
     total = int(page.get("total") or len(rows))
     shown = f"the last {len(rows)} of {total} messages" if total > len(rows) else f"{total} messages"
     console.print(Text(f"── earlier in this session ({shown}) ──", style="dim"))
-    # The turns cancelled on purpose end without a marker row (docs/durability.md): `(cancelled)` after their
-    # last row, as the live chat shows it. An interrupted one ends with its own marker row.
+    # A cancelled turn has no marker row (docs/durability.md): `(cancelled)` after its last row,
+    # as the live chat shows it. An interrupted one ends with its own marker row.
     cancelled = {end.get("index") for end in page.get("turnEnds") or [] if end.get("stopReason") == "cancelled"}
     for row in rows:
         role, content, name = row.get("role"), str(row.get("content", "")), row.get("name")

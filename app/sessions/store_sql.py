@@ -206,10 +206,9 @@ _END_TURN = (
     )
     .values(finished_at=sa.bindparam("now"), stop_reason=sa.bindparam("reason"))
 )
-# The ended turns whose last row is in the page [first, last]. Grouping only the rows from `first` on gives a
-# turn's true last row whenever it is in the page, and HAVING drops a turn that goes on after it; the rows read
-# are the page and those after it, a range of the primary key (session_id, idx). A turn's stop reason is set
-# when it ends (with `finished_at`): a running turn has none.
+# The ended turns whose last row is in the page [first, last]. Grouping the rows from `first` on
+# gives a turn's true last row when it is in the page; HAVING drops a turn that goes on after it.
+# The rows read are a range of the primary key (session_id, idx). A running turn has no stop reason.
 _TURN_ENDS = (
     sa.select(sa.func.max(AcpTranscriptRow.idx), AcpTurn.stop_reason)
     .join(

@@ -72,7 +72,7 @@ class MessagesParams(SessionParams, frozen=True):
     limit: Annotated[int, Meta(ge=0, le=10_000)] = 100
     # SQLite integers are 64-bit; `before_index` is ZeroClaw's name for it.
     before: Annotated[int, Meta(ge=0, le=2**63 - 1)] | None = None
-    # Opt-in (issue 29 §4.9): the result gets `turnEnds` only when asked, so the default answer stays the contract's.
+    # Opt-in (issue 29 §4.9): `turnEnds` only when asked; the default answer stays the contract's.
     turn_ends: bool = False
 
     also_spelled: ClassVar[Mapping[str, tuple[str, ...]]] = {"before": ("before", "before_index", "beforeIndex")}
