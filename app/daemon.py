@@ -25,6 +25,7 @@ from app.config.reload import ConfigWatcher
 from app.config.store import ConfigStore
 from app.endpoint_lock import AlreadyRunning, EndpointLock
 from app.ephemeral import EphemeralWatch
+from app.exception_chain import causes
 from app.gc_freeze import keep_what_lives_now
 from app.paths import InsecureDirectory, Paths, ensure_endpoint_dir, ensure_private_dir, process_uid, resolve
 from app.self_metrics import Observations
@@ -337,12 +338,10 @@ async def _start_gateway(options: DaemonOptions, services: Services, dispatcher:
 
 def _address_in_use(exc: BaseException) -> bool:
     """The bind failed because the port is taken: `exc` or what it was raised from is EADDRINUSE."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, OSError) and (seen.errno == errno.EADDRINUSE or getattr(seen, "winerror", None) == 10048):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
+    return any(
+        isinstance(seen, OSError) and (seen.errno == errno.EADDRINUSE or getattr(seen, "winerror", None) == 10048)
+        for seen in causes(exc)
+    )
 
 
 def _port_in_use(host: str, port: int) -> str:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Final
 
 from app.audit import AuditLog
+from app.exception_chain import causes
 from app.storage.errors import unavailable_reason
 from rpc.errors import AuthRequired, Forbidden, InternalError, ResourcesExhausted, RpcError, StorageUnavailable
 
@@ -79,15 +80,11 @@ def resources_exhausted(exc: BaseException) -> ResourcesExhausted | None:
     """`-32603 resources_exhausted` when `exc` (or what caused it) is the process or system file table being full:
     a condition of the moment, answered clearly and logged in one line without a traceback (benchmarks/exhaustion.py
     found a turn at the limit answered as an unexpected failure)."""
-    seen: BaseException | None = exc
-    for _ in range(8):  # the chain of causes, bounded
-        if seen is None:
-            return None
+    for seen in causes(exc):
         if isinstance(seen, OSError) and seen.errno in _OUT_OF_DESCRIPTORS:
             error_id = uuid.uuid4().hex[:16]
             log.warning("out of file descriptors error_id=%s", error_id)
             return ResourcesExhausted(reason="file_descriptors", error_id=error_id)
-        seen = seen.__cause__ or seen.__context__
     return None
 
 

@@ -24,11 +24,11 @@ import time
 import uuid
 import weakref
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from rpc.connection import Connection
+from rpc.context import DaemonView
 from rpc.envelope import encode_notifications
 
 __all__ = ["MAX_QUEUED", "LogStream", "install", "log_event", "stream_for"]
@@ -202,14 +202,10 @@ class LogStream:
             subscriber.sent += 1
 
 
-class _Daemon(Protocol):
-    def add_close_listener(self, listener: Callable[[Connection], None]) -> None: ...
-
-
 _STREAMS: weakref.WeakKeyDictionary[Any, LogStream] = weakref.WeakKeyDictionary()
 
 
-def install(daemon: _Daemon) -> LogStream:
+def install(daemon: DaemonView) -> LogStream:
     """The daemon's stream, made on the first call (on the loop's thread): subscriptions end with their
     connection. `app.daemon` installs it on the dispatcher's `DaemonState` and closes it at shutdown."""
     stream = _STREAMS.get(daemon)
