@@ -276,7 +276,7 @@ class Generator:
                 "STATUS",
                 "status ",
                 " status",
-                "rpc.discover",
+                "rpc.discovery",  # (rpc.discover is a method: R-DISC-1)
                 "session/",
                 "session/list/x",
                 "ståtus",

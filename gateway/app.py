@@ -2,6 +2,7 @@
 
     GET  /health              no auth
     GET  /openapi.json        no auth
+    GET  /openrpc.json        no auth: the JSON-RPC surface's OpenRPC document, as `rpc.discover` answers it
     POST /pair                one-time code (X-Pairing-Code) → paired token
     GET  /api/status          bearer, grant of `status`
     GET  /metrics             bearer, grant of `system/metrics` (system:read): the Prometheus text format
@@ -131,6 +132,7 @@ def create_app(
     routes = [
         Route("/health", api.health, methods=["GET"]),
         Route("/openapi.json", api.openapi, methods=["GET"]),
+        Route("/openrpc.json", api.openrpc, methods=["GET"]),
         Route("/pair", api.pair, methods=["POST"]),
         Route("/api/status", bearer(api.status), methods=["GET"]),
         Route("/metrics", bearer(api.metrics), methods=["GET"]),

@@ -6,7 +6,7 @@
 * answer schemas from the result models of `gateway/openapi_models.py` (and the config's own `Config` model),
   with every `$defs` hoisted into `components/schemas`.
 
-Every model is a msgspec Struct: one schema generator (`msgspec.json.schema_components`) for all of them.
+Every model is a msgspec Struct, described by the generator the OpenRPC document shares (rpc/json_schema.py).
 
 So a length, a pattern or a bound is stated once, in the model. What stays written here is the part no model
 holds: paths, summaries, and which statuses each operation can answer (the middleware's 400 and 413 on every
@@ -21,53 +21,15 @@ from collections.abc import Callable, Iterable
 from functools import cache
 from typing import Any
 
-import msgspec
-
-from app.config.props import MASK
 from app.config.schema import Config
-from app.config.secret import Secret
 from gateway import openapi_models as m
+from rpc.json_schema import REF, Components, JsonSchema, Model, masked
 from rpc.methods.config import GetParams, SetParams
 from rpc.methods.files import MAX_ATTACHMENTS  # not app.files: the gateway starts without it (issue 15)
 from rpc.methods.session import ListParams, MessagesParams, PromptParams
+from rpc.results import OpenRpcDocument
 
 __all__ = ["openapi_spec"]
-
-_REF = "#/components/schemas/{model}"
-JsonSchema = dict[str, Any]
-Model = type[msgspec.Struct]
-
-
-def _model_schema(model: Model) -> JsonSchema:
-    """`model`'s JSON schema with the schemas it references under `$defs` (referenced with `_REF`): a `Secret` as
-    a write-only string, and without the fields a peer cannot set (`rpc.registry.Params.derived_fields`)."""
-    (ref,), defs = msgspec.json.schema_components(
-        (model,), schema_hook=_secret_schema, ref_template=_REF.replace("{model}", "{name}")
-    )
-    schema: JsonSchema = defs.pop(ref["$ref"].rsplit("/", 1)[-1])
-    hidden: frozenset[str] = getattr(model, "derived_fields", frozenset())
-    if hidden:
-        schema["properties"] = {k: v for k, v in schema["properties"].items() if k not in hidden}
-        schema["required"] = [k for k in schema.get("required", ()) if k not in hidden]
-    if defs:
-        schema["$defs"] = defs
-    return schema
-
-
-def _secret_schema(tp: type) -> JsonSchema:
-    if tp is Secret:
-        return {"type": "string", "writeOnly": True}  # written, never read back: `_masked` shows the mask
-    raise NotImplementedError  # msgspec's "no schema for this type"
-
-
-def _untitled(schema: Any) -> Any:
-    """`schema` without the models' `title` annotations (a property named `title` is a key of `properties`, whose
-    value is a schema, so it stays)."""
-    if isinstance(schema, dict):
-        return {k: _untitled(v) for k, v in schema.items() if not (k == "title" and isinstance(v, str))}
-    if isinstance(schema, list):
-        return [_untitled(v) for v in schema]
-    return schema
 
 
 def _not_null(schema: JsonSchema) -> JsonSchema:
@@ -79,57 +41,12 @@ def _not_null(schema: JsonSchema) -> JsonSchema:
     return {**rest, "anyOf": branches} if branches else rest
 
 
-def _same(schema: Any) -> Any:
-    return schema
-
-
-def _masked(schema: Any) -> Any:
-    """The config as `config/get` shows it: a secret (a `writeOnly` string) reads as the mask."""
-    if isinstance(schema, dict):
-        if schema.get("writeOnly") is True:
-            return {"const": MASK, "description": "a secret that is set; its value is never shown"}
-        return {k: _masked(v) for k, v in schema.items()}
-    if isinstance(schema, list):
-        return [_masked(v) for v in schema]
-    return schema
-
-
-class _Components:
-    """`components/schemas`, filled as models are referenced; two models may not claim one name differently."""
-
-    def __init__(self) -> None:
-        self.schemas: dict[str, JsonSchema] = {}
-
-    def _add(self, name: str, schema: JsonSchema) -> None:
-        if self.schemas.setdefault(name, schema) != schema:
-            raise ValueError(f"two different schemas named {name}")
-
-    def _schema(self, model: Model, shown: Callable[[Any], Any] = _same) -> JsonSchema:
-        schema: JsonSchema = shown(_untitled(_model_schema(model)))
-        for name, definition in schema.pop("$defs", {}).items():
-            self._add(name, definition)
-        return schema
-
-    def ref(self, model: Model, shown: Callable[[Any], Any] = _same) -> JsonSchema:
-        """`model` in `components/schemas` (as `shown` makes it), and a reference to it."""
-        self._add(model.__name__, self._schema(model, shown))
-        return {"$ref": _REF.format(model=model.__name__)}
-
-    def params(self, model: Model, *, without: Iterable[str] = ()) -> JsonSchema:
-        """`model`'s object schema, inline, without the properties named `without` (those the path carries)."""
-        schema = self._schema(model)
-        drop = set(without)
-        schema["properties"] = {k: v for k, v in schema.get("properties", {}).items() if k not in drop}
-        required = [k for k in schema.get("required", ()) if k not in drop]
-        if required:
-            schema["required"] = required
-        else:
-            schema.pop("required", None)
-        return schema
+class _Components(Components):
+    """The shared components, plus OpenAPI's parameters."""
 
     def parameters(self, model: Model, where: str, names: Iterable[str]) -> list[JsonSchema]:
         """OpenAPI parameters (`where`: path or query) for the properties `names` of `model`."""
-        schema = self._schema(model)
+        schema = self.schema(model)
         required = set(schema.get("required", ()))
         out = []
         for name in names:
@@ -144,7 +61,7 @@ class _Components:
 
 # -- statuses --------------------------------------------------------------------------------------
 
-_ERROR = {"$ref": _REF.format(model="ErrorAnswer")}
+_ERROR = {"$ref": REF.format(name="ErrorAnswer")}
 _HOST = "Host not allowed (the DNS-rebinding guard) or a malformed Content-Length (invalid_request)"
 _INVALID = "invalid_params: a field fails its params model (`errors` names the fields), or a body that is not an object"
 _STATUS_TEXT = {
@@ -232,6 +149,14 @@ def _public_paths(c: _Components) -> dict[str, Any]:
                 "This document (no token)", _ok("OpenAPI", c.ref(m.OpenApiDocument)), bearer=False, invalid=None
             ),
         },
+        "/openrpc.json": {
+            "get": _operation(
+                "The JSON-RPC surface as an OpenRPC 1.3.2 document, as rpc.discover answers it (no token)",
+                _ok("OpenRPC", c.ref(OpenRpcDocument)),
+                bearer=False,
+                invalid=None,
+            ),
+        },
         "/pair": {
             "post": _operation(
                 "Trade a one-time 6-digit pairing code for a bearer token",
@@ -279,7 +204,7 @@ def _system_paths(c: _Components) -> dict[str, Any]:
 
 def _config_paths(c: _Components) -> dict[str, Any]:
     """Reading the config (masked) and setting one property."""
-    whole_or_one = {"anyOf": [c.ref(Config, _masked), c.ref(m.ConfigProp)]}
+    whole_or_one = {"anyOf": [c.ref(Config, masked), c.ref(m.ConfigProp)]}
     return {
         "/api/config": {
             "get": _operation(

@@ -21,6 +21,7 @@ from gateway.auth import caller_context, http_peer
 from gateway.errors import ApiError, json_response, mapped
 from gateway.openapi import openapi_spec
 from rpc.dispatcher import Dispatcher
+from rpc.methods.discover import encoded_document
 from rpc.registry import Params, validate
 
 __all__ = ["PairBody", "RestApi", "json_object"]
@@ -53,6 +54,10 @@ class RestApi:
 
     async def openapi(self, request: Request) -> Response:
         return Response(self._openapi, media_type="application/json")
+
+    async def openrpc(self, request: Request) -> Response:
+        # Built on the first ask (rpc.discover's or this route's), not with the gateway.
+        return Response(encoded_document(self.dispatcher.registry, self.services), media_type="application/json")
 
     async def pair(self, request: Request) -> Response:
         """`X-Pairing-Code` + optional `{"user"?, "label"?}` → a paired token of the code's user (201)."""

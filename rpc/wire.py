@@ -17,7 +17,7 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 from app.sessions.events import SessionEvent
 from app.storage import iso_z
 
-__all__ = ["camel", "events_to_wire", "to_wire"]
+__all__ = ["camel", "events_to_wire", "not_standard", "to_wire"]
 
 
 def camel(name: str) -> str:
@@ -92,6 +92,11 @@ _WIRE_KEY: dict[str, str] = {
 # Fields the domain gives for the zerocode dialect (`history_trimmed.kept_turns`, `.reason`),
 # which the standard wire of SPEC §3 does not carry.
 _NOT_STANDARD: dict[str, frozenset[str]] = {"history_trimmed": frozenset({"kept_turns", "reason"})}
+
+
+def not_standard(event_type: str) -> frozenset[str]:
+    """The domain's fields of an event type that the standard wire leaves out."""
+    return _NOT_STANDARD.get(event_type, frozenset())
 
 
 def events_to_wire(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -48,8 +48,14 @@ def _parser() -> argparse.ArgumentParser:
     rpc = sub.add_parser("rpc", parents=[common], help="call one method, or an interactive line client")
     rpc.add_argument("method", nargs="?", help="method name; omit for the interactive client")
     rpc.add_argument("params", nargs="?", help="params as a JSON object")
+    rpc.add_argument("--list", action="store_true", help="list the methods the daemon serves, and exit")
 
     sub.add_parser("status", parents=[common], help="print the daemon's status")
+
+    docs = sub.add_parser("docs", help="print a reference page generated from this version (no daemon needed)")
+    docs.add_argument("page", choices=["methods", "openrpc"], help="methods: docs/methods.md; openrpc: the document")
+    docs.add_argument("--output", metavar="FILE", help="write the page to FILE instead of stdout")
+    docs.add_argument("--check", metavar="FILE", help="exit 1 if FILE differs from the page (for CI)")
 
     pair = sub.add_parser("pair", parents=[common], help="create a pairing token for a user")
     pair.add_argument("--user", required=True, metavar="NAME", help="the [users.NAME] the token acts as")
@@ -120,6 +126,14 @@ def main(argv: Sequence[str] | None = None) -> None:
 def _client_command(args: argparse.Namespace) -> Callable[[], int]:
     """The command to run for `args` (every one but `daemon`), returning its exit status."""
     config_dir: str | None = args.config_dir
+    if args.command == "rpc" and args.list:
+        from app.cli.method_list import list_methods
+
+        return lambda: asyncio.run(list_methods(config_dir))
+    if args.command == "docs":
+        from app.cli.docs_command import write_page
+
+        return lambda: write_page(args.page, args.output, check=args.check)
     if args.command == "rpc" and args.method is None:
         from app.cli.rpc_command import interactive
 

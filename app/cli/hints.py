@@ -56,7 +56,7 @@ def hint_for(error: dict[str, Any], config_dir: str | None) -> str | None:
     if code == -32003:
         return "the session belongs to another user; start your own with `zeroclaw chat`"
     if code == -32601:
-        return f"`zeroclaw rpc{flag} initialize` lists the methods this daemon serves"
+        return f"`zeroclaw rpc{flag} --list` lists the methods this daemon serves"
     if code == -32005:
         return "see docs/limits.md for the limit and its [limits] key"
     if code == -32602 and "unknown_user" in kinds:

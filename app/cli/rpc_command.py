@@ -170,11 +170,22 @@ class _Interactive:
             terminal.say('zeroclaw: not initialized; type `initialize {"authToken": "zc_…"}` to authenticate')
         else:
             if self.at_terminal:
+                self.complete_method_names(client)
                 principal = init.get("principal") or {}
                 terminal.say(
                     f"connected to zeroclaw {init.get('serverVersion')} (pid {init.get('serverPid')}) as "
                     f"{principal.get('id')}\n{BANNER}"
                 )
+
+    def complete_method_names(self, client: Client) -> None:
+        """Tab completes the daemon's method names, as its `rpc.discover` lists them."""
+        from app.cli.method_list import MethodCompleter, discover
+
+        try:
+            methods = self.bg.run(discover(client))
+        except (ConnectionError, RemoteError, KeyError, TypeError):
+            return  # an older daemon without rpc.discover: no completion, the client works as before
+        MethodCompleter([method["name"] for method in methods]).install()
 
     @staticmethod
     def init_params(given: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rpc.boundary import ErrorMapper
-from rpc.methods import agents, config, config_schema, files, lifecycle, logs, pairing, session
+from rpc.methods import agents, config, config_schema, discover, files, lifecycle, logs, pairing, session
 from rpc.registry import Registry
 
 __all__ = ["ERROR_MAPPERS", "build_registry"]
@@ -14,6 +14,6 @@ ERROR_MAPPERS: tuple[ErrorMapper, ...] = (config.map_config_error, session.map_s
 
 def build_registry() -> Registry:
     registry = Registry()
-    for family in (lifecycle, pairing, config, config_schema, session, agents, logs, files):
+    for family in (lifecycle, discover, pairing, config, config_schema, session, agents, logs, files):
         family.register(registry)
     return registry

@@ -33,6 +33,7 @@ if str(REPO_ROOT / "tests") not in sys.path:  # benchmarks/crash_loop.py imports
     sys.path.insert(0, str(REPO_ROOT / "tests"))
 
 import db_backend  # noqa: E402  (tests/db_backend.py: SQLite, or a fresh database on the test server)
+import wire_recorder  # noqa: E402  (tests/e2e/wire_recorder.py: what the suites see, for the contract test)
 
 READY_RE = re.compile(r"^zeroclaw daemon ready: socket=(?P<socket>.+) gateway=(?P<gateway>\S+)$")
 READY_TIMEOUT = 20.0
@@ -384,6 +385,7 @@ class Client:
         self.writer = writer
         self._ids = itertools.count(1)
         self.notifications: list[dict[str, Any]] = []
+        self._recorder = wire_recorder.for_connection()  # off unless ZEROCLAW_RECORD_WIRE is set
 
     @classmethod
     async def connect(cls, path: Path | str, timeout: float = RECV_TIMEOUT) -> Client:
@@ -401,6 +403,8 @@ class Client:
     # -- sending ---------------------------------------------------------------------------------------
 
     async def send_raw(self, data: bytes, timeout: float = RECV_TIMEOUT) -> None:
+        if self._recorder is not None:
+            self._recorder.sent(data)
         self.writer.write(data)
         await asyncio.wait_for(self.writer.drain(), timeout)
 
@@ -429,7 +433,13 @@ class Client:
         obj = json.loads(line)
         assert isinstance(obj, dict), obj
         assert obj.get("jsonrpc") == "2.0", obj
+        self.saw(obj)
         return obj
+
+    def saw(self, frame: Any) -> None:
+        """A frame read from the daemon (by `recv`, or by a reader of its own): recorded when recording."""
+        if self._recorder is not None and isinstance(frame, dict):
+            self._recorder.received(frame)
 
     async def recv_response(self, timeout: float = RECV_TIMEOUT) -> dict[str, Any]:
         """The next frame that is not a notification (notifications are kept in `self.notifications`)."""

@@ -187,6 +187,7 @@ class Peer:
                 if not line.strip():
                     continue
                 frame = json.loads(line)
+                self.client.saw(frame)
                 await self._route(frame)
         finally:
             self.eof = True

@@ -294,6 +294,29 @@ def test_rpc_interactive_at_a_terminal_shows_a_banner_and_a_prompt(
     assert t.wait() == 0, t.output
 
 
+@pytest.mark.req("R-DISC-1")
+def test_rpc_interactive_tab_completes_the_daemons_method_names(pty_daemon: Daemon, terminals: list[Terminal]) -> None:
+    """The names come from the daemon's `rpc.discover`: a unique start completes whole, a shared one to the
+    longest common start (`session/list` and `session/list-acp`), and only the first word of a line."""
+    t = zeroclaw(terminals, pty_daemon, "rpc")
+    t.expect("rpc> ")
+    t.type("rpc.disc\t")
+    t.expect(r"rpc\.discover ?$")  # (readline draws the space it appends with the next key)
+    t.line(" {}")
+    assert t.frame("cli-1")["result"]["openrpc"] == "1.3.2"
+    t.type("session/lis\t")
+    t.expect(r"rpc> session/lis\a?t$")  # a bell (more than one name starts so), then the common start
+    t.type("-\t")
+    t.expect(r"-acp ?$")
+    t.line(" {}")
+    assert "sessions" in t.frame("cli-2")["result"]
+    t.type('status {"x": "sta\t')  # not the first word: a Tab there completes nothing
+    t.expect(r'rpc> status \{"x": "sta\a?$')
+    t.type("\x15")
+    t.ctrl_d()
+    assert t.wait() == 0, t.output
+
+
 def test_rpc_interactive_ctrl_c_leaves_cleanly(pty_daemon: Daemon, terminals: list[Terminal]) -> None:
     t = zeroclaw(terminals, pty_daemon, "rpc")
     t.expect("Ctrl-D to quit")

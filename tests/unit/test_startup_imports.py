@@ -103,6 +103,7 @@ METHODS = [
     "pairing/create",
     "pairing/list",
     "pairing/revoke",
+    "rpc.discover",
     "session/approve",
     "session/cancel",
     "session/close",

@@ -1,0 +1,71 @@
+"""The methods a daemon serves, from its own `rpc.discover` (R-DISC-1): `zeroclaw rpc --list`, and the method
+names the interactive `zeroclaw rpc` completes with Tab."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from app.cli import terminal
+from app.cli.hints import error_line
+from rpc.client import Client, RemoteError
+
+__all__ = ["MethodCompleter", "discover", "list_methods"]
+
+
+async def discover(client: Client) -> list[dict[str, Any]]:
+    """The daemon's methods as its OpenRPC document lists them (answered before `initialize` too)."""
+    document = await client.call("rpc.discover")
+    methods: list[dict[str, Any]] = document["methods"]
+    return methods
+
+
+async def list_methods(config_dir: str | None) -> int:
+    """One line per method: its name, then its summary; `(local only)` where the gateway refuses it."""
+    from app.cli.rpc_command import connect
+
+    client = await connect(config_dir)
+    try:
+        methods = await discover(client)
+    except RemoteError as exc:
+        terminal.say(error_line(exc.error, config_dir))
+        return 1
+    except ConnectionError as exc:
+        print(f"zeroclaw: {exc}; is the daemon still running?", file=sys.stderr)
+        return 1
+    finally:
+        await client.close()
+    width = max(len(method["name"]) for method in methods)
+    for method in methods:
+        where = " (local only)" if method.get("x-local-only") else ""
+        terminal.write_out(f"{method['name']:<{width}}  {method.get('summary', '')}{where}\n")
+    return 0
+
+
+class MethodCompleter:
+    """readline's completer of the first word of a line: a method name (a JSON frame is typed as it is)."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self._names = sorted(names)
+        self._matches: list[str] = []
+
+    def complete(self, text: str, state: int) -> str | None:
+        if state == 0:
+            self._matches = [name for name in self._names if name.startswith(text)] if _at_first_word() else []
+        return self._matches[state] if state < len(self._matches) else None
+
+    def install(self) -> None:
+        readline = sys.modules.get("readline")  # imported by the interactive client where it exists
+        if readline is None:
+            return
+        readline.set_completer(self.complete)
+        readline.set_completer_delims(" \t\n")  # a method name holds `/`, `.` and `-`
+        # libedit (macOS's Python) binds Tab with its own syntax.
+        binding = "bind ^I rl_complete" if "libedit" in (readline.__doc__ or "") else "tab: complete"
+        readline.parse_and_bind(binding)
+
+
+def _at_first_word() -> bool:
+    readline = sys.modules.get("readline")
+    return readline is None or readline.get_begidx() == 0

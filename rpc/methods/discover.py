@@ -1,0 +1,57 @@
+"""`rpc.discover` (R-DISC-1): the OpenRPC document of this daemon, answered before `initialize` too, on every
+surface, and served at `GET /openrpc.json` (gateway/rest.py). Built on the first call, not at start-up, then
+answered from the encoded bytes."""
+
+from __future__ import annotations
+
+import weakref
+from typing import TYPE_CHECKING
+
+import orjson
+
+from rpc.context import CallContext
+from rpc.registry import NoParams, Registry
+
+if TYPE_CHECKING:
+    from app.services import Services
+
+__all__ = ["encoded_document", "register"]
+
+_DOCUMENTS: weakref.WeakKeyDictionary[Registry, bytes] = weakref.WeakKeyDictionary()
+
+
+def register(registry: Registry) -> None:
+    def discover(ctx: CallContext, params: NoParams) -> orjson.Fragment:
+        return orjson.Fragment(encoded_document(registry, ctx.services))
+
+    registry.method("rpc.discover", params=NoParams, grant=None, requires_init=False)(discover)
+
+
+def encoded_document(registry: Registry, services: Services) -> bytes:
+    """The document as JSON, made once per registry (the servers it names do not change while the daemon runs:
+    the endpoint and the gateway's address need a restart)."""
+    encoded = _DOCUMENTS.get(registry)
+    if encoded is None:
+        from rpc.openrpc import openrpc_document  # the models and the generator: only when asked
+
+        document = openrpc_document(registry, version=services.version, servers=_servers(services))
+        encoded = _DOCUMENTS[registry] = orjson.dumps(document)
+    return encoded
+
+
+def _servers(services: Services) -> list[dict[str, str]]:
+    servers = [
+        {
+            "name": "local",
+            "url": _endpoint_url(services.paths.endpoint),
+            "summary": "The local endpoint: NDJSON, owner only; every method",
+        }
+    ]
+    if services.gateway_url is not None:
+        rpc_url = services.gateway_url.replace("http", "ws", 1) + "/rpc"
+        servers.append({"name": "gateway", "url": rpc_url, "summary": "WebSocket; local-only methods answer -32012"})
+    return servers
+
+
+def _endpoint_url(endpoint: str) -> str:
+    return endpoint if endpoint.startswith("\\\\") else f"unix:{endpoint}"  # a Windows pipe name is its own
