@@ -157,3 +157,14 @@ def test_the_openrpc_page_is_the_document_of_this_version() -> None:
     document: dict[str, Any] = json.loads(page("openrpc"))
     assert document["info"]["version"] == __version__
     assert [m["name"] for m in document["methods"]] == REGISTRY.names()
+
+
+def test_a_method_registered_without_a_contract_is_listed_with_any_result() -> None:
+    """An embedding's (or a test's) own method is still served and listed, its result left open."""
+    from rpc.registry import NoParams
+
+    registry = build_registry()
+    registry.method("test/extra", params=NoParams, grant="system:read")(lambda ctx, params: {})
+    document = openrpc_document(registry, version="test")
+    (extra,) = [m for m in document["methods"] if m["name"] == "test/extra"]
+    assert extra["result"] == {"name": "result", "schema": {}} and extra["x-grant"] == "system:read"
