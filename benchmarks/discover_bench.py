@@ -97,7 +97,7 @@ async def discover_calls(socket: str, calls: int) -> dict[str, float]:
         "first_ms": first,
         "p50_ms": statistics.median(times),
         "p99_ms": times[int(len(times) * 0.99) - 1],
-        "bytes": len(json.dumps(None)),
+        "bytes": sizes[-1],
     }
 
 
