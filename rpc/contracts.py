@@ -28,7 +28,7 @@ Model = Any  # a Struct, another type msgspec describes, or a function that make
 @dataclass(frozen=True, slots=True)
 class Contract:
     summary: str
-    result: Model
+    result: Model  # None: a notification the client sends, never answered
     errors: tuple[str, ...] = ()  # error kinds (`ERROR_KINDS`) this method answers besides the common ones
     notifications: tuple[str, ...] = ()  # daemon→client notifications it causes on the caller's connection
     server_requests: tuple[str, ...] = ()  # daemon→client requests it may make

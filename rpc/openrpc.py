@@ -119,9 +119,10 @@ def _method(
         "paramStructure": "by-name",
         "params": _params(c, spec),
     }
-    results = [c.of(model) for model in contract.result_models()]
-    schema = results[0] if len(results) == 1 else {"anyOf": results}
-    method["result"] = {"name": "result", "schema": schema}
+    if contract.result is not None:  # a client→server notification has no result
+        results = [c.of(model) for model in contract.result_models()]
+        schema = results[0] if len(results) == 1 else {"anyOf": results}
+        method["result"] = {"name": "result", "schema": schema}
     method["errors"] = [{"$ref": _ERROR_REF.format(kind=kind)} for kind in _error_kinds(spec, contract)]
     method["x-grant"] = spec.grant
     method["x-local-only"] = spec.local_only

@@ -168,3 +168,15 @@ def test_a_method_registered_without_a_contract_is_listed_with_any_result() -> N
     document = openrpc_document(registry, version="test")
     (extra,) = [m for m in document["methods"] if m["name"] == "test/extra"]
     assert extra["result"] == {"name": "result", "schema": {}} and extra["x-grant"] == "system:read"
+
+
+def test_a_client_notification_is_listed_without_a_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rpc import contracts
+    from rpc.registry import NoParams
+
+    registry = build_registry()
+    registry.method("test/notice", params=NoParams, grant=None)(lambda ctx, params: None)
+    monkeypatch.setitem(contracts.CONTRACTS, "test/notice", contracts.Contract("A notice", None))
+    document = openrpc_document(registry, version="test")
+    (notice,) = [m for m in document["methods"] if m["name"] == "test/notice"]
+    assert "result" not in notice and notice["summary"] == "A notice"
