@@ -30,12 +30,14 @@ REMOTE_RE = re.compile(r"^zeroclaw daemon: zerocode remote mode on (?P<url>wss:/
 NO_TLS_LINE = (
     "zeroclaw daemon: [wss] is enabled without TLS: set [wss] tls_cert and tls_key (remote mode serves wss:// only)"
 )
+# The profile docs/zerocode.md shows (Remote mode): what zerocode's start-up and a chat turn need, no admin.
 USERS = """\
-[permission_profiles.admin]
-admin = true
+[permission_profiles.laptop]
+grants = { sessions = ["*"], agents = ["read"], config = ["read"], system = ["read"] }
+allowed_agents = ["*"]
 
 [users.laptop]
-permission_profiles = ["admin"]
+permission_profiles = ["laptop"]
 """
 
 
@@ -126,6 +128,13 @@ async def test_a_paired_zerocode_connects_and_runs_a_turn(remote: Remote) -> Non
         assert init["server_version"] == "0.8.4" and init["protocol_version"] == 1, init
         assert "serverVersion" not in init, init
         assert checked["tui_id"], init
+        # zerocode's fatal start-up calls (Config and Logs panes, zc:config_manager.rs:414-420, zc:logs.rs:519-525)
+        zc.check_config_sections_result(await peer.call("config/sections", zc.FRAMES["config/sections"]))
+        zc.check_config_templates_result(await peer.call("config/templates", zc.FRAMES["config/templates"]))
+        assert await peer.call("logs/subscribe", zc.FRAMES["logs/subscribe"]) == {"subscribed": True}
+        zc.check_session_list_result(
+            await peer.call("session/list-acp", zc.FRAMES["session/list-acp"]), "session/list-acp"
+        )
         agents = zc.check_agents_status_result(await peer.call("agents/status", zc.FRAMES["agents/status"]))
         alias = next(a["alias"] for a in agents if a["enabled"])
         # Over WSS the chat pane sends no cwd: the daemon uses the agent's workspace (zc:chat.rs:446-451).
