@@ -246,3 +246,22 @@ async def test_enabled_without_tls_is_one_startup_line(daemon_factory: DaemonFac
     assert lines[-1] == NO_TLS_LINE, d.describe()
     assert "Traceback" not in d.stderr, d.describe()
     assert not Path(d.socket_path).exists(), "it refused before anything listened"
+
+
+@pytest.mark.req("R-SVC-4")
+async def test_a_busy_port_or_unreadable_tls_files_is_one_startup_line(daemon_factory: DaemonFactory) -> None:
+    root = daemon_factory.tmpdir()
+    files = make_ca_and_server_cert(root / "tls")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        d = daemon_factory.spawn(wss_config(files).replace("port = 0", f"port = {port}"), root=root)
+        assert d.wait_exit(10) == 1
+    last = [line for line in d.stderr_lines if line.strip()][-1]
+    assert last.startswith(f"zeroclaw daemon: the [wss] listener cannot listen on 127.0.0.1:{port}"), d.describe()
+    missing = daemon_factory.spawn(wss_config(files).replace(str(files.key), str(root / "nowhere.key")))
+    assert missing.wait_exit(10) == 1
+    last = [line for line in missing.stderr_lines if line.strip()][-1]
+    assert last.startswith("zeroclaw daemon: cannot load the [wss] listener TLS certificate or key"), missing.describe()
+    assert "Traceback" not in d.stderr + missing.stderr
