@@ -119,6 +119,8 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
         config_store = ConfigStore(paths.config_dir)
     except ConfigError as exc:
         raise StartupError(f"{paths.config_file}: {exc.message}") from None
+    if (problem := config_store.current.wss.start_problem()) is not None:
+        raise StartupError(problem)  # before anything listens
     stop = asyncio.Event()
     watcher = ConfigWatcher(config_store)
     # Each resource registers its cleanup when acquired; they run in reverse on any exit (a failed start
@@ -149,6 +151,8 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
         gateway = await _start_gateway(options, services, dispatcher) if options.gateway else None
         if gateway is not None:
             cleanup.push_async_callback(gateway.close)  # first out: WebSocket peers get close 1012
+        if services.config.wss.enabled:  # zerocode's remote mode (R-SVC-4), independent of the gateway
+            cleanup.push_async_callback((await _start_wss(services, dispatcher)).close)
         gateway_label = gateway.url if gateway is not None else "off"
         print(f"zeroclaw daemon ready: socket={paths.endpoint} gateway={gateway_label}", file=sys.stderr, flush=True)
         _after_ready()
@@ -333,6 +337,26 @@ async def _start_gateway(options: DaemonOptions, services: Services, dispatcher:
             raise StartupError(_port_in_use(config.gateway.host, port)) from None
         raise StartupError(str(exc) if isinstance(exc, GatewayStartError) else _gateway_failure(exc)) from None
     services.gateway_url = handle.url
+    return handle
+
+
+async def _start_wss(services: Services, dispatcher: Dispatcher) -> GatewayHandle:
+    from gateway.remote import remote_url, start_remote_listener
+    from gateway.server import GatewayStartError
+
+    wss = services.config.wss
+    try:
+        handle = await start_remote_listener(dispatcher, wss)
+    except (GatewayStartError, OSError) as exc:
+        if _address_in_use(exc):
+            raise StartupError(
+                f"the [wss] listener cannot listen on {wss.host}:{wss.port}: the port is in use; set [wss] port"
+            ) from None
+        if isinstance(exc, GatewayStartError):
+            raise StartupError(str(exc)) from None
+        raise StartupError(f"the [wss] listener did not start: {exc.strerror or type(exc).__name__}") from None
+    # Before the ready line, so whoever waits for that one can read this one too.
+    print(f"zeroclaw daemon: zerocode remote mode on {remote_url(handle)}", file=sys.stderr, flush=True)
     return handle
 
 

@@ -193,6 +193,7 @@ async def start_gateway(
     shutdown_timeout: int = 3,
     ping_interval: float | None = 20.0,
     tcp_user_timeout: float | None = 60.0,
+    name: str = "gateway",
 ) -> GatewayHandle:
     """Serve `app` on host:port (0 = any free port) and return once it accepts requests.
 
@@ -202,6 +203,8 @@ async def start_gateway(
     Keepalive: the server pings every `ping_interval` but sets no pong deadline, because a connection whose
     reading is paused for backpressure (in-flight cap) cannot read pongs and must not be dropped for it; dead
     peers are found by `tcp_user_timeout` instead (Linux), as the pings leave data unacknowledged.
+
+    `name` is the listener's name in errors and its task's (the `[wss]` listener runs here too, R-SVC-4).
     """
     if (tls_cert is None) != (tls_key is None):
         raise GatewayStartError("set both [gateway] tls_cert and tls_key, or neither")
@@ -215,12 +218,13 @@ async def start_gateway(
         backlog=backlog,
         shutdown_timeout=shutdown_timeout,
         ping_interval=ping_interval,
+        name=name,
     )
     sock = await _bind(host, port, backlog, tcp_user_timeout)
     bound_host, bound_port = sock.getsockname()[:2]
     server = _EmbeddedServer(config)
-    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]), name="zeroclaw-gateway")
-    await _started(server, task, sock)
+    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]), name=f"zeroclaw-{name}")
+    await _started(server, task, sock, name)
     return GatewayHandle(host or bound_host, bound_port, config.is_ssl, server, task)
 
 
@@ -235,6 +239,7 @@ def _uvicorn_config(
     backlog: int,
     shutdown_timeout: int,
     ping_interval: float | None,
+    name: str,
 ) -> uvicorn.Config:
     """uvicorn's settings for the embedded gateway, loaded (TLS files read) so a bad one fails here."""
     config = uvicorn.Config(
@@ -262,11 +267,11 @@ def _uvicorn_config(
         config.load()  # TLS files are read here: fail now, with a clear message
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "strerror", None) or type(exc).__name__
-        raise GatewayStartError(f"cannot load the gateway TLS certificate or key: {reason}") from None
+        raise GatewayStartError(f"cannot load the {name} TLS certificate or key: {reason}") from None
     return config
 
 
-async def _started(server: uvicorn.Server, task: asyncio.Task[None], sock: socket.socket) -> None:
+async def _started(server: uvicorn.Server, task: asyncio.Task[None], sock: socket.socket, name: str) -> None:
     """Return once `server` accepts connections; stop it and raise if it ends or takes over STARTUP_TIMEOUT."""
     deadline = asyncio.get_running_loop().time() + STARTUP_TIMEOUT
     while not server.started:
@@ -277,5 +282,5 @@ async def _started(server: uvicorn.Server, task: asyncio.Task[None], sock: socke
                 task.cancel()
             sock.close()
             reason = type(failure).__name__ if failure is not None else "timeout"
-            raise GatewayStartError(f"the gateway did not start: {reason}")
+            raise GatewayStartError(f"the {name} did not start: {reason}")
         await asyncio.sleep(0.001)  # uvicorn sets `started` within a few ms; every ms here delays readiness

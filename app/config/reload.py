@@ -38,6 +38,7 @@ AT_START = (
     "gateway.port",
     "gateway.tls_cert",
     "gateway.tls_key",
+    "wss.",  # the whole [wss] listener (R-SVC-4)
     "storage.url",
     "daemon.ephemeral_grace_secs",
 )

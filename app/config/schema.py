@@ -90,6 +90,22 @@ class Gateway(Section):
     allowed_hosts: list[str] = field(default_factory=list)
 
 
+class Wss(Section):
+    """zerocode's remote mode (R-SVC-4, docs/zerocode.md): off by default, TLS only, a paired token per peer."""
+
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: Annotated[int, Meta(ge=0, le=65535)] = 9781  # ZeroClaw's own [wss] port
+    tls_cert: str | None = None
+    tls_key: str | None = None
+
+    def start_problem(self) -> str | None:
+        """Why an enabled listener cannot start (checked before anything listens), or None."""
+        if self.enabled and not (self.tls_cert and self.tls_key):
+            return "[wss] is enabled without TLS: set [wss] tls_cert and tls_key (remote mode serves wss:// only)"
+        return None
+
+
 class Compat(Section):
     """Compatibility with other clients' expectations (docs/zerocode.md)."""
 
@@ -167,6 +183,7 @@ class Config(Section):
     daemon: Daemon = field(default_factory=Daemon)
     context: Context = field(default_factory=Context)
     gateway: Gateway = field(default_factory=Gateway)
+    wss: Wss = field(default_factory=Wss)
     storage: Storage = field(default_factory=Storage)
     compat: Compat = field(default_factory=Compat)
     agents: dict[str, Agent] = field(default_factory=_default_agents)

@@ -84,7 +84,7 @@ async def initialize(ctx: CallContext, params: InitializeParams) -> dict[str, An
         raise AuthRequired("Authentication failed")  # audited as `denied` when answered
     credential, principal = resolved
     capabilities = params.client_capabilities or {}
-    if params.zerocode:  # R-ZC-1, R-ZC-3: answered as ZeroClaw 0.8.4 answers (rt:dispatch.rs:909-920)
+    if params.zerocode or peer.zerocode:  # R-ZC-1, R-ZC-3, R-SVC-4: as ZeroClaw 0.8.4 (rt:dispatch.rs:909-920)
         terminal = Terminal(params.tui_id or new_tui_id(), params.env or {})
         ctx.sign_in(credential, principal, capabilities, dialect=ZEROCODE, terminal=terminal)
         services.audit.record("initialize", peer.label, principal.id)

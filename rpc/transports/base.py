@@ -28,6 +28,9 @@ class Peer:
     remote: bool = False  # WebSocket peers: local-only methods are refused, no uid-based principal
     # A WebSocket upgrade's `Authorization: Bearer`; `initialize` uses it when it has no authToken.
     bearer_token: str | None = field(default=None, repr=False)
+    # The `[wss]` listener's peers (R-SVC-4): zerocode's remote mode sends neither `env` nor `tui_id`
+    # on its first `initialize`, so the listener, not the frame, chooses the zerocode dialect.
+    zerocode: bool = False
 
 
 class FrameTransport(Protocol):
