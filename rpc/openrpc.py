@@ -1,6 +1,7 @@
 """The OpenRPC 1.3.2 document of the JSON-RPC surface (R-DISC-1), generated from the registry that dispatches:
 its methods, their params models (by name, one content descriptor per field), grants and local-only flags; and
-from `rpc.contracts`: results, errors and the daemon→client traffic.
+from `rpc.contracts` (results, the errors each adds), `rpc.error_kinds` (every error's code and `data` shape) and
+`rpc.traffic` (the daemon→client notifications and requests).
 
 Decisions where OpenRPC is silent (docs/methods.md says them to readers):
 * An error object's `data` holds the JSON Schema of the error's `data` (its `kind` and what the kind adds):
@@ -18,9 +19,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rpc.contracts import CONTRACTS, ERROR_KINDS, NOTIFICATIONS, SERVER_REQUESTS, Contract, Traffic
+from rpc.contracts import CONTRACTS, Contract
+from rpc.error_kinds import ERROR_KINDS
 from rpc.json_schema import Components, JsonSchema, masked
 from rpc.registry import MethodSpec, Registry
+from rpc.traffic import NOTIFICATIONS, SERVER_REQUESTS, Traffic
 
 __all__ = ["OPENRPC_VERSION", "openrpc_document"]
 

@@ -18,7 +18,8 @@ from referencing.jsonschema import DRAFT7
 
 from app import __version__
 from app.cli.docs_command import page, write_page
-from rpc.contracts import CONTRACTS, ERROR_KINDS
+from rpc.contracts import CONTRACTS
+from rpc.error_kinds import ERROR_KINDS
 from rpc.methods import build_registry
 from rpc.openrpc import openrpc_document
 
