@@ -3,7 +3,7 @@ its methods, their params models (by name, one content descriptor per field), gr
 from `rpc.contracts` (results, the errors each adds), `rpc.error_kinds` (every error's code and `data` shape) and
 `rpc.traffic` (the daemon→client notifications and requests).
 
-Decisions where OpenRPC is silent (docs/methods.md says them to readers):
+Decisions where OpenRPC is silent (docs/protocol.md, "The machine-readable contract"):
 * An error object's `data` holds the JSON Schema of the error's `data` (its `kind` and what the kind adds):
   OpenRPC gives error objects no other place for a shape, and allows no extensions on them.
 * `x-grant` (the grant a call needs; null: none), `x-local-only` (not served over the gateway's WebSocket),
