@@ -51,8 +51,9 @@ class Inherited:
         return name if isinstance(name, str) and name and not name.startswith("\0") else None
 
 
-def take(env: MutableMapping[str, str] | None = None, *, pid: int | None = None) -> Inherited:
-    """The sockets passed to this process (`pid`, default ours), the LISTEN_* variables removed from `env`."""
+def take(env: MutableMapping[str, str] | None = None, *, pid: int | None = None, first_fd: int = FIRST_FD) -> Inherited:
+    """The sockets passed to this process (`pid`, default ours) from `first_fd` on (tests choose another), the
+    LISTEN_* variables removed from `env`."""
     env = os.environ if env is None else env
     pid_text, count_text, names_text = (env.pop(key, None) for key in ENV)
     if count_text is None or pid_text is None:  # as sd_listen_fds: no LISTEN_PID, nothing passed
@@ -69,7 +70,7 @@ def take(env: MutableMapping[str, str] | None = None, *, pid: int | None = None)
     if len(names) != count:
         raise ActivationError(f"LISTEN_FDNAMES names {len(names)} sockets but LISTEN_FDS={count}")
     found: dict[str, tuple[int, socket.socket]] = {}
-    for fd, name in zip(range(FIRST_FD, FIRST_FD + count), names, strict=True):
+    for fd, name in zip(range(first_fd, first_fd + count), names, strict=True):
         sock = _socket_of(fd, name)
         role = _role(fd, name, sock)
         if role in found:
