@@ -359,7 +359,7 @@ def _close_files(services: Services) -> None:
 
 
 async def _start_gateway(
-    options: DaemonOptions, services: Services, dispatcher: Dispatcher, sock: socket.socket | None
+    options: DaemonOptions, services: Services, dispatcher: Dispatcher, sock: socket.socket | None = None
 ) -> GatewayHandle:
     # Here, so `--no-gateway` never loads uvicorn; Starlette and the routes come with the first request.
     from gateway.server import AppOnFirstRequest, GatewayStartError, start_gateway
