@@ -2,16 +2,22 @@
 
 Start-up order matters: directories (0700) → endpoint lock → config → listener (0600 socket) → readiness
 line. Shutdown undoes it: stop accepting → close connections → remove our own socket → release the lock.
+
+Under a service manager (R-SVC): sockets it passed (`LISTEN_FDS`) are served instead of binding our own, and
+are left in place at exit; `NOTIFY_SOCKET` hears READY/RELOADING/STOPPING/WATCHDOG. Both modules
+(`app.service.activation`, `app.service.notify`) are imported only when their variable is set.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import errno
 import gc
 import importlib
 import logging
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,13 +48,17 @@ from rpc.log_stream import install as install_log_stream
 from rpc.methods import ERROR_MAPPERS, build_registry
 from rpc.methods.files import connection_closed as files_connection_closed
 from rpc.transports.stream import NdjsonProtocol
-from rpc.transports.unix import EndpointError, UnixListener, peer_of, serve_unix
+from rpc.transports.unix import EndpointError, UnixListener, peer_of, serve_inherited, serve_unix
 
 if TYPE_CHECKING:
+    import socket
+
     from starlette.applications import Starlette
 
     from app.auth.pairing import PairingStore
     from app.files.service import FileService
+    from app.service.activation import Inherited
+    from app.service.notify import Notifier
     from app.sessions.store import SessionStore
     from app.storage.database import Database
     from gateway.server import GatewayHandle
@@ -81,18 +91,46 @@ def run(options: DaemonOptions) -> int:
 
 async def _main(options: DaemonOptions) -> int:
     paths = resolve(options.config_dir)
+    notifier = _notifier()
     try:
+        inherited = _inherited()
+        if inherited is not None and inherited.rpc_path is not None:
+            paths = dataclasses.replace(paths, endpoint=inherited.rpc_path)  # where clients reached us
         lock = _prepare(paths)
     except StartupError as exc:
         print(f"zeroclaw daemon: {exc}", file=sys.stderr, flush=True)
         return 1
     try:
-        return await _serve(paths, lock, options)
+        return await _serve(paths, lock, options, inherited, notifier)
     except StartupError as exc:
         print(f"zeroclaw daemon: {exc}", file=sys.stderr, flush=True)
         return 1
     finally:
         lock.release()
+        if notifier is not None:
+            notifier.close()
+
+
+def _inherited() -> Inherited | None:
+    """The sockets a service manager passed (R-SVC-1), or None when it passed none (a start by hand)."""
+    if sys.platform == "win32" or "LISTEN_FDS" not in os.environ:
+        return None
+    from app.service.activation import ActivationError, take
+
+    try:
+        inherited = take()
+    except ActivationError as exc:
+        raise StartupError(f"socket activation: {exc}") from None
+    return inherited if inherited.rpc is not None or inherited.gateway is not None else None
+
+
+def _notifier() -> Notifier | None:
+    """The service manager's readiness channel (R-SVC-2), when `NOTIFY_SOCKET` names one."""
+    if sys.platform == "win32" or "NOTIFY_SOCKET" not in os.environ:
+        return None
+    from app.service.notify import from_env
+
+    return from_env()
 
 
 def _prepare(paths: Paths) -> EndpointLock:
@@ -114,7 +152,9 @@ def _prepare(paths: Paths) -> EndpointLock:
     return lock
 
 
-async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> int:
+async def _serve(
+    paths: Paths, lock: EndpointLock, options: DaemonOptions, inherited: Inherited | None, notifier: Notifier | None
+) -> int:
     try:
         config_store = ConfigStore(paths.config_dir)
     except ConfigError as exc:
@@ -122,7 +162,7 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
     if (problem := config_store.current.wss.start_problem()) is not None:
         raise StartupError(problem)  # before anything listens
     stop = asyncio.Event()
-    watcher = ConfigWatcher(config_store)
+    watcher = ConfigWatcher(config_store, hooks=notifier)
     # Each resource registers its cleanup when acquired; they run in reverse on any exit (a failed start
     # too): gateway, listener, files, sessions, audit log, database, signal handlers.
     async with contextlib.AsyncExitStack() as cleanup:
@@ -147,16 +187,28 @@ async def _serve(paths: Paths, lock: EndpointLock, options: DaemonOptions) -> in
         dispatcher.state.add_close_listener(files_connection_closed)
         # `logs/subscribe` (R-ZC-4): log records to the connections that ask, detached at shutdown.
         cleanup.callback(install_log_stream(dispatcher.state).close)
-        await _listen(paths.endpoint, dispatcher, cleanup)
-        gateway = await _start_gateway(options, services, dispatcher) if options.gateway else None
+        rpc_sock, gateway_sock = (inherited.rpc, inherited.gateway) if inherited is not None else (None, None)
+        await _listen(paths.endpoint, dispatcher, cleanup, inherited=rpc_sock)
+        gateway = await _start_gateway(options, services, dispatcher, gateway_sock) if options.gateway else None
         if gateway is not None:
             cleanup.push_async_callback(gateway.close)  # first out: WebSocket peers get close 1012
+        elif gateway_sock is not None:
+            log.warning("a gateway socket was passed, but the gateway is off (--no-gateway): not served")
+            gateway_sock.close()
         if services.config.wss.enabled:  # zerocode's remote mode (R-SVC-4), independent of the gateway
             cleanup.push_async_callback((await _start_wss(services, dispatcher)).close)
         gateway_label = gateway.url if gateway is not None else "off"
         print(f"zeroclaw daemon ready: socket={paths.endpoint} gateway={gateway_label}", file=sys.stderr, flush=True)
+        if notifier is not None:
+            notifier.status = lambda: f"serving socket={paths.endpoint} gateway={gateway_label}"
+            notifier.ready()
+            notifier.start_watchdog()
+        if watch is not None and inherited is not None:
+            watch.arm()  # on demand (R-SVC-1): a start whose client went away still ends
         _after_ready()
         cleanup.callback(services.observations.watch_gc())  # zeroclaw_gc_pause_seconds (GET /metrics)
+        if notifier is not None:
+            cleanup.callback(notifier.stopping)  # first of the cleanups: the manager knows before we go
         await stop.wait()
     return 0
 
@@ -310,7 +362,9 @@ def _close_files(services: Services) -> None:
         services.files.close()
 
 
-async def _start_gateway(options: DaemonOptions, services: Services, dispatcher: Dispatcher) -> GatewayHandle:
+async def _start_gateway(
+    options: DaemonOptions, services: Services, dispatcher: Dispatcher, sock: socket.socket | None = None
+) -> GatewayHandle:
     # Here, so `--no-gateway` never loads uvicorn; Starlette and the routes come with the first request.
     from gateway.server import AppOnFirstRequest, GatewayStartError, start_gateway
     from rpc.transports.websocket import ws_max_size
@@ -331,6 +385,7 @@ async def _start_gateway(options: DaemonOptions, services: Services, dispatcher:
             tls_cert=config.gateway.tls_cert,
             tls_key=config.gateway.tls_key,
             ws_max_size=ws_max_size(config.limits.max_frame_bytes),
+            sock=sock,
         )
     except (GatewayStartError, OSError) as exc:
         if _address_in_use(exc):
@@ -387,10 +442,16 @@ def _after_ready() -> None:
 
 
 async def _listen(
-    endpoint: str, dispatcher: Dispatcher, cleanup: contextlib.AsyncExitStack, *, pipe: bool = sys.platform == "win32"
+    endpoint: str,
+    dispatcher: Dispatcher,
+    cleanup: contextlib.AsyncExitStack,
+    *,
+    pipe: bool = sys.platform == "win32",
+    inherited: socket.socket | None = None,
 ) -> None:
-    """Serve the local endpoint: the named pipe on Windows, the Unix socket elsewhere. Both serve the same
-    `NdjsonProtocol`, so they share one read/write loop (R-ARCH-1); only accepting differs."""
+    """Serve the local endpoint: the named pipe on Windows, the Unix socket elsewhere (`inherited`: the one a
+    service manager passed). Both serve the same `NdjsonProtocol`, so they share one read/write loop (R-ARCH-1);
+    only accepting differs."""
     if pipe:
         from rpc.transports.pipe import PipeEndpointError, pipe_peer, serve_pipe  # never imported on Unix
 
@@ -400,8 +461,12 @@ async def _listen(
             raise StartupError(str(exc)) from None
         cleanup.push_async_callback(_shutdown_pipe, pipe_server, dispatcher)
         return
+    factory = lambda: NdjsonProtocol(dispatcher, peer_of)  # noqa: E731
     try:
-        listener = await serve_unix(Path(endpoint), lambda: NdjsonProtocol(dispatcher, peer_of))
+        if inherited is not None:
+            listener = await serve_inherited(inherited, Path(endpoint), factory)
+        else:
+            listener = await serve_unix(Path(endpoint), factory)
     except EndpointError as exc:
         raise StartupError(str(exc)) from None
     cleanup.push_async_callback(_shutdown, listener, dispatcher)

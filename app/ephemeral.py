@@ -13,9 +13,18 @@ class EphemeralWatch:
         self._grace = grace_secs
         self._on_idle = on_idle
         self._seen_client = False
+        self._count = 0
         self._timer: asyncio.TimerHandle | None = None
 
+    def arm(self) -> None:
+        """Count the start itself as a client's (socket activation, R-SVC-1): the on-demand daemon was started by
+        a connection, so it ends `grace` seconds after the last client, or after start-up if none ever came
+        (the connection that woke it may have gone, or been a gateway request, which is not counted)."""
+        self._seen_client = True
+        self.connections_changed(self._count)
+
     def connections_changed(self, count: int) -> None:
+        self._count = count
         if count > 0:
             self._seen_client = True
             if self._timer is not None:

@@ -164,20 +164,35 @@ async def _bind(host: str, port: int, backlog: int, user_timeout: float | None) 
     try:
         if os.name != "nt":
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if user_timeout is not None and hasattr(socket, "TCP_USER_TIMEOUT"):
-            # Inherited by accepted sockets (Linux): the kernel drops a peer that leaves data unacknowledged
-            # that long (vanished, or its window shut), which ASGI cannot do (docs/gateway.md, Keepalive).
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, int(user_timeout * 1000))
-        if hasattr(socket, "TCP_NOTSENT_LOWAT"):
-            # Inherited too (Linux, macOS): little unsent output parks in the kernel, so a peer that stopped
-            # reading backs up where the outbound limit and stall rule see it (docs/gateway.md, Outbound).
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NOTSENT_LOWAT, NOTSENT_LOWAT)
+        _tune(sock, user_timeout)
         sock.bind(addr)
         sock.listen(backlog)
         sock.setblocking(False)
     except OSError as exc:
         sock.close()
         raise GatewayStartError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
+def _tune(sock: socket.socket, user_timeout: float | None) -> None:
+    """The listener's TCP options, which the sockets it accepts inherit; on ours or on a passed one."""
+    if user_timeout is not None and hasattr(socket, "TCP_USER_TIMEOUT"):
+        # Inherited by accepted sockets (Linux): the kernel drops a peer that leaves data unacknowledged
+        # that long (vanished, or its window shut), which ASGI cannot do (docs/gateway.md, Keepalive).
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, int(user_timeout * 1000))
+    if hasattr(socket, "TCP_NOTSENT_LOWAT"):
+        # Inherited too (Linux, macOS): little unsent output parks in the kernel, so a peer that stopped
+        # reading backs up where the outbound limit and stall rule see it (docs/gateway.md, Outbound).
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NOTSENT_LOWAT, NOTSENT_LOWAT)
+
+
+def _inherited(sock: socket.socket, user_timeout: float | None) -> socket.socket:
+    """A listening TCP socket a service manager passed (R-SVC-1): served as it is, with our options."""
+    try:
+        _tune(sock, user_timeout)
+        sock.setblocking(False)
+    except OSError as exc:
+        raise GatewayStartError(f"the inherited gateway socket cannot be used: {exc.strerror or exc}") from None
     return sock
 
 
@@ -194,8 +209,10 @@ async def start_gateway(
     ping_interval: float | None = 20.0,
     tcp_user_timeout: float | None = 60.0,
     name: str = "gateway",
+    sock: socket.socket | None = None,
 ) -> GatewayHandle:
-    """Serve `app` on host:port (0 = any free port) and return once it accepts requests.
+    """Serve `app` on host:port (0 = any free port), or on `sock`, a listening socket passed by a service
+    manager (then host and port are its own), and return once it accepts requests.
 
     TLS when both `tls_cert` and `tls_key` are set (one without the other is an error). `ws_max_size` is the
     WebSocket message cap (`rpc.transports.websocket.ws_max_size(max_frame_bytes)`).
@@ -220,7 +237,11 @@ async def start_gateway(
         ping_interval=ping_interval,
         name=name,
     )
-    sock = await _bind(host, port, backlog, tcp_user_timeout)
+    if sock is None:
+        sock = await _bind(host, port, backlog, tcp_user_timeout)
+    else:
+        sock = _inherited(sock, tcp_user_timeout)
+        host = ""  # the passed socket's own address is the one to name
     bound_host, bound_port = sock.getsockname()[:2]
     server = _EmbeddedServer(config)
     task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]), name=f"zeroclaw-{name}")

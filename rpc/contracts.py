@@ -23,7 +23,7 @@ Model = Any  # a Struct, another type msgspec describes, or a function that make
 class Contract:
     summary: str
     result: Model  # None: a notification the client sends, never answered
-    errors: tuple[str, ...] = ()  # error kinds (`rpc.error_kinds.ERROR_KINDS`) this method answers besides the common ones
+    errors: tuple[str, ...] = ()  # kinds (`rpc.error_kinds`) it answers besides those every method can
     notifications: tuple[str, ...] = ()  # daemon→client notifications it causes on the caller's connection
     server_requests: tuple[str, ...] = ()  # daemon→client requests it may make
     storage: bool = False  # it reads or writes the database: storage_unavailable, resources_exhausted

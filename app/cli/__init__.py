@@ -80,7 +80,30 @@ def _parser() -> argparse.ArgumentParser:
     )
     copy.add_argument("--from", dest="source", metavar="URL", help="source database (default: the configured one)")
     copy.add_argument("--to", dest="target", metavar="URL", required=True, help="target database; must hold no rows")
+    _service_parser(sub, common)
     return parser
+
+
+def _service_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    """`zeroclaw service install|uninstall` (R-SVC-3, docs/operations.md)."""
+    service = sub.add_parser("service", parents=[common], help="user units for systemd (or a launchd agent)")
+    service_sub = service.add_subparsers(dest="service_command", required=True)
+    install = service_sub.add_parser(
+        "install", parents=[common], help="write zeroclaw.service (and zeroclaw.socket) to ~/.config/systemd/user"
+    )
+    install.add_argument(
+        "--socket-activation", action="store_true", help="also zeroclaw.socket: started by the first connect"
+    )
+    install.add_argument(
+        "--persistent",
+        action="store_true",
+        help="with --socket-activation: keep running after the last client (default: exit when idle)",
+    )
+    install.add_argument("--watchdog-sec", type=int, default=0, metavar="N", help="WatchdogSec= (default 0: none)")
+    install.add_argument("--print", dest="print_only", action="store_true", help="print the files, write nothing")
+    install.add_argument("--launchd", action="store_true", help="a macOS LaunchAgent plist instead")
+    uninstall = service_sub.add_parser("uninstall", parents=[common], help="remove the files install wrote")
+    uninstall.add_argument("--launchd", action="store_true", help="the macOS LaunchAgent plist instead")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -163,6 +186,21 @@ def _client_command(args: argparse.Namespace) -> Callable[[], int]:
         from app.cli.chat_command import chat
 
         return lambda: chat(config_dir, args.session, args.agent)
+    if args.command == "service" and args.service_command == "install":
+        from app.cli.service_command import install
+
+        return lambda: install(
+            config_dir,
+            socket_activation=args.socket_activation,
+            print_only=args.print_only,
+            launchd=args.launchd,
+            watchdog_secs=args.watchdog_sec,
+            persistent=args.persistent,
+        )
+    if args.command == "service":
+        from app.cli.service_command import uninstall
+
+        return lambda: uninstall(launchd=args.launchd)
     raise AssertionError(f"unhandled command {args.command!r}")
 
 

@@ -19,13 +19,14 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Protocol
 
 from app.config.errors import ConfigFileError
 from app.config.store import ConfigStore, Reloaded
 
-__all__ = ["AT_START", "SETTLE_SECS", "ConfigWatcher", "signature"]
+__all__ = ["AT_START", "SETTLE_SECS", "ConfigWatcher", "ReloadHooks", "signature"]
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,14 @@ def signature(path: Path) -> Signature:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+class ReloadHooks(Protocol):
+    """Told before and after each reload (the service manager's `RELOADING=1` / `READY=1`, R-SVC-2)."""
+
+    def reloading(self) -> None: ...
+
+    def reloaded(self) -> None: ...
+
+
 _UNSEEN: Signature = (-2,)  # the first poll always compares the bytes, so an edit made during start-up counts
 
 
@@ -64,8 +73,9 @@ class ConfigWatcher:
     """Polls `store.path` every `[daemon] config_poll_secs` (read live; 0 = off) and reloads it on a change, or
     at once on `request()` (SIGHUP)."""
 
-    def __init__(self, store: ConfigStore, *, settle: float = SETTLE_SECS) -> None:
+    def __init__(self, store: ConfigStore, *, settle: float = SETTLE_SECS, hooks: ReloadHooks | None = None) -> None:
         self._store = store
+        self.hooks = hooks
         self._settle = settle
         self._seen: Signature = _UNSEEN
         self._requested = asyncio.Event()
@@ -119,9 +129,29 @@ class ConfigWatcher:
         return sig
 
     async def _reload(self, trigger: str) -> Reloaded | None:
+        """Reload, telling `hooks` around it when the bytes changed or on SIGHUP (not for our own writes)."""
+        hooks = self.hooks
+        if hooks is None:
+            return await self._load(trigger, None)
+        told: list[bool] = []
+
+        def tell() -> None:
+            if not told:
+                told.append(True)
+                hooks.reloading()
+
+        if trigger == "SIGHUP":
+            tell()
+        try:
+            return await self._load(trigger, tell)
+        finally:
+            if told:
+                hooks.reloaded()  # the running config serves again, the new one or (a bad file) the old
+
+    async def _load(self, trigger: str, on_change: Callable[[], None] | None) -> Reloaded | None:
         path = self._store.path
         try:
-            result = await self._store.reload()
+            result = await self._store.reload(on_change=on_change)
         except ConfigFileError as exc:
             log.error("%s: not loaded (%s), the running config stays: %s", path, trigger, exc.message)
             return None

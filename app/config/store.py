@@ -166,18 +166,21 @@ class ConfigStore:
             self._document, self._raw = candidate, text.encode("utf-8")
             self._install(new, requested, "committed")
 
-    async def reload(self) -> Reloaded:
+    async def reload(self, *, on_change: Callable[[], None] | None = None) -> Reloaded:
         """Install config.toml as it is on disk now (R-CFG-6), as a `config/set-many` of the difference would
         be: same lock, same swap, generations and listeners; the file is not written. Raises `ConfigFileError`
         (the file is invalid) or `OSError` (it can't be read); then nothing changed.
 
         A missing file keeps the live config (an editor that deletes and re-creates must not reset everything
-        for a moment); the next write re-creates the file from it.
+        for a moment); the next write re-creates the file from it. `on_change` is called first when the bytes
+        differ from those last loaded or written (a reload worth telling a service manager about).
         """
         async with self.write_lock:
             raw = toml_file.read_raw(self.path)
             if raw == self._raw:  # our own write, or a touch
                 return Reloaded(missing=raw is None)
+            if on_change is not None:
+                on_change()
             if raw is None:
                 self._raw = None
                 return Reloaded(file_changed=True, missing=True)

@@ -3,6 +3,9 @@
 The socket is bound under `umask(0o177)` so it is created 0600 (R-SEC-1); the caller has already made its
 directory 0700 and holds the endpoint lock (R-PATH-4). Connections are served by the shared
 `NdjsonProtocol`; this module only adds the listener and the SO_PEERCRED peer label (R-SEC-3).
+
+An inherited socket (socket activation, R-SVC-1) is served as it is: its path belongs to the service manager,
+so it is never cleared, bound, chmod-ed or removed here.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from pathlib import Path
 
 from rpc.transports.base import Peer
 
-__all__ = ["EndpointError", "UnixListener", "peer_of", "serve_unix"]
+__all__ = ["EndpointError", "UnixListener", "peer_of", "serve_inherited", "serve_unix"]
 
 _BACKLOG = 1024
 
@@ -33,10 +36,12 @@ class EndpointError(Exception):
 class UnixListener:
     path: Path
     server: asyncio.AbstractServer
-    inode: tuple[int, int]
+    inode: tuple[int, int] | None  # None: an inherited socket, whose file is the service manager's
 
     def remove_socket_file(self) -> None:
         """Unlink the socket only if it is still the one we bound (another process may have replaced it)."""
+        if self.inode is None:
+            return
         try:
             st = os.lstat(self.path)
         except FileNotFoundError:
@@ -107,3 +112,17 @@ async def serve_unix(path: Path, protocol_factory: Callable[[], asyncio.Protocol
     loop = asyncio.get_running_loop()
     server = await loop.create_unix_server(protocol_factory, sock=sock, backlog=_BACKLOG)
     return UnixListener(path, server, (st.st_dev, st.st_ino))
+
+
+async def serve_inherited(
+    sock: socket.socket, path: Path, protocol_factory: Callable[[], asyncio.Protocol]
+) -> UnixListener:
+    """Serve a listening socket a service manager passed (R-SVC-1); its file stays where and as it is."""
+    sock.setblocking(False)
+    loop = asyncio.get_running_loop()
+    if sys.version_info >= (3, 13) and isinstance(loop, asyncio.BaseEventLoop):
+        # asyncio 3.13+ unlinks the path when the server closes; the next activation needs it (uvloop never does).
+        server = await loop.create_unix_server(protocol_factory, sock=sock, backlog=_BACKLOG, cleanup_socket=False)
+    else:
+        server = await loop.create_unix_server(protocol_factory, sock=sock, backlog=_BACKLOG)
+    return UnixListener(path, server, None)

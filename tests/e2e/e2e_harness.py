@@ -24,7 +24,7 @@ import tempfile
 import threading
 import time
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -98,13 +98,15 @@ class Daemon:
         args: Sequence[str] = (),
         env: Mapping[str, str | None] | None = None,
         no_gateway: bool = True,
+        launcher: Callable[[Mapping[str, str]], Sequence[str]] | None = None,
     ) -> None:
         self.root = root
         self.config_dir = config_dir
         self.home = root / "home"
         self.home.mkdir(exist_ok=True, mode=0o700)
         self.env = clean_env(self.home, env)
-        cmd = [*zeroclaw_command(), "daemon"]
+        # `launcher`: a command that runs the daemon for us (systemd-socket-activate), given its environment
+        cmd = [*(launcher(self.env) if launcher is not None else ()), *zeroclaw_command(), "daemon"]
         if config_dir is not None:
             cmd += ["--config-dir", str(config_dir)]
         if no_gateway:
@@ -332,6 +334,7 @@ class DaemonFactory:
         root: Path | None = None,
         use_config_dir: bool = True,
         no_gateway: bool = True,
+        launcher: Callable[[Mapping[str, str]], Sequence[str]] | None = None,
     ) -> Daemon:
         """Start a daemon without waiting for readiness."""
         root = root or self.tmpdir()
@@ -343,7 +346,7 @@ class DaemonFactory:
             assert config_dir is not None
             config_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             (config_dir / "config.toml").write_text(toml_config(config))
-        d = Daemon(root=root, config_dir=config_dir, args=args, env=env, no_gateway=no_gateway)
+        d = Daemon(root=root, config_dir=config_dir, args=args, env=env, no_gateway=no_gateway, launcher=launcher)
         self.daemons.append(d)
         return d
 
