@@ -11,6 +11,7 @@ import plistlib
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,12 @@ def verify(tmp_path: Path, units: dict[str, str]) -> subprocess.CompletedProcess
     )
 
 
+def unit_command() -> list[str]:
+    """How the units run zeroclaw when this test runs it: its console script, else `python -m app.cli`."""
+    command = zeroclaw_command()
+    return command if len(command) == 1 else [command[0], "-m", "app.cli"]
+
+
 @pytest.mark.req("R-SVC-3")
 def test_printed_units_with_socket_activation_pass_systemd_analyze_verify(tmp_path: Path) -> None:
     config_dir = tmp_path / "my config %h"  # a space and a specifier: quoted and escaped in the units
@@ -66,8 +73,7 @@ def test_printed_units_with_socket_activation_pass_systemd_analyze_verify(tmp_pa
     for line in ("Type=notify", "NotifyAccess=main", "Restart=on-failure", "Requires=zeroclaw.socket"):
         assert line in service.splitlines()
     exec_start = next(line for line in service.splitlines() if line.startswith("ExecStart="))
-    exe = zeroclaw_command()[0]
-    assert exec_start.startswith(f"ExecStart={exe} daemon --config-dir "), exec_start
+    assert exec_start.startswith(f"ExecStart={' '.join(unit_command())} daemon --config-dir "), exec_start
     assert exec_start.endswith(f'"{str(config_dir).replace("%", "%%")}" --ephemeral'), exec_start
     endpoint = str(config_dir / "data" / "daemon.sock").replace("%", "%%")
     for line in (f"ListenStream={endpoint}", "SocketMode=0600", "DirectoryMode=0700", "FileDescriptorName=rpc"):
@@ -153,5 +159,15 @@ def test_print_launchd_is_a_well_formed_plist(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     agent = plistlib.loads(done.stdout.encode())
     assert agent["Label"] == "dev.zeroclaw.daemon"
-    assert agent["ProgramArguments"] == [*zeroclaw_command(), "daemon", "--config-dir", str(tmp_path / "c")]
+    assert agent["ProgramArguments"] == [*unit_command(), "daemon", "--config-dir", str(tmp_path / "c")]
     assert agent["RunAtLoad"] is True and agent["KeepAlive"] == {"SuccessfulExit": False}
+
+
+@pytest.mark.req("R-SVC-3")
+def test_the_fallback_exec_start_runs_zeroclaw() -> None:
+    """Regression: a unit written when zeroclaw was not run by its console script says `python -m app.cli`,
+    which needs `app/cli/__main__.py` (without it: "'app.cli' is a package and cannot be directly executed")."""
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "--version"], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert done.returncode == 0 and done.stdout.startswith("zeroclaw "), done.stderr
