@@ -40,11 +40,12 @@ def encoded_document(registry: Registry, services: Services) -> bytes:
 
 
 def _servers(services: Services) -> list[dict[str, str]]:
+    # The endpoint by its name only: `/openrpc.json` answers without a token, and a full path names the user.
     servers = [
         {
             "name": "local",
             "url": _endpoint_url(services.paths.endpoint),
-            "summary": "The local endpoint: NDJSON, owner only; every method",
+            "summary": "The local endpoint (<config dir>/data/daemon.sock, or $ZEROCLAW_SOCKET): NDJSON, owner only",
         }
     ]
     if services.gateway_url is not None:
@@ -54,4 +55,6 @@ def _servers(services: Services) -> list[dict[str, str]]:
 
 
 def _endpoint_url(endpoint: str) -> str:
-    return endpoint if endpoint.startswith("\\\\") else f"unix:{endpoint}"  # a Windows pipe name is its own
+    if endpoint.startswith("\\\\"):  # a Windows named pipe: \\.\pipe\NAME
+        return "npipe:" + endpoint.rsplit("\\", 1)[-1]
+    return "unix:" + endpoint.rsplit("/", 1)[-1]

@@ -45,7 +45,8 @@ async def test_answered_before_initialize_the_same_on_every_surface(daemon_facto
     document = await discover(d)
     assert document["openrpc"] == "1.3.2" and document["info"]["title"] == "zeroclaw"
     servers = {s["name"]: s["url"] for s in document["servers"]}
-    assert servers == {"local": f"unix:{d.socket_path}", "gateway": "ws" + url.removeprefix("http") + "/rpc"}
+    assert servers == {"local": "unix:daemon.sock", "gateway": "ws" + url.removeprefix("http") + "/rpc"}
+    assert str(d.config_dir) not in json.dumps(document)  # served without a token: no path of the user's
     async with httpx.AsyncClient(base_url=url, trust_env=False) as http:
         served = await http.get("/openrpc.json")  # no token, as /openapi.json
     assert served.status_code == 200 and served.headers["content-type"] == "application/json"
