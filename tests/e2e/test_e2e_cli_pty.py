@@ -304,14 +304,16 @@ def test_rpc_interactive_tab_completes_the_daemons_method_names(pty_daemon: Daem
     t.expect(r"rpc\.discover ?$")  # (readline draws the space it appends with the next key)
     t.line(" {}")
     assert t.frame("cli-1")["result"]["openrpc"] == "1.3.2"
+    t.expect(r"\}\nrpc> $")  # the prompt is back below the answer: typing now does not race its redraw
     t.type("session/lis\t")
-    t.expect(r"rpc> session/lis\a?t$")  # a bell (more than one name starts so), then the common start
+    t.expect(r"session/lis\a?t$")  # a bell (more than one name starts so), then the common start
     t.type("-\t")
     t.expect(r"-acp ?$")
     t.line(" {}")
     assert "sessions" in t.frame("cli-2")["result"]
+    t.expect(r"\}\nrpc> $")
     t.type('status {"x": "sta\t')  # not the first word: a Tab there completes nothing
-    t.expect(r'rpc> status \{"x": "sta\a?$')
+    t.expect(r'status \{"x": "sta\a?$')
     t.type("\x15")
     t.ctrl_d()
     assert t.wait() == 0, t.output
