@@ -238,10 +238,11 @@ def _session_paths(c: _Components) -> dict[str, Any]:
     return {
         "/api/sessions": {
             "get": _operation(
-                "The caller's sessions, like session/list; admin sees all (grant sessions:read)",
+                "One page of the caller's sessions, newest activity first, like session/list; admin sees all "
+                "(grant sessions:read). `nextCursor` of the answer is the next page's `cursor`",
                 _ok("Sessions", c.ref(m.SessionList)),
                 bearer=True,
-                parameters=c.parameters(ListParams, "query", ["includeKilled"]),
+                parameters=c.parameters(ListParams, "query", ["includeKilled", "mode", "query", "limit", "cursor"]),
             ),
         },
         "/api/sessions/{id}/messages": {
