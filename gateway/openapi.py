@@ -243,6 +243,7 @@ def _session_paths(c: _Components) -> dict[str, Any]:
                 _ok("Sessions", c.ref(m.SessionList)),
                 bearer=True,
                 parameters=c.parameters(ListParams, "query", ["includeKilled", "mode", "query", "limit", "cursor"]),
+                invalid=f"{_INVALID}; or a `cursor` that is malformed or was given for another list",
             ),
         },
         "/api/sessions/{id}/messages": {

@@ -411,7 +411,7 @@ class SessionRegistry:
             record = await self.store.get(session_id)
             if record is None:  # a chat session that is not live (released by the gateway, or after a restart)
                 record = await self.store.get(session_id, mode="chat")
-            if record is None or (record.mode == "chat" and record.closed):
+            if record is None:  # a closed chat session's history stays readable, as it is listed (R-MULTI-4)
                 raise SessionNotFound
             _check_owner(principal, record.owner)
             mode = record.mode
