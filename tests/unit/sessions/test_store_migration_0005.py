@@ -4,53 +4,62 @@ titled from its first user row, and lists in pages from the new index."""
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 from alembic import command
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.sessions.list_pages import ListQuery
 from app.sessions.store import SessionStore
 from app.storage import Database
 from app.storage.engine import default_url
 from app.storage.migrate import alembic_config, upgrade
+from app.storage.types import UTCDateTime
 
-ROW = "INSERT INTO {} VALUES (:sid, :idx, :role, :content, NULL, NULL, NULL, 't', 'rpc', 1, :at)"
+ROW = "INSERT INTO {} VALUES (:sid, :idx, :role, :content, NULL, NULL, NULL, 't', 'rpc', :done, :at)"
 SESSION = "INSERT INTO {} VALUES (:sid, :owner, 'default', '/w', 'rpc', :at, :at, :closed, :killed, :count)"
 
 
-def _seed_at_0004(url: str, path: Path) -> None:
-    command.upgrade(alembic_config(url), "0004")
-    engine = sa.create_engine(f"sqlite:///{path}")
+def _times(*names: str) -> list[sa.BindParameter[datetime]]:
+    """Times stored as the release stores them (its column type), on either backend."""
+    return [sa.bindparam(name, type_=UTCDateTime()) for name in names]
+
+
+async def _seed_at_0004(url: str) -> None:
+    """30 sessions per table as release 0004 stored them: some closed, killed, or never prompted."""
+    await asyncio.to_thread(command.upgrade, alembic_config(url), "0004")  # Alembic runs its own loop
+    engine = create_async_engine(url)
     try:
-        with engine.begin() as conn:
+        async with engine.begin() as conn:
             for table, rows in (("acp_sessions", "acp_transcript"), ("chat_sessions", "chat_messages")):
                 for n in range(30):
-                    at = f"2026-11-{1 + n % 28:02d} 10:00:{n:02d}.000000"
+                    at = datetime(2026, 11, 1 + n % 28, 10, 0, n, tzinfo=UTC)
                     closed = at if n % 5 == 0 else None
                     killed = at if n % 7 == 0 else None
                     prompts = [] if n % 3 == 0 else [f"\n  Question {n} of {table}  \nsecond line", "later"]
-                    conn.execute(
-                        sa.text(SESSION.format(table)),
+                    await conn.execute(
+                        sa.text(SESSION.format(table)).bindparams(*_times("at", "closed", "killed")),
                         {"sid": f"s{n:02d}", "owner": f"o{n % 2}", "at": at, "closed": closed,
                          "killed": killed, "count": 2 * len(prompts)},
                     )  # fmt: skip
                     for i, prompt in enumerate(prompts):
                         for idx, role, content in ((2 * i, "user", prompt), (2 * i + 1, "assistant", "ok")):
-                            conn.execute(
-                                sa.text(ROW.format(rows)),
-                                {"sid": f"s{n:02d}", "idx": idx, "role": role, "content": content, "at": at},
-                            )
+                            await conn.execute(
+                                sa.text(ROW.format(rows)).bindparams(*_times("at")),
+                                {"sid": f"s{n:02d}", "idx": idx, "role": role, "content": content, "at": at,
+                                 "done": True},
+                            )  # fmt: skip
     finally:
-        engine.dispose()
+        await engine.dispose()
 
 
 @pytest.mark.req("R-MULTI-4")
-async def test_a_0004_database_upgrades_with_its_sessions_titled_and_pages(tmp_path: Path) -> None:
-    url = default_url(tmp_path)
-    # Alembic's env runs its own event loop: off this one
-    await asyncio.to_thread(_seed_at_0004, url, tmp_path / "zeroclaw.db")
+async def test_a_0004_database_upgrades_with_its_sessions_titled_and_pages(database_url: str) -> None:
+    url = database_url
+    await _seed_at_0004(url)
     await asyncio.to_thread(upgrade, url)
     db = await Database.open(url)
     try:
@@ -90,7 +99,7 @@ async def test_a_0004_database_upgrades_with_its_sessions_titled_and_pages(tmp_p
 
 def test_0005_downgrades_to_0004_and_back(tmp_path: Path) -> None:
     url = default_url(tmp_path)
-    _seed_at_0004(url, tmp_path / "zeroclaw.db")
+    asyncio.run(_seed_at_0004(url))
     upgrade(url)
     command.downgrade(alembic_config(url), "0004")
     engine = sa.create_engine(f"sqlite:///{tmp_path / 'zeroclaw.db'}")
