@@ -89,7 +89,7 @@ async def test_closed_chat_sessions_are_listed_and_killed_ones_only_when_asked(d
         assert chat in listed and killed not in listed
         assert listed[chat]["title"] == "kept history" and listed[chat]["messageCount"] == 2
         history = await peer.call("session/messages", {"sessionId": chat})  # its history can be read again
-        assert [m["content"] for m in history["messages"]][0] == "kept history"
+        assert history["messages"][0]["content"] == "kept history"
         every = keys(await walk(peer, 1, includeKilled=True))
         assert (killed, "acp") in every and (chat, "chat") in every
         code, _ = await peer.error("session/new", {"sessionId": chat, "mode": "chat"})

@@ -59,7 +59,8 @@ def test_deleting_a_session_row_cascades_to_its_children(tmp_path: Path) -> None
         with engine.begin() as conn:
             conn.exec_driver_sql("PRAGMA foreign_keys=ON")
             conn.exec_driver_sql(
-                "INSERT INTO acp_sessions VALUES ('s', 'o', 'default', '/w', 'rpc', ?, ?, NULL, NULL, 1, NULL, NULL)", (now, now)
+                "INSERT INTO acp_sessions VALUES ('s', 'o', 'default', '/w', 'rpc', ?, ?, NULL, NULL, 1, NULL, NULL)",
+                (now, now),
             )
             conn.exec_driver_sql(
                 "INSERT INTO acp_transcript VALUES ('s', 0, 'user', 'hi', NULL, NULL, NULL, 't', 'rpc', 1, ?)", (now,)
