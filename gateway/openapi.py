@@ -238,10 +238,12 @@ def _session_paths(c: _Components) -> dict[str, Any]:
     return {
         "/api/sessions": {
             "get": _operation(
-                "The caller's sessions, like session/list; admin sees all (grant sessions:read)",
+                "One page of the caller's sessions, newest activity first, like session/list; admin sees all "
+                "(grant sessions:read). `nextCursor` of the answer is the next page's `cursor`",
                 _ok("Sessions", c.ref(m.SessionList)),
                 bearer=True,
-                parameters=c.parameters(ListParams, "query", ["includeKilled"]),
+                parameters=c.parameters(ListParams, "query", ["includeKilled", "mode", "query", "limit", "cursor"]),
+                invalid=f"{_INVALID}; or a `cursor` that is malformed or was given for another list",
             ),
         },
         "/api/sessions/{id}/messages": {

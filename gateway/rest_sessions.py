@@ -1,7 +1,7 @@
 """The session routes of the REST surface (R-GW-2): each is its JSON-RPC twin in `rpc/methods/session.py`, run
 through the dispatcher (same admission, params model, handler, result shape and errors, R-ARCH-3):
 
-    GET  /api/sessions                 = session/list      (?includeKilled=true)
+    GET  /api/sessions                 = session/list      (?includeKilled=&mode=&query=&limit=&cursor=)
     GET  /api/sessions/{id}/messages   = session/messages  (?limit=&before=)
     POST /api/sessions/{id}/prompt     = session/prompt    ({"prompt"} → {sessionId, stopReason, content})
 
@@ -39,7 +39,8 @@ class SessionApi:
         self.turns = turns
 
     async def list_sessions(self, request: Request) -> Response:
-        """`GET /api/sessions[?includeKilled=true]` → `{sessions: [...]}` (the caller's own; admin sees all)."""
+        """`GET /api/sessions[?includeKilled=&mode=&query=&limit=&cursor=]` → `{sessions: [...], nextCursor}` (the
+        caller's own; admin sees all)."""
         context = await caller_context(request, self.dispatcher)
         return json_response(
             await self.dispatcher.call("session/list", dict(request.query_params), context, query=True)

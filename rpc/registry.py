@@ -181,9 +181,23 @@ def validate(model: type[P], data: object, *, strict: bool = True) -> P:
         data = (_NORMALISE.get(model) or _normaliser(model))(data)
     try:
         # Strict is msgspec's default: the keyword would cost ~10% of a small model's validation.
-        return _convert(data, model) if strict else _convert(data, model, strict=False)
+        if strict:
+            return _convert(data, model)
+        return _no_null_from_text(data, _convert(data, model, strict=False))
     except msgspec.ValidationError as exc:
         raise InvalidParams(errors=[field_error(exc)]) from None
+
+
+def _no_null_from_text(data: object, params: P) -> P:
+    """A query string cannot say null, but msgspec's lax mode reads the text "null" as None for a field that is
+    not a string: refused as the type error it is (`?mode=null`)."""
+    if isinstance(data, dict) and "null" in data.values():
+        names = dict(zip(params.__struct_encode_fields__, params.__struct_fields__, strict=True))
+        for key, value in data.items():
+            if value == "null" and key in names and getattr(params, names[key]) is None:
+                message = "Expected a value, got `null`"
+                raise InvalidParams(errors=[{"field": key, "message": message, "type": "type_error"}])
+    return params
 
 
 # -- spellings

@@ -218,7 +218,10 @@ class ConfigTemplates(Answer, frozen=True):
 
 
 class SessionList(Answer, frozen=True):
+    """One page, newest activity first (R-MULTI-4); `nextCursor` asks for the next one, null on the last."""
+
     sessions: list[SessionRow]  # type: ignore[valid-type]
+    next_cursor: str | None
 
 
 class MessageRow(Answer, frozen=True):

@@ -1,5 +1,6 @@
-// The session list (`session/list`, newest activity first) and the "New session" form. Opening a session and
-// showing a new one belong to the chat view, which initSessions is given as `open` and `created`.
+// The session list (`session/list`, newest activity first, in pages: "More" asks for the next with its cursor;
+// the search box filters by title) and the "New session" form. Opening a session and showing a new one belong to
+// the chat view, which initSessions is given as `open` and `created`.
 
 import { byId, formatTime, h } from "./dom.js";
 import { tryCall } from "./connection.js";
@@ -13,9 +14,16 @@ const el = {
   agent: byId("new-agent"),
   mode: byId("new-mode"),
   refresh: byId("refresh-sessions"),
+  search: byId("session-search"),
+  more: byId("more-sessions"),
 };
 
-let entries = new Map(); // sessionId → session/list entry
+const PAGE = 50; // sessions per page; a refresh re-reads as many as are shown (at most 1000, the daemon's cap)
+const SEARCH_DELAY_MS = 250;
+
+let entries = new Map(); // sessionId → session/list entry, in the daemon's order
+let nextCursor = null; // where the next page starts (null: all shown)
+let searchTimer = null;
 let currentId = null; // the session the chat view shows (aria-current in the list)
 let chat = { open: () => {}, created: async () => {} };
 
@@ -29,12 +37,45 @@ export function sessionState(entry) {
 /** The session/list entry of a session, if the last refresh listed it. */
 export const sessionEntry = (id) => entries.get(id);
 
+function listParams() {
+  const query = el.search.value.trim();
+  return { includeKilled: true, ...(query ? { query } : {}) };
+}
+
+/** Re-read the list from its start: as many sessions as are shown now, at least a page. */
 export async function refreshSessions() {
-  const result = await tryCall("List sessions", "session/list", { includeKilled: true });
+  const limit = Math.min(1000, Math.max(PAGE, entries.size));
+  const result = await tryCall("List sessions", "session/list", { ...listParams(), limit });
   if (!result) return;
   entries = new Map((result.sessions || []).map((s) => [s.sessionId, s]));
+  nextCursor = result.nextCursor ?? null;
   render();
   emit("sessions-changed");
+}
+
+/** The next page, after the last one shown. */
+async function loadMore() {
+  if (!nextCursor) return;
+  el.more.disabled = true;
+  try {
+    const params = { ...listParams(), limit: PAGE, cursor: nextCursor };
+    const result = await tryCall("List sessions", "session/list", params);
+    if (!result) return;
+    for (const s of result.sessions || []) entries.set(s.sessionId, s);
+    nextCursor = result.nextCursor ?? null;
+    render();
+    emit("sessions-changed");
+  } finally {
+    el.more.disabled = false;
+  }
+}
+
+function searchChanged() {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => {
+    entries = new Map(); // a new query starts from its first page
+    refreshSessions();
+  }, SEARCH_DELAY_MS);
 }
 
 /** The chat view now shows `id` (or nothing). */
@@ -44,11 +85,9 @@ export function markCurrent(id) {
 }
 
 function render() {
-  const sorted = Array.from(entries.values()).sort((a, b) =>
-    String(b.lastActivity ?? b.createdAt ?? "").localeCompare(String(a.lastActivity ?? a.createdAt ?? "")),
-  );
+  const shown = Array.from(entries.values()); // the daemon's order: newest activity first
   el.list.replaceChildren(
-    ...sorted.map((s) => {
+    ...shown.map((s) => {
       const st = sessionState(s);
       return h(
         "li",
@@ -63,6 +102,7 @@ function render() {
             on: { click: () => chat.open(s.sessionId) },
           },
           h("span", { class: "session-line" }, h("span", { class: "mono session-id", text: s.sessionId }), h("span", { class: `badge ${st}`, text: st })),
+          s.title ? h("span", { class: "session-title small", text: s.title }) : null,
           h("span", {
             class: "session-sub muted small",
             text: `${s.agentAlias ?? "?"} · ${s.mode ?? "?"} · ${s.messageCount ?? 0} msg · ${formatTime(s.lastActivity ?? s.createdAt)}`,
@@ -71,7 +111,9 @@ function render() {
       );
     }),
   );
-  el.empty.hidden = sorted.length > 0;
+  el.empty.textContent = el.search.value.trim() ? "No session title matches." : "No sessions yet.";
+  el.empty.hidden = shown.length > 0;
+  el.more.hidden = !nextCursor;
 }
 
 async function newSession(event) {
@@ -94,7 +136,10 @@ function setAgents(agents) {
 
 function reset() {
   entries.clear();
+  nextCursor = null;
   currentId = null;
+  el.search.value = "";
+  el.more.hidden = true;
   el.list.replaceChildren();
 }
 
@@ -103,6 +148,8 @@ export function initSessions({ open, created }) {
   chat = { open, created };
   el.form.addEventListener("submit", newSession);
   el.refresh.addEventListener("click", refreshSessions);
+  el.more.addEventListener("click", loadMore);
+  el.search.addEventListener("input", searchChanged);
   on("agents", setAgents);
   on("signed-out", reset);
 }

@@ -11,7 +11,8 @@ The protocol layer maps each concept to its JSON-RPC code once (`rpc/methods/ses
      ├── SessionBusy                          -32002
      ├── UnknownAgent, BadWorkspace,          -32602  naming the field
      │   ApprovalNotFound, PromptTooLong,
-     │   WrongSessionKind                            (`sessionId`: not a chat session of the webhook's agent)
+     │   WrongSessionKind,                           (`sessionId`: not a chat session of the webhook's agent)
+     │   BadCursor                                   (`cursor`: malformed, or another list's, R-MULTI-4)
      └── RowNotFound (also LookupError)       unmapped: a transcript index the store does not have is a bug
     AgentNotAllowed is an `app.auth.policy.Forbidden` (-32012 with `agent: true`), not a SessionError.
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentNotAllowed",
     "ApprovalNotFound",
+    "BadCursor",
     "BadWorkspace",
     "PromptTooLong",
     "RowNotFound",
@@ -140,6 +142,12 @@ class BadWorkspace(SessionError):
 
 class ApprovalNotFound(SessionError):
     message = "No pending approval with that requestId"
+
+
+class BadCursor(SessionError):
+    """A `session/list` cursor that is malformed or was made by another list (owner, mode, query, killed)."""
+
+    message = "cursor is malformed or belongs to another list"
 
 
 class WrongSessionKind(SessionError):

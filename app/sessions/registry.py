@@ -35,12 +35,13 @@ from app.sessions.errors import (
     WrongSessionKind,
 )
 from app.sessions.keyed_lock import KeyedLock
+from app.sessions.list_pages import ListQuery, Page, Position, decode_cursor, encode_cursor
 from app.sessions.live import Approval, LiveSession, Mode, UpdateSink
 from app.sessions.store_types import Surface
 from app.sessions.trim import trim_context
 from app.sessions.turn import TurnOutcome, TurnSettings, run_turn
 from app.sessions.updates import TurnUpdates
-from app.sessions.views import SessionInfo, SessionSummary
+from app.sessions.views import SessionInfo, SessionPage, SessionSummary
 from app.storage.errors import is_storage_unavailable
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
@@ -354,14 +355,32 @@ class SessionRegistry:
 
     # -- reading -----------------------------------------------------------------------------------
 
-    async def list_sessions(self, principal: Principal, *, include_killed: bool) -> list[SessionSummary]:
-        records = await self.store.list(None if principal.admin else principal.id, include_killed=include_killed)
-        return self._summaries(records)
+    def list_query(
+        self,
+        principal: Principal,
+        *,
+        include_killed: bool = False,
+        mode: Mode | None = None,
+        query: str | None = None,
+        cursor: str | None = None,
+    ) -> tuple[ListQuery, Position | None]:
+        """The principal's list (an admin's is everyone's) and where a page of it starts; BadCursor if `cursor`
+        is malformed or was made for another list. An empty `query` matches every session."""
+        listed = ListQuery(None if principal.admin else principal.id, include_killed, mode, query or None)
+        return listed, None if cursor is None else decode_cursor(listed, cursor)
 
-    def listed_now(self, principal: Principal, *, include_killed: bool) -> list[SessionSummary] | None:
-        """`list_sessions` without waiting, when the store keeps that list in memory (None: it has to be read)."""
-        records = self.store.kept_list(None if principal.admin else principal.id, include_killed=include_killed)
-        return None if records is None else self._summaries(records)
+    async def list_page(self, query: ListQuery, after: Position | None, limit: int) -> SessionPage:
+        """One `session/list` page (R-MULTI-4)."""
+        return self._page(query, await self.store.page(query, after, limit))
+
+    def page_now(self, query: ListQuery, after: Position | None, limit: int) -> SessionPage | None:
+        """`list_page` without waiting, when the store keeps that list in memory (None: it has to be read)."""
+        page = self.store.kept_page(query, after, limit)
+        return None if page is None else self._page(query, page)
+
+    def _page(self, query: ListQuery, page: Page) -> SessionPage:
+        last = page.last
+        return SessionPage(self._summaries(page.records), None if last is None else encode_cursor(query, last))
 
     def _summaries(self, records: list[SessionRecord]) -> list[SessionSummary]:
         return [
@@ -374,6 +393,7 @@ class SessionRegistry:
                 r.created_at,
                 r.last_activity,
                 r.message_count,
+                r.title,
             )
             for r in records
         ]
@@ -391,7 +411,7 @@ class SessionRegistry:
             record = await self.store.get(session_id)
             if record is None:  # a chat session that is not live (released by the gateway, or after a restart)
                 record = await self.store.get(session_id, mode="chat")
-            if record is None or (record.mode == "chat" and record.closed):
+            if record is None:  # a closed chat session's history stays readable, as it is listed (R-MULTI-4)
                 raise SessionNotFound
             _check_owner(principal, record.owner)
             mode = record.mode

@@ -22,6 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from app.sessions import store_replay, store_sql, store_sqlite
+from app.sessions.list_pages import ListQuery, Page, Position
 from app.sessions.store_cache import ContextCache, ReplayRow
 from app.sessions.store_lists import UNCHANGED, Activity, Change, ListCache, Listed, Removed
 from app.sessions.store_recovery import close_open_turns
@@ -50,6 +51,7 @@ from app.sessions.store_types import (
     check_choice,
     check_id,
     clip,
+    title_of,
 )
 from app.storage.database import Database
 from app.storage.faults import Faults, StorageFault
@@ -90,7 +92,7 @@ class SessionStore:
         self._endings: set[asyncio.Future[None]] = set()  # cancelled writes not yet known to have ended
         # On SQLite the hottest units are SQL text on the driver connection (store_sqlite), elsewhere Core.
         sqlite = db.dialect == "sqlite"
-        self._list_unit = store_sqlite.list_records if sqlite else store_sql.list_records
+        self._page_unit = store_sqlite.list_page if sqlite else store_sql.list_page
         self._messages_unit = store_sqlite.messages if sqlite else store_sql.messages
         self._append_unit = store_sqlite.append if sqlite else store_sql.append
         self._update_text_unit = store_sqlite.update_text if sqlite else store_sql.update_text
@@ -141,24 +143,25 @@ class SessionStore:
         return await self._db.read(store_sql.get, mode, session_id)
 
     async def list(self, owner: str | None, *, include_killed: bool = False) -> builtins.list[SessionRecord]:
-        """Sessions of both modes, most recently active first; `owner=None` lists everyone's.
+        """Every session of both modes, most recently active first; `owner=None` lists everyone's. Closed ones
+        are listed (their history is kept), killed ones only with `include_killed`."""
+        return (await self.page(ListQuery(owner, include_killed), None, None)).records
 
-        Closed chat sessions are gone (R-ACP-8) and never listed; closed ACP sessions are resumable and are.
-        Answered from `store_lists.ListCache`, which the store's writes keep exact.
-        """
-        kept = self.kept_list(owner, include_killed=include_killed)
+    async def page(self, query: ListQuery, after: Position | None, limit: int | None) -> Page:
+        """The first `limit` sessions of `query` after `after` (None: all), newest activity first (R-MULTI-4):
+        from a kept whole list (`store_lists.ListCache`, which the writes keep exact), else from the index."""
+        kept = self.kept_page(query, after, limit)
         if kept is not None:
             return kept
         version = self._lists.version
-        records = await self._db.read(self._list_unit, owner, include_killed)
-        records.sort(key=lambda r: (r.last_activity, r.session_id), reverse=True)
-        self._lists.fill((owner, include_killed), version, records)
-        return records
+        page = await self._db.read(self._page_unit, query, after, limit)
+        if after is None and not query.filtered and not page.more:  # the whole list of its key: keep it
+            self._lists.fill((query.owner, query.include_killed), version, page.records)
+        return page
 
-    def kept_list(self, owner: str | None, *, include_killed: bool = False) -> builtins.list[SessionRecord] | None:
-        """What `list` answers, if it is kept in memory (None: `list` has to read it)."""
-        kept = self._lists.get((owner, include_killed))
-        return None if kept is None else builtins.list(kept)
+    def kept_page(self, query: ListQuery, after: Position | None, limit: int | None) -> Page | None:
+        """What `page` answers, if its whole list is kept in memory (None: `page` has to read)."""
+        return self._lists.page(query, after, limit)
 
     async def touch(self, session_id: str, *, mode: Mode = "acp") -> None:
         now = utcnow()
@@ -253,9 +256,10 @@ class SessionStore:
         check_choice("surface", surface, SURFACES)
         content = clip(content)
         now = utcnow()
+        title = title_of(content) if role == "user" else None  # set only on a session that has none
         index: int = await self._write(
-            "append", session_id, partial(_appended, mode, now), self._append_unit,
-            mode, session_id, role, content, tool_call_id, name, marker, turn_id, surface, complete, now,
+            "append", session_id, partial(_appended, mode, now, title), self._append_unit,
+            mode, session_id, role, content, tool_call_id, name, marker, turn_id, surface, complete, now, title,
         )  # fmt: skip
         self._contexts.appended(session_id, mode, surface, ReplayRow(index, role, content, tool_call_id, name))
         return index
@@ -450,8 +454,8 @@ class SessionStore:
         return result
 
 
-def _appended(mode: Mode, now: datetime, index: int) -> Activity:
-    return Activity(mode, now, message_count=index + 1)
+def _appended(mode: Mode, now: datetime, title: str | None, index: int) -> Activity:
+    return Activity(mode, now, message_count=index + 1, title=title)
 
 
 def _deleted(mode: Mode, existed: bool) -> Change:

@@ -1,4 +1,5 @@
-"""What `SessionStore.list` answered last, per (owner, killed included), kept exact across the store's writes.
+"""Whole session lists `SessionStore` read last, per (owner, killed included), kept exact across its writes; any
+`session/list` page of such a list (any mode, query or cursor) is answered from it (R-MULTI-4).
 
 A settings screen or panel asks `session/list` again and again (the web panel refreshes it after every action);
 each answer was a read of both session tables on a storage thread. One daemon owns its database (R-STORE), so
@@ -17,15 +18,20 @@ cache when it begins and when it ends.
   empties the cache as it ends.
 * A read fills the cache only if no write ended while it ran (`version`): one that began meanwhile either
   empties the cache as it ends or sets values that are right whether or not the read saw its commit.
+* Only a whole list is kept (a read of every session of the key: `list()`, or a first page with no filter that
+  had no next page), of at most `MAX_RECORDS`: a daemon with 50,000 sessions keeps none, and its pages are read
+  from the index (docs/sessions-storage.md).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Final
 
+from app.sessions.list_pages import ListQuery, Page, Position, position_of
 from app.sessions.store_types import Mode, SessionRecord
 
 __all__ = ["UNCHANGED", "Activity", "Change", "ListCache", "Listed", "Removed"]
@@ -39,13 +45,14 @@ Key = tuple[str | None, bool]  # owner (None: everyone's), killed sessions inclu
 @dataclass(frozen=True, slots=True)
 class Activity:
     """What a committed write set in its session's record: its activity time, and where not None its message
-    count, closed or killed flag."""
+    count, closed or killed flag, and its title if it had none (the first prompt's)."""
 
     mode: Mode
     at: datetime
     message_count: int | None = None
     closed: bool | None = None
     killed: bool | None = None
+    title: str | None = None
 
     def apply(self, kept: _Kept, key: Key, session_id: str) -> None:
         record = kept.records.get((session_id, self.mode))
@@ -58,6 +65,7 @@ class Activity:
                     message_count=record.message_count if self.message_count is None else self.message_count,
                     closed=record.closed if self.closed is None else self.closed,
                     killed=record.killed if self.killed is None else self.killed,
+                    title=self.title if record.title is None else record.title,
                 ),
             )
 
@@ -98,39 +106,36 @@ Change = Activity | Listed | Removed | _Unchanged
 
 
 def listed_in(key: Key, record: SessionRecord) -> bool:
-    """Whether a read for `key` lists `record` (store_sql.list_records: a closed chat session is gone, R-ACP-8)."""
+    """Whether a read for `key` lists `record` (closed sessions of both modes are: their history is kept)."""
     owner, include_killed = key
-    return (
-        (owner is None or record.owner == owner)
-        and (include_killed or not record.killed)
-        and not (record.mode == "chat" and record.closed)
-    )
-
-
-def _recency(record: SessionRecord) -> tuple[datetime, str]:
-    return record.last_activity, record.session_id
+    return (owner is None or record.owner == owner) and (include_killed or not record.killed)
 
 
 class _Kept:
-    """One list: its records by (session id, mode), and their order once asked for."""
+    """One list: its records by (session id, mode), and their order (ascending position) once asked for."""
 
-    __slots__ = ("ordered", "records")
+    __slots__ = ("ascending", "records")
 
     def __init__(self, records: list[SessionRecord]) -> None:
         self.records = {(r.session_id, r.mode): r for r in records}
-        self.ordered: tuple[SessionRecord, ...] | None = tuple(records)
+        self.ascending: tuple[SessionRecord, ...] | None = tuple(sorted(records, key=position_of))
+
+    def sorted(self) -> tuple[SessionRecord, ...]:
+        if self.ascending is None:
+            self.ascending = tuple(sorted(self.records.values(), key=position_of))
+        return self.ascending
 
     def put(self, key: Key, record: SessionRecord) -> None:
         """`record` as it is now: kept if this list shows it, taken out if it no longer does."""
         if listed_in(key, record):
             self.records[record.session_id, record.mode] = record
-            self.ordered = None
+            self.ascending = None
         else:
             self.drop((record.session_id, record.mode))
 
     def drop(self, record_key: tuple[str, Mode]) -> None:
         if self.records.pop(record_key, None) is not None:
-            self.ordered = None
+            self.ascending = None
 
 
 class ListCache:
@@ -143,18 +148,32 @@ class ListCache:
         self._in_flight: Counter[str] = Counter()
         self._solo: dict[str, int] = {}
 
-    def get(self, key: Key) -> tuple[SessionRecord, ...] | None:
-        """The kept list, most recently active first (as `SessionStore.list` sorts a read)."""
+    def page(self, query: ListQuery, after: Position | None, limit: int | None) -> Page | None:
+        """The page a read would answer (the first `limit` after `after`, None: all), if its list is kept."""
+        key = (query.owner, query.include_killed)
         kept = self._lists.get(key)
         if kept is None:
             return None
         self._lists.move_to_end(key)
-        if kept.ordered is None:
-            kept.ordered = tuple(sorted(kept.records.values(), key=_recency, reverse=True))
-        return kept.ordered
+        ascending = kept.sorted()
+        end = len(ascending) if after is None else bisect_left(ascending, after, key=position_of)
+        if not query.filtered:
+            start = 0 if limit is None else max(0, end - limit - 1)
+            chosen = list(reversed(ascending[start:end]))
+        else:
+            chosen = []
+            for index in range(end - 1, -1, -1):
+                if query.shows(ascending[index]):
+                    chosen.append(ascending[index])
+                    if limit is not None and len(chosen) > limit:
+                        break
+        if limit is None or len(chosen) <= limit:
+            return Page(chosen, more=False)
+        return Page(chosen[:limit], more=True)
 
     def fill(self, key: Key, version: int, records: list[SessionRecord]) -> None:
-        """Keep `records` (read while the cache was at `version`, sorted) unless a write ended meanwhile."""
+        """Keep the whole list `records` (read while the cache was at `version`, newest first) unless a write
+        ended meanwhile."""
         if version == self.version and len(records) <= MAX_RECORDS:
             self._lists[key] = _Kept(records)
             self._lists.move_to_end(key)

@@ -22,6 +22,7 @@ from app.sessions.store_types import (
     check_choice,
     check_id,
     clip,
+    title_of,
 )
 from app.storage.models import AcpSession, AcpTranscriptRow, ChatMessage, ChatSession
 from app.storage.types import utcnow
@@ -106,6 +107,9 @@ def add_row(
     now = utcnow()
     session.next_index = index + 1
     session.last_activity = now
+    if role == "user" and session.title is None:
+        session.title = title_of(content)
+        session.title_fold = session.title.casefold()
     s.add(
         models(mode)[1](
             session_id=session.session_id,
@@ -137,6 +141,7 @@ def to_record(row: SessionRow, mode: Mode, *, resumed: bool = False) -> SessionR
         killed=row.killed_at is not None,
         closed=row.closed_at is not None,
         message_count=row.next_index,
+        title=row.title,
         resumed=resumed,
     )
 
@@ -157,11 +162,12 @@ def record_columns(model: SessionModel) -> tuple[KeyedColumnElement[Any], ...]:
         model.killed_at,
         model.closed_at,
         model.next_index,
+        model.title,
     )  # type: ignore[return-value]
 
 
 def record_from_columns(row: Sequence[Any], mode: Mode) -> SessionRecord:
-    sid, owner, alias, workspace, surface, created, last, killed, closed, next_index = row
+    sid, owner, alias, workspace, surface, created, last, killed, closed, next_index, title = row
     return SessionRecord(
         session_id=sid,
         owner=owner,
@@ -174,6 +180,7 @@ def record_from_columns(row: Sequence[Any], mode: Mode) -> SessionRecord:
         killed=killed is not None,
         closed=closed is not None,
         message_count=next_index,
+        title=title,
     )
 
 

@@ -10,6 +10,8 @@ return. The rarer writes (close, kill, delete, recovery, snapshots) stay ORM in 
 
 from __future__ import annotations
 
+import heapq
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -21,6 +23,7 @@ from sqlalchemy import CursorResult
 from sqlalchemy.orm import Session
 
 from app.sessions.errors import RowNotFound, SessionClosed, SessionKilled, SessionNotFound, SessionNotOwned
+from app.sessions.list_pages import ListQuery, Page, Position, position_of
 from app.sessions.store_rows import models, record_columns, record_from_columns, transcript_columns
 from app.sessions.store_types import (
     SURFACES,
@@ -33,18 +36,21 @@ from app.sessions.store_types import (
     clip,
 )
 from app.storage.models import AcpSession, AcpSnapshot, AcpTranscriptRow, AcpTurn
-from app.storage.types import utcnow
+from app.storage.types import UTCDateTime, utcnow
 
 __all__ = [
     "ContextRows",
+    "after_op",
     "append",
     "context_rows",
     "create",
     "finish_turn",
     "get",
-    "list_records",
+    "list_page",
+    "merge_page",
     "messages",
     "messages_and_turn_ends",
+    "page_modes",
     "save_snapshot",
     "update_text",
 ]
@@ -52,6 +58,28 @@ __all__ = [
 # (snapshot_id, boundary, messages JSON) or None; next_index;
 # rows of (idx, role, content, tool_call_id, name)
 ContextRows = tuple[tuple[int, int, str] | None, int, list[Any]]
+
+
+_LIKE_SPECIAL = re.compile(r"[\\%_]")
+
+
+def page_modes(query: ListQuery) -> tuple[Mode, ...]:
+    return ("acp", "chat") if query.mode is None else (query.mode,)
+
+
+def after_op(mode: Mode, after: Position | None) -> str:
+    """How a table's keys compare to the cursor's: an ACP row with the cursor's (time, id) follows a chat one."""
+    if after is None:
+        return ""
+    return "<=" if mode < after.mode else "<"
+
+
+def merge_page(parts: Sequence[list[SessionRecord]], limit: int | None) -> Page:
+    """One page from each table's part (each sorted, at most `limit + 1` long)."""
+    merged = parts[0] if len(parts) == 1 else list(heapq.merge(*parts, key=position_of, reverse=True))
+    if limit is None or len(merged) <= limit:
+        return Page(merged, more=False)
+    return Page(merged[:limit], more=True)
 
 
 # -- statements (bind parameters are named so they never collide with a column's automatic one) ----
@@ -64,16 +92,29 @@ def _get(mode: Mode) -> sa.Select[Any]:
 
 
 @cache
-def _list(mode: Mode, by_owner: bool, include_killed: bool) -> sa.Select[Any]:
+def _page(
+    mode: Mode, by_owner: bool, include_killed: bool, by_title: bool, after: str, limited: bool, dialect: str
+) -> sa.Select[Any]:
+    """One table's part of a `session/list` page, walking the index (owner?, last_activity, session_id) backwards:
+    the range `last_activity <= at` is the index's, the rest filters the few rows of that very time. `after` is
+    "" (from the top), "<" or "<=" (the cursor's own key follows in the other table: the mode breaks the tie)."""
     model = models(mode)[0]
+    # Ids compare by code point, as Python merges the two tables and the list cache sorts (any server locale).
+    sid = sa.collate(model.session_id, "C") if dialect == "postgresql" else model.session_id
     query = sa.select(*record_columns(model))
     if by_owner:
         query = query.where(model.owner == sa.bindparam("owner"))
     if not include_killed:
         query = query.where(model.killed_at.is_(None))
-    if mode == "chat":
-        query = query.where(model.closed_at.is_(None))  # a closed chat session is gone (R-ACP-8)
-    return query
+    if by_title:
+        query = query.where(model.title_fold.like(sa.bindparam("pattern"), escape="\\"))
+    if after:
+        at = sa.bindparam("at", type_=UTCDateTime())
+        after_sid = sa.bindparam("after_sid", type_=sa.String())
+        same_time = sid < after_sid if after == "<" else sid <= after_sid
+        query = query.where(model.last_activity <= at, sa.or_(model.last_activity < at, same_time))
+    query = query.order_by(model.last_activity.desc(), sid.desc())
+    return query.limit(sa.bindparam("limit")) if limited else query
 
 
 @cache
@@ -113,7 +154,13 @@ def _take_index(mode: Mode) -> sa.Update:
     return (
         sa.update(model)
         .where(model.session_id == sa.bindparam("sid"))
-        .values(next_index=model.next_index + 1, last_activity=sa.bindparam("now"))
+        .values(
+            next_index=model.next_index + 1,
+            last_activity=sa.bindparam("now"),
+            # A user row titles a session that has none (R-MULTI-4); other rows bind None.
+            title=sa.func.coalesce(model.title, sa.bindparam("title")),
+            title_fold=sa.func.coalesce(model.title_fold, sa.bindparam("fold")),
+        )
         .returning(model.next_index)
     )
 
@@ -256,14 +303,30 @@ def get(s: Session, mode: Mode, session_id: str) -> SessionRecord | None:
     return None if row is None else record_from_columns(row, mode)
 
 
-def list_records(s: Session, owner: str | None, include_killed: bool) -> list[SessionRecord]:
+def list_page(s: Session, query: ListQuery, after: Position | None, limit: int | None) -> Page:
+    """The first `limit` sessions (None: all) of `query` after `after`, newest activity first (R-MULTI-4)."""
     connection = s.connection()
-    params = {"owner": owner}
-    records: list[SessionRecord] = []
-    for mode in ("acp", "chat"):
-        query = _list(mode, owner is not None, include_killed)
-        records.extend(record_from_columns(row, mode) for row in connection.execute(query, params))
-    return records
+    dialect = connection.dialect.name
+    fold = query.fold
+    params = {
+        "owner": query.owner,
+        "pattern": None if fold is None else "%" + _LIKE_SPECIAL.sub(r"\\\g<0>", fold) + "%",
+        "at": None if after is None else after.last_activity,
+        "after_sid": None if after is None else after.session_id,
+        "limit": None if limit is None else limit + 1,
+    }
+    parts = [
+        [
+            record_from_columns(row, mode)
+            for row in connection.execute(
+                _page(mode, query.owner is not None, query.include_killed, fold is not None,
+                      after_op(mode, after), limit is not None, dialect),
+                params,
+            )
+        ]
+        for mode in page_modes(query)
+    ]  # fmt: skip
+    return merge_page(parts, limit)
 
 
 def create(
@@ -359,12 +422,15 @@ def append(
     surface: str,
     complete: bool,
     now: datetime,
+    title: str | None = None,
 ) -> int:
     """One transcript row at the session's next index (R-ACP-1), stamped `now` (the session's activity time too);
-    the first non-marker row of an ACP turn opens its `acp_turns` record. The counter is bumped and the row
-    written in the writer's one transaction."""
+    the first non-marker row of an ACP turn opens its `acp_turns` record; `title` titles an untitled session. The
+    counter is bumped and the row written in the writer's one transaction."""
     connection = s.connection()
-    counter = connection.execute(_take_index(mode), {"sid": session_id, "now": now}).scalar()
+    fold = None if title is None else title.casefold()
+    taken = {"sid": session_id, "now": now, "title": title, "fold": fold}
+    counter = connection.execute(_take_index(mode), taken).scalar()
     if counter is None:
         raise SessionNotFound(session_id=session_id, mode=mode)
     index: int = counter - 1

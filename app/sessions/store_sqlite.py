@@ -21,9 +21,11 @@ from typing import Final, cast
 from sqlalchemy.orm import Session
 
 from app.sessions.errors import RowNotFound, SessionNotFound
+from app.sessions.list_pages import ListQuery, Page, Position
+from app.sessions.store_sql import after_op, merge_page, page_modes
 from app.sessions.store_types import Mode, SessionRecord, TranscriptRow, clip
 
-__all__ = ["append", "finish_turn", "list_records", "messages", "sqlite_time", "update_text"]
+__all__ = ["append", "finish_turn", "list_page", "messages", "sqlite_time", "update_text"]
 
 
 def _for_both_modes(acp: str) -> dict[Mode, str]:
@@ -58,24 +60,25 @@ def _connection(s: Session) -> sqlite3.Connection:
 
 _RECORD = (
     "SELECT session_id, owner, agent_alias, workspace_dir, interaction_surface, created_at, last_activity, "
-    "killed_at, closed_at, next_index FROM "
+    "killed_at, closed_at, next_index, title FROM "
 )
-# (owner given, killed included) -> (ACP, chat) statements; a closed chat session is gone (R-ACP-8).
-_LIST_SQL: Final = {
-    (False, True): (_RECORD + "acp_sessions", _RECORD + "chat_sessions WHERE closed_at IS NULL"),
-    (False, False): (
-        _RECORD + "acp_sessions WHERE killed_at IS NULL",
-        _RECORD + "chat_sessions WHERE killed_at IS NULL AND closed_at IS NULL",
-    ),
-    (True, True): (
-        _RECORD + "acp_sessions WHERE owner = :owner",
-        _RECORD + "chat_sessions WHERE owner = :owner AND closed_at IS NULL",
-    ),
-    (True, False): (
-        _RECORD + "acp_sessions WHERE owner = :owner AND killed_at IS NULL",
-        _RECORD + "chat_sessions WHERE owner = :owner AND killed_at IS NULL AND closed_at IS NULL",
-    ),
-}
+
+
+@lru_cache(maxsize=128)
+def _page_sql(mode: Mode, by_owner: bool, include_killed: bool, by_title: bool, after: str, limited: bool) -> str:
+    """`store_sql._page` as SQL text (the same conditions, so the same index walk)."""
+    conditions = [
+        *(["owner = :owner"] if by_owner else []),
+        *([] if include_killed else ["killed_at IS NULL"]),
+        *(["instr(title_fold, :fold) > 0"] if by_title else []),
+        *([f"last_activity <= :at AND (last_activity < :at OR session_id {after} :sid)"] if after else []),
+    ]
+    where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+    table = "acp_sessions" if mode == "acp" else "chat_sessions"
+    limit = " LIMIT :limit" if limited else ""
+    return f"{_RECORD}{table}{where} ORDER BY last_activity DESC, session_id DESC{limit}"
+
+
 _TOTAL_SQL: Final = _for_both_modes("SELECT next_index FROM acp_sessions WHERE session_id = ?")
 _ROW = "SELECT idx, role, content, tool_call_id, name, marker, turn_id, interaction_surface, complete, created_at FROM "
 # (mode, `before` given) -> statement
@@ -89,32 +92,31 @@ _MESSAGES_SQL: Final = {
 }
 
 
-def list_records(s: Session, owner: str | None, include_killed: bool) -> list[SessionRecord]:
-    """`store_sql.list_records` on SQLite."""
+def list_page(s: Session, query: ListQuery, after: Position | None, limit: int | None) -> Page:
+    """`store_sql.list_page` on SQLite."""
     connection = _connection(s)
-    params = {"owner": owner}
-    records: list[SessionRecord] = []
-    modes: tuple[Mode, Mode] = ("acp", "chat")
-    for mode, sql in zip(modes, _LIST_SQL[owner is not None, include_killed], strict=True):
-        records.extend(
+    fold = query.fold
+    params = {
+        "owner": query.owner,
+        "fold": fold,
+        "at": None if after is None else sqlite_time(after.last_activity),
+        "sid": None if after is None else after.session_id,
+        "limit": None if limit is None else limit + 1,
+    }
+    flags = (query.owner is not None, query.include_killed, fold is not None)
+    parts = [
+        [
             SessionRecord(
-                sid,
-                who,
-                alias,
-                mode,
-                workspace,
-                surface,
-                _utc(created),
-                _utc(last),
-                killed is not None,
-                closed is not None,
-                count,
+                sid, who, alias, mode, workspace, surface, _utc(created), _utc(last),
+                killed is not None, closed is not None, count, title,
             )
-            for sid, who, alias, workspace, surface, created, last, killed, closed, count in connection.execute(
-                sql, params
+            for sid, who, alias, workspace, surface, created, last, killed, closed, count, title in connection.execute(
+                _page_sql(mode, *flags, after_op(mode, after), limit is not None), params
             )
-        )
-    return records
+        ]
+        for mode in page_modes(query)
+    ]  # fmt: skip
+    return merge_page(parts, limit)
 
 
 def messages(
@@ -142,7 +144,8 @@ def messages(
 # -- writes: a turn's checkpoints ------------------------------------------------------------------
 
 _TAKE_INDEX: Final = _for_both_modes(
-    "UPDATE acp_sessions SET next_index = next_index + 1, last_activity = ? WHERE session_id = ? RETURNING next_index"
+    "UPDATE acp_sessions SET next_index = next_index + 1, last_activity = ?, title = coalesce(title, ?), "
+    "title_fold = coalesce(title_fold, ?) WHERE session_id = ? RETURNING next_index"
 )
 _TOUCH: Final = _for_both_modes(
     "UPDATE acp_sessions SET last_activity = ? WHERE session_id = ? RETURNING interaction_surface, next_index"
@@ -182,11 +185,13 @@ def append(
     surface: str,
     complete: bool,
     moment: datetime,
+    title: str | None = None,
 ) -> int:
     """`store_sql.append` on SQLite."""
     connection = _connection(s)
     now = sqlite_time(moment)
-    taken = connection.execute(_TAKE_INDEX[mode], (now, session_id)).fetchall()
+    fold = None if title is None else title.casefold()
+    taken = connection.execute(_TAKE_INDEX[mode], (now, title, fold, session_id)).fetchall()
     if not taken:
         raise SessionNotFound(session_id=session_id, mode=mode)
     index: int = taken[0][0] - 1

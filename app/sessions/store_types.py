@@ -21,6 +21,7 @@ __all__ = [
     "TranscriptRow",
     "TurnEnd",
     "clip",
+    "title_of",
 ]
 
 Mode = Literal["acp", "chat"]
@@ -37,6 +38,8 @@ INTERRUPTED_TEXT: Final = "Turn interrupted: the daemon stopped before it finish
 MAX_ROW_BYTES: Final = 64 * 1024  # per transcript row, UTF-8 (R-ACP-5, same cap as bash output in R-AGENT-3)
 MAX_ID_LEN: Final = 255
 MAX_TURN_ID_LEN: Final = 64
+TITLE_MAX: Final = 80  # characters of a session's title (R-MULTI-4)
+TITLE_SCAN: Final = 4096  # characters of the prompt looked at for it (migration 0005 reads as many)
 
 
 # -- records ---------------------------------------------------------------------------------------
@@ -55,6 +58,7 @@ class SessionRecord:
     killed: bool
     closed: bool
     message_count: int  # transcript rows, markers included (SPEC `messageCount`)
+    title: str | None = None  # the first prompt's first line; None before any prompt (R-MULTI-4)
     resumed: bool = False  # set by `create`/`reopen` when the session was already stored
 
 
@@ -109,6 +113,11 @@ def clip(text: str, limit: int = MAX_ROW_BYTES) -> str:
     keep = max(0, limit - len(note.encode("utf-8")))
     # "ignore" drops a multi-byte character cut in half at the end instead of storing half of it.
     return data[:keep].decode("utf-8", "ignore") + note
+
+
+def title_of(prompt: str) -> str:
+    """A session's title from its first prompt: its first line, at most `TITLE_MAX` characters (R-MULTI-4)."""
+    return prompt[:TITLE_SCAN].lstrip().partition("\n")[0].strip()[:TITLE_MAX]
 
 
 def check_id(kind: str, value: str, max_len: int = MAX_ID_LEN) -> str:

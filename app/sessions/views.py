@@ -7,7 +7,7 @@ from datetime import datetime
 
 from app.sessions.store_types import Mode
 
-__all__ = ["SessionInfo", "SessionSummary"]
+__all__ = ["SessionInfo", "SessionPage", "SessionSummary"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,3 +34,12 @@ class SessionSummary:
     created_at: datetime
     last_activity: datetime
     message_count: int
+    title: str | None  # the first prompt's first line, at most 80 characters; None before any prompt
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPage:
+    """One `session/list` page (R-MULTI-4): `next_cursor` continues it, None on the last page."""
+
+    sessions: list[SessionSummary]
+    next_cursor: str | None

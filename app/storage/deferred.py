@@ -9,9 +9,9 @@ then on every stand-in hands out its store's own attributes.
 
 Before that first call a stand-in only offers coroutine methods (`await stand_in.method(...)`), which is all the
 session registry, the paired tokens and the surfaces use of a store, and the plain methods named `kept`: those
-answer from what the store keeps in memory, or None when it has to read (`SessionStore.kept_list`), and before the
-open nothing is kept. A failed open is not remembered: the call that asked gets the error (mapped like any storage
-error), and the next call tries again.
+answer from what the store keeps in memory, or None when it has to read (`SessionStore.kept_page`), and before
+the open nothing is kept. A failed open is not remembered: the call that asked gets the error (mapped like any
+storage error), and the next call tries again.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ __all__ = ["DUMP", "REVISION", "STATEMENTS"]
 # A schema, here and in its test: every object SQLite did not make itself, in creation order.
 DUMP = "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
 
-REVISION = "0004"
+REVISION = "0005"
 STATEMENTS: tuple[str, ...] = (
     (
         "CREATE TABLE alembic_version (\n"
@@ -48,12 +48,11 @@ STATEMENTS: tuple[str, ...] = (
         "\tlast_activity DATETIME NOT NULL, \n"
         "\tclosed_at DATETIME, \n"
         "\tkilled_at DATETIME, \n"
-        "\tnext_index INTEGER NOT NULL, \n"
+        "\tnext_index INTEGER NOT NULL, title VARCHAR(80), title_fold VARCHAR(320), \n"
         "\tCONSTRAINT pk_acp_sessions PRIMARY KEY (session_id), \n"
         "\tCONSTRAINT ck_acp_sessions_surface CHECK (interaction_surface IN ('rpc', 'gateway'))\n"
         ")"
     ),
-    "CREATE INDEX ix_acp_sessions_owner ON acp_sessions (owner)",
     (
         "CREATE TABLE chat_sessions (\n"
         "\tsession_id VARCHAR(255) NOT NULL, \n"
@@ -65,12 +64,11 @@ STATEMENTS: tuple[str, ...] = (
         "\tlast_activity DATETIME NOT NULL, \n"
         "\tclosed_at DATETIME, \n"
         "\tkilled_at DATETIME, \n"
-        "\tnext_index INTEGER NOT NULL, \n"
+        "\tnext_index INTEGER NOT NULL, title VARCHAR(80), title_fold VARCHAR(320), \n"
         "\tCONSTRAINT pk_chat_sessions PRIMARY KEY (session_id), \n"
         "\tCONSTRAINT ck_chat_sessions_surface CHECK (interaction_surface IN ('rpc', 'gateway'))\n"
         ")"
     ),
-    "CREATE INDEX ix_chat_sessions_owner ON chat_sessions (owner)",
     (
         "CREATE TABLE acp_transcript (\n"
         "\tsession_id VARCHAR(255) NOT NULL, \n"
@@ -139,6 +137,10 @@ STATEMENTS: tuple[str, ...] = (
     "CREATE INDEX ix_acp_transcript_open ON acp_transcript (session_id, turn_id) WHERE complete = 0",
     "CREATE INDEX ix_chat_messages_open ON chat_messages (session_id, turn_id) WHERE complete = 0",
     "CREATE INDEX ix_acp_turns_open ON acp_turns (session_id) WHERE finished_at IS NULL",
+    "CREATE INDEX ix_acp_sessions_owner_activity ON acp_sessions (owner, last_activity, session_id)",
+    "CREATE INDEX ix_acp_sessions_activity ON acp_sessions (last_activity, session_id)",
+    "CREATE INDEX ix_chat_sessions_owner_activity ON chat_sessions (owner, last_activity, session_id)",
+    "CREATE INDEX ix_chat_sessions_activity ON chat_sessions (last_activity, session_id)",
 )
 # END OF GENERATED PART
 

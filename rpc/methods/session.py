@@ -10,6 +10,7 @@ from msgspec import Meta
 from msgspec.structs import replace
 
 from app.sessions import errors as domain
+from app.sessions.list_pages import MAX_LIMIT
 from rpc.context import CallContext
 from rpc.errors import (
     InternalError,
@@ -27,8 +28,9 @@ from rpc.session_bridge import Elicitor, sink_for
 if TYPE_CHECKING:
     from app.files.service import FileService
     from app.services import Services
+    from app.sessions.list_pages import ListQuery, Position
     from app.sessions.store_types import TranscriptRow
-    from app.sessions.views import SessionSummary
+    from app.sessions.views import SessionPage
 
 __all__ = ["SessionId", "files_of", "map_session_error", "message_row", "register"]
 
@@ -66,6 +68,10 @@ class ApproveParams(SessionParams, frozen=True):
 class ListParams(Params, frozen=True):
     include_killed: bool = False
     mode: Mode | None = None  # only sessions of this mode
+    # R-MULTI-4: a page of at most `limit`, after the page `cursor` came with; titles containing `query`.
+    limit: Annotated[int, Meta(ge=1, le=MAX_LIMIT)] = MAX_LIMIT
+    cursor: Annotated[str, Meta(min_length=1, max_length=1024)] | None = None
+    query: Annotated[str, Meta(max_length=256)] | None = None
 
 
 class MessagesParams(SessionParams, frozen=True):
@@ -105,6 +111,7 @@ map_session_error = error_mapper(
         domain.UnknownAgent: _invalid("agentAlias", "unknown_agent"),
         domain.BadWorkspace: _invalid("cwd", "bad_workspace"),
         domain.ApprovalNotFound: _invalid("requestId", "unknown_request"),
+        domain.BadCursor: _invalid("cursor", "bad_cursor"),
         domain.WrongSessionKind: lambda exc: InvalidParams(
             exc.message, errors=[_field("sessionId", exc.kind, exc.message)]
         ),
@@ -174,9 +181,14 @@ def approve(ctx: CallContext, params: ApproveParams) -> dict[str, Any]:
 
 
 def list_sessions(ctx: CallContext, params: ListParams) -> Answer | Coroutine[Any, Any, Answer]:
-    """Answered inline while the store keeps the list in memory (a panel polls it), else read as its own task."""
-    listed = ctx.services.sessions.listed_now(ctx.principal, include_killed=params.include_killed)
-    return _read_list(ctx, params) if listed is None else _list_answer(ctx, params, listed)
+    """One page (R-MULTI-4). Answered inline while the store keeps the whole list in memory (a panel polls it),
+    else read from the index as its own task."""
+    sessions = ctx.services.sessions
+    query, after = sessions.list_query(
+        ctx.principal, include_killed=params.include_killed, mode=params.mode, query=params.query, cursor=params.cursor
+    )
+    page = sessions.page_now(query, after, params.limit)
+    return _read_list(ctx, query, after, params.limit) if page is None else _list_answer(ctx, page)
 
 
 def list_acp_sessions(ctx: CallContext, params: ListParams) -> Answer | Coroutine[Any, Any, Answer]:
@@ -184,15 +196,12 @@ def list_acp_sessions(ctx: CallContext, params: ListParams) -> Answer | Coroutin
     return list_sessions(ctx, replace(params, mode="acp"))
 
 
-async def _read_list(ctx: CallContext, params: ListParams) -> Answer:
-    listed = await ctx.services.sessions.list_sessions(ctx.principal, include_killed=params.include_killed)
-    return _list_answer(ctx, params, listed)
+async def _read_list(ctx: CallContext, query: ListQuery, after: Position | None, limit: int) -> Answer:
+    return _list_answer(ctx, await ctx.services.sessions.list_page(query, after, limit))
 
 
-def _list_answer(ctx: CallContext, params: ListParams, listed: list[SessionSummary]) -> Answer:
-    if params.mode is not None:
-        listed = [session for session in listed if session.mode == params.mode]
-    return {"sessions": ctx.wire(listed)}
+def _list_answer(ctx: CallContext, page: SessionPage) -> Answer:
+    return {"sessions": ctx.wire(page.sessions), "nextCursor": page.next_cursor}
 
 
 async def messages(ctx: CallContext, params: MessagesParams) -> dict[str, Any]:

@@ -285,7 +285,8 @@ async def test_turn_ends_show_a_cancelled_turn_only_when_asked(durable_daemon: D
 
 
 @pytest.mark.req("R-ACP-8")
-async def test_a_closed_chat_session_is_gone(durable_daemon: Daemon) -> None:
+@pytest.mark.req("R-MULTI-4")
+async def test_a_closed_chat_session_is_gone_but_listed_with_its_history(durable_daemon: Daemon) -> None:
     async with await Peer.open(durable_daemon) as peer:
         opened = await peer.new_session(mode="chat")
         sid = opened["sessionId"]
@@ -295,12 +296,15 @@ async def test_a_closed_chat_session_is_gone(durable_daemon: Daemon) -> None:
         for method, params in [
             ("session/prompt", {"sessionId": sid, "prompt": "again"}),
             ("session/new", {"sessionId": sid, "mode": "chat"}),
-            ("session/messages", {"sessionId": sid}),
             ("session/close", {"sessionId": sid}),
         ]:
             code, data = await peer.error(method, params)
             assert code == -32000 and data.get("kind") == "session_not_found", (method, code, data)
-        assert listed(await peer.call("session/list", {"includeKilled": True}), sid, "chat") is None
+        # never resumed, but listed (closed) and its kept history readable (R-MULTI-4)
+        entry = listed(await peer.call("session/list"), sid, "chat")
+        assert entry is not None and entry["title"] == "chat hello" and entry["live"] is False, entry
+        history = await peer.call("session/messages", {"sessionId": sid})
+        assert [m["content"] for m in history["messages"]] == ["chat hello", "You said: «chat hello»"], history
 
 
 # -------------------------------------------------------------------------------------------------- kill

@@ -491,3 +491,43 @@ async def test_interrupted_turn_shows_a_marker(daemon_factory: DaemonFactory, br
     await expect(await last_assistant(page)).to_contain_text("You said")
     await expect(item).to_have_attribute("data-state", "live")
     w.assert_clean()
+
+
+@pytest.mark.req("R-MULTI-4")
+async def test_the_session_list_pages_and_searches_titles(daemon_factory: DaemonFactory, browser: Browser) -> None:
+    d, url = start_daemon(daemon_factory)
+    token = await pair(d)
+    async with await d.client() as c:
+        for n in range(57):
+            sid = (await c.call("session/new", {"mode": "chat" if n % 4 == 0 else "acp"}))["sessionId"]
+            if n % 10 == 3:  # 3, 13, 23, 33, 43, 53: the older ones only reachable past the first page
+                await c.call("session/prompt", {"sessionId": sid, "prompt": f"Needle number {n}\nmore text"})
+        newest = (await c.call("session/list", {"limit": 1000}))["sessions"]
+
+    w = await open_panel(browser, url, height=1000)
+    page = w.page
+    await sign_in(page, token)
+    items = page.locator("#session-list li")
+    await expect(items).to_have_count(50)  # one page
+    ids = [await items.nth(i).get_attribute("data-session-id") for i in range(50)]
+    assert ids == [s["sessionId"] for s in newest[:50]]  # the daemon's order: newest activity first
+    more = page.locator("#more-sessions")
+    await expect(more).to_be_visible()
+    await more.click()
+    await expect(items).to_have_count(57)
+    await expect(more).to_be_hidden()
+    ids = [await items.nth(i).get_attribute("data-session-id") for i in range(57)]
+    assert ids == [s["sessionId"] for s in newest]  # each once, in order
+
+    await page.fill("#session-search", "NEEDLE")
+    await expect(items).to_have_count(6)
+    await expect(items.first.locator(".session-title")).to_have_text(re.compile(r"^Needle number \d+$"))
+    await page.fill("#session-search", "needle number 4")
+    await expect(items).to_have_count(1)
+    await expect(items.first.locator(".session-title")).to_have_text("Needle number 43")
+    await page.fill("#session-search", "nothing like it")
+    await expect(items).to_have_count(0)
+    await expect(page.locator("#session-list-empty")).to_have_text("No session title matches.")
+    await page.fill("#session-search", "")
+    await expect(items).to_have_count(50)
+    w.assert_clean()

@@ -31,7 +31,7 @@ permission_profiles = ["sessions_all"]
 """
 
 NEW_KEYS = {"sessionId", "agentAlias", "mode", "messageCount", "workspaceDir", "resumed"}
-LIST_KEYS = {"sessionId", "agentAlias", "mode", "live", "killed", "createdAt", "lastActivity", "messageCount"}
+LIST_KEYS = {"sessionId", "agentAlias", "mode", "live", "killed", "createdAt", "lastActivity", "messageCount", "title"}
 
 
 @pytest.fixture(scope="module")

@@ -36,7 +36,7 @@ class _SessionColumns:
     """What every session row carries, whatever its mode."""
 
     session_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    owner: Mapped[str] = mapped_column(String(255), index=True)  # the principal id (R-SES-1)
+    owner: Mapped[str] = mapped_column(String(255))  # the principal id (R-SES-1)
     agent_alias: Mapped[str] = mapped_column(String(255))
     workspace_dir: Mapped[str] = mapped_column(Text)
     interaction_surface: Mapped[str] = mapped_column(String(16))  # where the session was created
@@ -47,6 +47,10 @@ class _SessionColumns:
     # The next transcript row's index, so also the row count (no row is deleted alone). A
     # counter, not max(idx)+1: `append` and `session/list` never scan the transcript.
     next_index: Mapped[int] = mapped_column(Int64)
+    # The first prompt's first line (`session/list`, R-MULTI-4); the folded copy is what `query` matches,
+    # folded by Python so both backends match alike (SQLite's lower() folds ASCII only).
+    title: Mapped[str | None] = mapped_column(String(80))
+    title_fold: Mapped[str | None] = mapped_column(String(320))
 
 
 class _RowColumns:
@@ -64,9 +68,17 @@ class _RowColumns:
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
+def _list_indexes(table: str) -> tuple[Index, Index]:
+    """The keyset of `session/list` pages (migration 0005): newest activity first, per owner or everyone's."""
+    return (
+        Index(f"ix_{table}_owner_activity", "owner", "last_activity", "session_id"),
+        Index(f"ix_{table}_activity", "last_activity", "session_id"),
+    )
+
+
 class AcpSession(_SessionColumns, Base):
     __tablename__ = "acp_sessions"
-    __table_args__ = (CheckConstraint(SURFACE_CHECK, name="surface"),)
+    __table_args__ = (CheckConstraint(SURFACE_CHECK, name="surface"), *_list_indexes("acp_sessions"))
 
 
 class AcpTranscriptRow(_RowColumns, Base):
@@ -125,7 +137,7 @@ class AcpSnapshot(Base):
 
 class ChatSession(_SessionColumns, Base):
     __tablename__ = "chat_sessions"
-    __table_args__ = (CheckConstraint(SURFACE_CHECK, name="surface"),)
+    __table_args__ = (CheckConstraint(SURFACE_CHECK, name="surface"), *_list_indexes("chat_sessions"))
 
 
 class ChatMessage(_RowColumns, Base):

@@ -45,7 +45,7 @@ def test_session_info_wire_shape() -> None:
 
 
 def test_session_summary_wire_shape() -> None:
-    summary = SessionSummary("s1", "default", "chat", True, False, CREATED, ACTIVE, 7)
+    summary = SessionSummary("s1", "default", "chat", True, False, CREATED, ACTIVE, 7, "Deploy it")
     wire = to_wire([summary])
     assert wire == [
         {
@@ -57,6 +57,7 @@ def test_session_summary_wire_shape() -> None:
             "createdAt": "2024-05-06T07:08:09.123Z",
             "lastActivity": "2024-05-06T08:00:00.000Z",
             "messageCount": 7,
+            "title": "Deploy it",
         }
     ]
     assert list(wire[0]) == [
@@ -68,6 +69,7 @@ def test_session_summary_wire_shape() -> None:
         "createdAt",
         "lastActivity",
         "messageCount",
+        "title",
     ]
 
 

@@ -82,7 +82,7 @@ async def test_a_turn_that_cannot_be_stored_raises_and_the_live_session_goes_on(
     assert not live.busy  # the failed turn is over: no session_busy for the next prompt
 
     assert await rows(env, sid) == committed  # reads answer; nothing committed is lost
-    listed = await registry.list_sessions(ALICE, include_killed=False)
+    listed = (await registry.list_page(*registry.list_query(ALICE), 1000)).sessions
     assert [(s.session_id, s.live) for s in listed] == [(sid, True)]
 
     env.knob.write_text("")

@@ -84,7 +84,8 @@ async def test_a_closed_chat_session_is_gone(store: SessionStore) -> None:
         await store.reopen("c1", mode="chat")
     with pytest.raises(SessionClosed):
         await _new(store, "c1", mode="chat")
-    assert [r.session_id for r in await store.list(None)] == []
+    # R-MULTI-4: it is still listed, closed, with its history kept
+    assert [(r.session_id, r.closed) for r in await store.list(None)] == [("c1", True)]
 
 
 @pytest.mark.req("R-ACP-9")

@@ -20,6 +20,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from app.sessions.errors import SessionClosed, SessionKilled, SessionNotOwned
+from app.sessions.list_pages import ListQuery
 from app.sessions.store import SessionStore
 from app.sessions.store_lists import Activity, ListCache
 from app.sessions.store_types import SessionRecord
@@ -80,6 +81,15 @@ async def _check(store: SessionStore, db: Database) -> None:
     for owner in (None, *OWNERS):
         for killed in (False, True):
             assert await store.list(owner, include_killed=killed) == await fresh.list(owner, include_killed=killed)
+            # R-MULTI-4: a page of a kept list (any mode, title query, cursor) is the page a read answers
+            for chosen, query in ((None, None), ("chat", None), (None, "HI 1")):
+                listing = ListQuery(owner, killed, chosen, query)  # type: ignore[arg-type]
+                after = None
+                while True:
+                    page = await store.page(listing, after, 2)
+                    assert page == await fresh.page(listing, after, 2)
+                    if (after := page.last) is None:
+                        break
 
 
 async def _run(ops: list[tuple[Any, ...]]) -> None:
@@ -92,7 +102,7 @@ async def _run(ops: list[tuple[Any, ...]]) -> None:
             nonlocal turn
             turn += 1
             return await store.append(
-                session, role="user", content="hi", turn_id=f"t{turn}", surface="rpc", mode=chosen
+                session, role="user", content=f"  Hi {turn}\nsaid", turn_id=f"t{turn}", surface="rpc", mode=chosen
             )  # type: ignore[arg-type]
 
         for item in ops:
@@ -152,8 +162,8 @@ def test_every_write_but_recovery_is_applied_to_the_kept_lists_not_read_again() 
             store = SessionStore(db)
             await store.create("s1", owner="o1", agent_alias="default", workspace_dir="/w")
             reads: list[object] = []
-            unit = store._list_unit
-            store._list_unit = lambda *args: reads.append(args) or unit(*args)  # type: ignore[method-assign]
+            unit = store._page_unit
+            store._page_unit = lambda *args: reads.append(args) or unit(*args)  # type: ignore[method-assign]
             writes = (
                 store.create("s2", owner="o2", agent_alias="default", workspace_dir="/w"),
                 store.create("c1", owner="o1", agent_alias="default", workspace_dir="/w", mode="chat"),
@@ -189,11 +199,11 @@ def test_a_list_read_racing_a_write_does_not_fill_the_cache_with_what_the_write_
     async def run() -> None:
         db, store = await _file_store(tmp_path)
         try:
-            unit = store._list_unit
-            store._list_unit = _held(unit, started, release)  # type: ignore[method-assign]
+            unit = store._page_unit
+            store._page_unit = _held(unit, started, release)  # type: ignore[method-assign]
             read = asyncio.ensure_future(store.list(None))
             assert await asyncio.to_thread(started.wait, 10)
-            store._list_unit = unit  # type: ignore[method-assign]
+            store._page_unit = unit  # type: ignore[method-assign]
             await store.kill("s1")  # committed while the read still holds its snapshot
             release.set()
             stale = await read
@@ -230,8 +240,8 @@ def test_a_turns_checkpoints_are_applied_to_the_kept_list_not_read_again(databas
             for session in ("s1", "s2"):
                 await store.create(session, owner="o", agent_alias="default", workspace_dir="/w")
             reads: list[object] = []
-            unit = store._list_unit
-            store._list_unit = lambda *args: reads.append(args) or unit(*args)  # type: ignore[method-assign]
+            unit = store._page_unit
+            store._page_unit = lambda *args: reads.append(args) or unit(*args)  # type: ignore[method-assign]
             assert [r.session_id for r in await store.list(None)] == ["s2", "s1"]
             index = await store.append("s1", role="user", content="hi", turn_id="t1", surface="rpc")
             assert [(r.session_id, r.message_count) for r in await store.list(None)] == [("s1", 1), ("s2", 0)]
@@ -280,14 +290,14 @@ def test_a_list_read_that_began_during_a_write_and_ended_after_it_is_not_kept(tm
     async def run() -> None:
         db, store = await _file_store(tmp_path)
         try:
-            list_unit = store._list_unit
+            list_unit = store._page_unit
             store._append_unit = _held(store._append_unit, append_ran, release_append)  # type: ignore[method-assign]
-            store._list_unit = _held(list_unit, read_ran, release_read)  # type: ignore[method-assign]
+            store._page_unit = _held(list_unit, read_ran, release_read)  # type: ignore[method-assign]
             append = asyncio.ensure_future(store.append("s1", role="user", content="hi", turn_id="t", surface="rpc"))
             assert await asyncio.to_thread(append_ran.wait, 10)
             read = asyncio.ensure_future(store.list(None))
             assert await asyncio.to_thread(read_ran.wait, 10)
-            store._list_unit = list_unit  # type: ignore[method-assign]
+            store._page_unit = list_unit  # type: ignore[method-assign]
             release_append.set()
             assert await append == 0
             release_read.set()
@@ -324,10 +334,10 @@ def test_overlapping_writes_of_one_session_empty_the_kept_lists_whichever_ends_f
         cache.fill((None, False), cache.version, [_record("s1"), _record("s2")])
         tickets = [cache.write_begins("s1"), cache.write_begins("s1")]
         cache.write_ends("s1", tickets[first_to_end], Activity("acp", later, 1))
-        assert cache.get((None, False)) is None
+        assert cache.page(EVERYONE, None, None) is None
         cache.fill((None, False), cache.version, [_record("s1"), _record("s2")])
         cache.write_ends("s1", tickets[1 - first_to_end], Activity("acp", later, 2))
-        assert cache.get((None, False)) is None
+        assert cache.page(EVERYONE, None, None) is None
 
 
 def test_a_write_of_another_session_meanwhile_does_not_stop_a_checkpoint_being_applied() -> None:
@@ -336,6 +346,14 @@ def test_a_write_of_another_session_meanwhile_does_not_stop_a_checkpoint_being_a
     cache.fill((None, False), cache.version, [_record("s1"), _record("s2")])
     mine, other = cache.write_begins("s2"), cache.write_begins("s1")
     cache.write_ends("s2", mine, Activity("acp", later, 3))
-    assert [(r.session_id, r.message_count) for r in cache.get((None, False)) or ()] == [("s2", 3), ("s1", 0)]
+    assert [(r.session_id, r.message_count) for r in _kept(cache)] == [("s2", 3), ("s1", 0)]
     cache.write_ends("s1", other)  # not a checkpoint: empties
-    assert cache.get((None, False)) is None
+    assert cache.page(EVERYONE, None, None) is None
+
+
+EVERYONE = ListQuery(None)
+
+
+def _kept(cache: ListCache) -> list[SessionRecord]:
+    page = cache.page(EVERYONE, None, None)
+    return [] if page is None else page.records

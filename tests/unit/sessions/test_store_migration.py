@@ -33,7 +33,7 @@ def test_head_has_the_session_tables_and_no_drift(tmp_path: Path) -> None:
             assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == HEAD_REVISION
     finally:
         engine.dispose()
-    assert HEAD_REVISION == "0004"
+    assert HEAD_REVISION == "0005"
 
 
 def test_downgrade_to_0001_drops_only_the_session_tables(tmp_path: Path) -> None:
@@ -59,7 +59,8 @@ def test_deleting_a_session_row_cascades_to_its_children(tmp_path: Path) -> None
         with engine.begin() as conn:
             conn.exec_driver_sql("PRAGMA foreign_keys=ON")
             conn.exec_driver_sql(
-                "INSERT INTO acp_sessions VALUES ('s', 'o', 'default', '/w', 'rpc', ?, ?, NULL, NULL, 1)", (now, now)
+                "INSERT INTO acp_sessions VALUES ('s', 'o', 'default', '/w', 'rpc', ?, ?, NULL, NULL, 1, NULL, NULL)",
+                (now, now),
             )
             conn.exec_driver_sql(
                 "INSERT INTO acp_transcript VALUES ('s', 0, 'user', 'hi', NULL, NULL, NULL, 't', 'rpc', 1, ?)", (now,)

@@ -19,8 +19,9 @@ from sqlalchemy.dialects.sqlite import DATETIME
 
 from app.sessions import store_sql, store_sqlite
 from app.sessions.errors import SessionNotFound
+from app.sessions.list_pages import ListQuery
 from app.sessions.store import SessionStore
-from app.sessions.store_types import Mode
+from app.sessions.store_types import Mode, SessionRecord
 from app.storage import Database
 from app.storage.migrate import upgrade
 from app.storage.types import UTCDateTime
@@ -87,20 +88,34 @@ async def _populate(store: SessionStore) -> None:
 async def test_sqlite_units_equal_the_core_units(store: SessionStore) -> None:
     db = _db(store)
     assert db.dialect == "sqlite"
-    assert store._list_unit is store_sqlite.list_records
+    assert store._page_unit is store_sqlite.list_page
     assert store._messages_unit is store_sqlite.messages
     await _populate(store)
 
     for owner in (None, "alice", "bob", "carol", "nobody"):
         for include_killed in (False, True):
-            core = await db.read(store_sql.list_records, owner, include_killed)
-            raw = await db.read(store_sqlite.list_records, owner, include_killed)
-            assert raw == core
-            assert _typed(raw) == _typed(core)
-            assert core or owner == "nobody"
-    everyone = await db.read(store_sqlite.list_records, None, True)
+            for mode, query in ((None, None), ("acp", None), ("chat", "QUESTION"), (None, "ü"), (None, "%")):
+                listing = ListQuery(owner, include_killed, mode, query)  # type: ignore[arg-type]
+                core = await db.read(store_sql.list_page, listing, None, None)
+                raw = await db.read(store_sqlite.list_page, listing, None, None)
+                assert raw == core
+                assert _typed(raw.records) == _typed(core.records)
+                assert core.records or owner == "nobody" or query is not None
+                # R-MULTI-4: every page size walks the same list, through either unit, each session once
+                for limit in (1, 2, 3, 1000):
+                    walked: list[SessionRecord] = []
+                    after = None
+                    while True:
+                        page = await db.read(store_sqlite.list_page, listing, after, limit)
+                        assert page == await db.read(store_sql.list_page, listing, after, limit)
+                        walked += page.records
+                        if (after := page.last) is None:
+                            break
+                    assert walked == core.records
+    everyone = (await db.read(store_sqlite.list_page, ListQuery(None, True), None, None)).records
     states = {(r.mode, r.killed, r.closed) for r in everyone}
-    assert {("acp", True, False), ("acp", False, True), ("chat", True, False), ("acp", False, False)} <= states
+    assert {("acp", True, False), ("acp", False, True), ("chat", True, False), ("chat", False, True)} <= states
+    assert {r.title for r in everyone} == {"question 0 ✓ ü", None}
 
     windows = [(100, None), (20, None), (7, None), (0, None), (1, None), (5, 10), (5, 3), (5, 0), (3, 1)]
     windows += [(10, 2**63 - 1), (100, 21), (2, 22), (50, 19)]
