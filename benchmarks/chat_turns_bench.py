@@ -9,8 +9,8 @@ and the kit copies that turn's rows (`user`, `assistant`) as raw SQL until the t
 
 A point is the median latency (write to answer) of the turns around it (1..20 for turn 10, N - 24..N + 25 for
 turn N), and the daemon's CPU per turn over them (/proc/<pid>/stat, 10 ms ticks: coarse over 20 turns). The first
-turns after the restart are in the window: they read the whole history once (an ACP session then trims it, a chat
-session keeps reading it), as a user resuming the session would.
+turns after the restart are in the window: they read the whole history once and trim it (a chat session, since
+R-MULTI-5, before its first turn), as a user resuming the session would.
 
     chat: turn 10 = … ms (cpu … ms)  turn 10000 = … ms (cpu … ms)  ratio = …x (target ≤ 1.5x; median of 3)
 """

@@ -19,8 +19,8 @@ from sqlalchemy.dialects.sqlite import DATETIME
 
 from app.sessions import store_sql, store_sqlite
 from app.sessions.errors import SessionNotFound
-from app.sessions.store import SessionStore
 from app.sessions.list_pages import ListQuery
+from app.sessions.store import SessionStore
 from app.sessions.store_types import Mode, SessionRecord
 from app.storage import Database
 from app.storage.migrate import upgrade
