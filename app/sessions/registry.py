@@ -244,6 +244,10 @@ class SessionRegistry:
         tools = build_tools([t for t in agent.tools])
         settings = _turn_settings(config, agent, live, client)
         provider_config = config.providers.get(agent.provider)
+        if live.mode == "chat":
+            # R-MULTI-5: the provider is never sent more than the budget, also on the first turn of a chat
+            # stored before migration 0006 (no snapshot yet); the context read is cached for the turn.
+            await self._maybe_trim(live, updates, config, prompt=text)
         context = (await self.store.context(live.session_id, surface=live.surface, mode=live.mode)).messages
         body = asyncio.get_running_loop().create_task(
             run_turn(
@@ -297,15 +301,22 @@ class SessionRegistry:
                 }
             )
 
-    async def _maybe_trim(self, live: LiveSession, updates: TurnUpdates, config: Config) -> None:
-        if live.mode != "acp":  # retained-context snapshots exist for ACP sessions only (R-ACP-1)
-            return
-        recovered = await self.store.context(live.session_id, surface=live.surface)
-        trimmed = trim_context(recovered.messages, config.context.max_messages, config.context.max_chars)
+    async def _maybe_trim(
+        self, live: LiveSession, updates: TurnUpdates, config: Config, prompt: str | None = None
+    ) -> None:
+        """Trim the retained context when it is over `[context]`, in either mode (R-ACP-1, R-MULTI-5). Given the
+        turn's `prompt` (before the turn): when the context plus that prompt would be; the prompt is not stored."""
+        recovered = await self.store.context(live.session_id, surface=live.surface, mode=live.mode)
+        pending = [] if prompt is None else [{"role": "user", "content": prompt}]
+        limits = config.context
+        trimmed = trim_context([*recovered.messages, *pending], limits.max_messages, limits.max_chars)
         if trimmed is None:
             return
+        kept = trimmed.kept[: len(trimmed.kept) - len(pending)]
         try:
-            await self.store.save_snapshot(live.session_id, trimmed.kept, recovered.covers)
+            await self.store.save_snapshot(
+                live.session_id, kept, recovered.covers, surface=live.surface, mode=live.mode
+            )
         except Exception:
             # R-ACP-2: no notification unless the snapshot and its boundary were committed together.
             log.warning("could not save a trimmed context snapshot; keeping the previous one", exc_info=True)
@@ -315,9 +326,9 @@ class SessionRegistry:
                 "session_id": live.session_id,
                 "type": "history_trimmed",
                 "dropped_messages": trimmed.dropped,
-                "kept_messages": len(trimmed.kept),
+                "kept_messages": len(kept),
                 "checkpoint": recovered.covers,
-                "kept_turns": sum(1 for message in trimmed.kept if message.get("role") == "user"),
+                "kept_turns": sum(1 for message in kept if message.get("role") == "user"),
                 "reason": trimmed.reason,
             }
         )

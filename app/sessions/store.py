@@ -55,7 +55,7 @@ from app.sessions.store_types import (
 )
 from app.storage.database import Database
 from app.storage.faults import Faults, StorageFault
-from app.storage.models import AcpSnapshot, AcpTurn
+from app.storage.models import AcpTurn
 from app.storage.types import utcnow
 
 __all__ = [
@@ -215,13 +215,14 @@ class SessionStore:
         Only this mode's tables are touched: a chat session with the same id survives an ACP delete.
         Returns whether the session existed.
         """
-        session_model, transcript = models(mode)
+        session_model, transcript, snapshots = models(mode)
 
         def unit(s: Session) -> bool:
             if find_session(s, mode, session_id) is None:
                 return False
             # Children first and explicitly: correct even on a connection without foreign-key enforcement.
-            children: tuple[Any, ...] = (transcript, AcpTurn, AcpSnapshot) if mode == "acp" else (transcript,)
+            turns: tuple[Any, ...] = (AcpTurn,) if mode == "acp" else ()
+            children: tuple[Any, ...] = (transcript, *turns, snapshots)
             for child in children:
                 s.execute(sa.delete(child).where(child.session_id == session_id))
             s.execute(sa.delete(session_model).where(session_model.session_id == session_id))
@@ -327,8 +328,10 @@ class SessionStore:
         boundary: int,
         *,
         surface: Surface | None = None,
+        mode: Mode = "acp",
     ) -> int:
-        """Commit a retained-context snapshot and the transcript boundary it covers, together (R-ACP-2).
+        """Commit a retained-context snapshot and the transcript boundary it covers, together (R-ACP-2); a chat
+        session's goes to its own table (R-MULTI-5).
 
         `boundary` is the last transcript index the snapshot accounts for (`RecoveredContext.covers` of the
         context it was trimmed from); `surface` defaults to the session's own. Returns the snapshot id. If this
@@ -338,11 +341,12 @@ class SessionStore:
         payload = orjson.dumps(store_replay.sanitize_snapshot(messages)).decode()
         if surface is not None:
             check_choice("surface", surface, SURFACES)
-        args = (session_id, payload, boundary, surface, SNAPSHOTS_KEPT)
+        check_choice("mode", mode, MODES)
+        args = (mode, session_id, payload, boundary, surface, SNAPSHOTS_KEPT)
         snapshot_id, chosen = await self._write(
             "save_snapshot", session_id, lambda _: UNCHANGED, store_sql.save_snapshot, *args
         )
-        self._contexts.snapshot_saved(session_id, chosen, (snapshot_id, boundary, payload))
+        self._contexts.snapshot_saved(session_id, mode, chosen, (snapshot_id, boundary, payload))
         return snapshot_id
 
     async def context(self, session_id: str, *, surface: Surface = "rpc", mode: Mode = "acp") -> RecoveredContext:

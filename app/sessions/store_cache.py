@@ -117,10 +117,10 @@ class ContextCache:
             entry.messages = _retexted(entry.messages, old, content) if last else None
             entry.chars += len(content) - len(old.content)
 
-    def snapshot_saved(self, session_id: str, surface: str, snapshot: tuple[int, int, str]) -> None:
+    def snapshot_saved(self, session_id: str, mode: Mode, surface: str, snapshot: tuple[int, int, str]) -> None:
         """The newest snapshot of `surface` now rules (ids grow per session): replay starts after its boundary."""
         boundary = snapshot[1]
-        for key in [key for key in self._entries if key[0] == session_id and key[1] == "acp" and key[2] == surface]:
+        for key in [key for key in self._entries if key[:3] == (session_id, mode, surface)]:
             entry = self._entries[key]
             if entry.snapshot is not None and boundary < entry.snapshot[1]:
                 del self._entries[key]  # rows before the old boundary were never cached

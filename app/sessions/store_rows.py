@@ -24,12 +24,13 @@ from app.sessions.store_types import (
     clip,
     title_of,
 )
-from app.storage.models import AcpSession, AcpTranscriptRow, ChatMessage, ChatSession
+from app.storage.models import AcpSession, AcpSnapshot, AcpTranscriptRow, ChatMessage, ChatSession, ChatSnapshot
 from app.storage.types import utcnow
 
 __all__ = [
     "SessionModel",
     "SessionRow",
+    "SnapshotModel",
     "TranscriptModel",
     "TranscriptRowModel",
     "add_row",
@@ -48,11 +49,15 @@ SessionRow = AcpSession | ChatSession
 SessionModel = type[AcpSession] | type[ChatSession]
 TranscriptRowModel = AcpTranscriptRow | ChatMessage
 TranscriptModel = type[AcpTranscriptRow] | type[ChatMessage]
+SnapshotModel = type[AcpSnapshot] | type[ChatSnapshot]
 
 
-def models(mode: Mode) -> tuple[SessionModel, TranscriptModel]:
+def models(mode: Mode) -> tuple[SessionModel, TranscriptModel, SnapshotModel]:
+    """A mode's session, transcript and retained-context snapshot tables (R-ACP-1, R-MULTI-5)."""
     check_choice("mode", mode, MODES)
-    return (AcpSession, AcpTranscriptRow) if mode == "acp" else (ChatSession, ChatMessage)
+    if mode == "acp":
+        return AcpSession, AcpTranscriptRow, AcpSnapshot
+    return ChatSession, ChatMessage, ChatSnapshot
 
 
 def load_session(s: Session, mode: Mode, session_id: str) -> SessionRow:

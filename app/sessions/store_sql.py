@@ -35,7 +35,7 @@ from app.sessions.store_types import (
     check_choice,
     clip,
 )
-from app.storage.models import AcpSession, AcpSnapshot, AcpTranscriptRow, AcpTurn
+from app.storage.models import AcpTranscriptRow, AcpTurn
 from app.storage.types import UTCDateTime, utcnow
 
 __all__ = [
@@ -271,28 +271,43 @@ _TURN_ENDS = (
     .having(sa.func.max(AcpTranscriptRow.idx) <= sa.bindparam("last"))
     .order_by(sa.func.max(AcpTranscriptRow.idx))
 )
-_SNAPSHOT_STATE = sa.select(AcpSession.interaction_surface, AcpSession.next_index).where(
-    AcpSession.session_id == sa.bindparam("sid")
-)
-_LATEST_SNAPSHOT = sa.select(sa.func.max(AcpSnapshot.snapshot_id)).where(AcpSnapshot.session_id == sa.bindparam("sid"))
-_INSERT_SNAPSHOT = sa.insert(AcpSnapshot)
-_MINE = (AcpSnapshot.session_id == sa.bindparam("sid"), AcpSnapshot.interaction_surface == sa.bindparam("surface"))
-_PRUNE_SNAPSHOTS = sa.delete(AcpSnapshot).where(
-    *_MINE,
-    AcpSnapshot.snapshot_id.not_in(
-        sa.select(AcpSnapshot.snapshot_id)
-        .where(*_MINE)
-        .order_by(AcpSnapshot.snapshot_id.desc())
-        .limit(sa.bindparam("keep"))
-        .scalar_subquery()
-    ),
-)
-_SNAPSHOT = (
-    sa.select(AcpSnapshot.snapshot_id, AcpSnapshot.boundary, AcpSnapshot.messages)
-    .where(AcpSnapshot.session_id == sa.bindparam("sid"), AcpSnapshot.interaction_surface == sa.bindparam("surface"))
-    .order_by(AcpSnapshot.snapshot_id.desc())
-    .limit(1)
-)
+# Snapshot statements per mode: chat sessions keep theirs in `chat_snapshots` (R-MULTI-5).
+
+
+@cache
+def _snapshot_state(mode: Mode) -> sa.Select[str, int]:
+    model = models(mode)[0]
+    return sa.select(model.interaction_surface, model.next_index).where(model.session_id == sa.bindparam("sid"))
+
+
+@cache
+def _latest_snapshot(mode: Mode) -> sa.Select[int]:
+    snap = models(mode)[2]
+    return sa.select(sa.func.max(snap.snapshot_id)).where(snap.session_id == sa.bindparam("sid"))
+
+
+@cache
+def _insert_snapshot(mode: Mode) -> sa.Insert:
+    return sa.insert(models(mode)[2])
+
+
+@cache
+def _prune_snapshots(mode: Mode) -> sa.Delete:
+    snap = models(mode)[2]
+    mine = (snap.session_id == sa.bindparam("sid"), snap.interaction_surface == sa.bindparam("surface"))
+    newest = sa.select(snap.snapshot_id).where(*mine).order_by(snap.snapshot_id.desc()).limit(sa.bindparam("keep"))
+    return sa.delete(snap).where(*mine, snap.snapshot_id.not_in(newest.scalar_subquery()))
+
+
+@cache
+def _snapshot(mode: Mode) -> sa.Select[int, int, str]:
+    snap = models(mode)[2]
+    return (
+        sa.select(snap.snapshot_id, snap.boundary, snap.messages)
+        .where(snap.session_id == sa.bindparam("sid"), snap.interaction_surface == sa.bindparam("surface"))
+        .order_by(snap.snapshot_id.desc())
+        .limit(1)
+    )
 
 
 # -- units -----------------------------------------------------------------------------------------
@@ -516,10 +531,8 @@ def context_rows(s: Session, mode: Mode, session_id: str, surface: Surface) -> C
         raise SessionKilled(session_id=session_id, mode=mode)
     if mode == "chat" and closed:
         raise SessionClosed(session_id=session_id)
-    snapshot: tuple[int, int, str] | None = None
-    if mode == "acp":
-        found = connection.execute(_SNAPSHOT, {"sid": session_id, "surface": surface}).first()
-        snapshot = None if found is None else (found[0], found[1], found[2])
+    found = connection.execute(_snapshot(mode), {"sid": session_id, "surface": surface}).first()
+    snapshot = None if found is None else (found[0], found[1], found[2])
     boundary = -1 if snapshot is None else snapshot[1]
     params = {"sid": session_id, "boundary": boundary, "surface": surface}
     rows: Sequence[Any] = connection.execute(_context_rows(mode), params).all()
@@ -527,20 +540,20 @@ def context_rows(s: Session, mode: Mode, session_id: str, surface: Surface) -> C
 
 
 def save_snapshot(
-    s: Session, session_id: str, payload: str, boundary: int, surface: str | None, keep: int
+    s: Session, mode: Mode, session_id: str, payload: str, boundary: int, surface: str | None, keep: int
 ) -> tuple[int, str]:
     """A snapshot and its boundary, then only the newest `keep` of its surface are kept (R-ACP-2); returns its id
     and surface."""
     connection = s.connection()
-    state = connection.execute(_SNAPSHOT_STATE, {"sid": session_id}).first()
+    state = connection.execute(_snapshot_state(mode), {"sid": session_id}).first()
     if state is None:
-        raise SessionNotFound(session_id=session_id, mode="acp")
+        raise SessionNotFound(session_id=session_id, mode=mode)
     own_surface, next_index = state
     chosen = surface if surface is not None else own_surface
     check_choice("surface", chosen, SURFACES)
     if not -1 <= boundary < next_index:
         raise ValueError(f"boundary {boundary} is outside the transcript (-1..{next_index - 1})")
-    snapshot_id: int = (connection.execute(_LATEST_SNAPSHOT, {"sid": session_id}).scalar() or 0) + 1
+    snapshot_id: int = (connection.execute(_latest_snapshot(mode), {"sid": session_id}).scalar() or 0) + 1
     row = {
         "session_id": session_id,
         "snapshot_id": snapshot_id,
@@ -549,6 +562,6 @@ def save_snapshot(
         "interaction_surface": chosen,
         "created_at": utcnow(),
     }
-    connection.execute(_INSERT_SNAPSHOT, row)
-    connection.execute(_PRUNE_SNAPSHOTS, {"sid": session_id, "surface": chosen, "keep": keep})
+    connection.execute(_insert_snapshot(mode), row)
+    connection.execute(_prune_snapshots(mode), {"sid": session_id, "surface": chosen, "keep": keep})
     return snapshot_id, chosen

@@ -16,7 +16,7 @@ __all__ = ["DUMP", "REVISION", "STATEMENTS"]
 # A schema, here and in its test: every object SQLite did not make itself, in creation order.
 DUMP = "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
 
-REVISION = "0005"
+REVISION = "0006"
 STATEMENTS: tuple[str, ...] = (
     (
         "CREATE TABLE alembic_version (\n"
@@ -141,6 +141,19 @@ STATEMENTS: tuple[str, ...] = (
     "CREATE INDEX ix_acp_sessions_activity ON acp_sessions (last_activity, session_id)",
     "CREATE INDEX ix_chat_sessions_owner_activity ON chat_sessions (owner, last_activity, session_id)",
     "CREATE INDEX ix_chat_sessions_activity ON chat_sessions (last_activity, session_id)",
+    (
+        "CREATE TABLE chat_snapshots (\n"
+        "\tsession_id VARCHAR(255) NOT NULL, \n"
+        "\tsnapshot_id INTEGER NOT NULL, \n"
+        "\tmessages TEXT NOT NULL, \n"
+        "\tboundary INTEGER NOT NULL, \n"
+        "\tinteraction_surface VARCHAR(16) NOT NULL, \n"
+        "\tcreated_at DATETIME NOT NULL, \n"
+        "\tCONSTRAINT pk_chat_snapshots PRIMARY KEY (session_id, snapshot_id), \n"
+        "\tCONSTRAINT ck_chat_snapshots_surface CHECK (interaction_surface IN ('rpc', 'gateway')), \n"
+        "\tCONSTRAINT fk_chat_snapshots_session_id_chat_sessions FOREIGN KEY(session_id) REFERENCES chat_sessions (session_id) ON DELETE CASCADE\n"
+        ")"
+    ),
 )
 # END OF GENERATED PART
 

@@ -14,6 +14,7 @@ from app.storage.models.sessions import (
     AcpTurn,
     ChatMessage,
     ChatSession,
+    ChatSnapshot,
 )
 
 __all__ = [
@@ -24,5 +25,6 @@ __all__ = [
     "Base",
     "ChatMessage",
     "ChatSession",
+    "ChatSnapshot",
     "PairingToken",
 ]

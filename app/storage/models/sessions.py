@@ -16,7 +16,15 @@ from sqlalchemy.orm import Mapped, mapped_column
 from app.storage.models.base import Base
 from app.storage.types import Int64, UTCDateTime
 
-__all__ = ["AcpSession", "AcpSnapshot", "AcpTranscriptRow", "AcpTurn", "ChatMessage", "ChatSession"]
+__all__ = [
+    "AcpSession",
+    "AcpSnapshot",
+    "AcpTranscriptRow",
+    "AcpTurn",
+    "ChatMessage",
+    "ChatSession",
+    "ChatSnapshot",
+]
 
 # Kept as SQL text so the migration and the models state the same constraint.
 SURFACE_CHECK = "interaction_surface IN ('rpc', 'gateway')"
@@ -119,20 +127,23 @@ class AcpTurn(Base):
     stop_reason: Mapped[str | None] = mapped_column(String(32))
 
 
-class AcpSnapshot(Base):
+class _SnapshotColumns:
     """A retained provider context (R-ACP-1..3): what the model is given, independent of the transcript."""
 
+    snapshot_id: Mapped[int] = mapped_column(Int64, primary_key=True)  # increases per session
+    messages: Mapped[str] = mapped_column(Text)  # JSON list of OpenAI-shaped messages; "[]" is authoritative
+    boundary: Mapped[int] = mapped_column(Int64)  # transcript rows with idx > boundary are replayed on top
+    interaction_surface: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class AcpSnapshot(_SnapshotColumns, Base):
     __tablename__ = "acp_snapshots"
     __table_args__ = (CheckConstraint(SURFACE_CHECK, name="surface"),)
 
     session_id: Mapped[str] = mapped_column(
         String(255), ForeignKey("acp_sessions.session_id", ondelete="CASCADE"), primary_key=True
     )
-    snapshot_id: Mapped[int] = mapped_column(Int64, primary_key=True)  # increases per session
-    messages: Mapped[str] = mapped_column(Text)  # JSON list of OpenAI-shaped messages; "[]" is authoritative
-    boundary: Mapped[int] = mapped_column(Int64)  # transcript rows with idx > boundary are replayed on top
-    interaction_surface: Mapped[str] = mapped_column(String(16))
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class ChatSession(_SessionColumns, Base):
@@ -147,6 +158,17 @@ class ChatMessage(_RowColumns, Base):
         CheckConstraint(ROLE_CHECK, name="role"),
         _open_rows_index("ix_chat_messages_open"),
     )
+
+    session_id: Mapped[str] = mapped_column(
+        String(255), ForeignKey("chat_sessions.session_id", ondelete="CASCADE"), primary_key=True
+    )
+
+
+class ChatSnapshot(_SnapshotColumns, Base):
+    """A chat session's retained context (R-MULTI-5, migration 0006): trimmed as an ACP session's is."""
+
+    __tablename__ = "chat_snapshots"
+    __table_args__ = (CheckConstraint(SURFACE_CHECK, name="surface"),)
 
     session_id: Mapped[str] = mapped_column(
         String(255), ForeignKey("chat_sessions.session_id", ondelete="CASCADE"), primary_key=True

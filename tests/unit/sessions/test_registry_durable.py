@@ -350,9 +350,10 @@ async def test_a_chat_session_can_be_prompted_and_closing_it_ends_it(env: Env) -
     sid = (await registry.open(ALICE, session_id="c1", mode="chat")).session.session_id
     outcome, sink = await prompt(registry, sid, "chat hello")
     assert outcome.stop_reason == "end_turn" and outcome.content == "You said: «chat hello»"
-    for text in ("two", "three"):  # no snapshot table for chat: never a history_trimmed
-        _o, sink = await prompt(registry, sid, text)
-        assert not sink.of_type("history_trimmed")
+    _o, sink = await prompt(registry, sid, "two")
+    assert not sink.of_type("history_trimmed")
+    _o, sink = await prompt(registry, sid, "three")  # with it, over `max_messages`: trimmed first (R-MULTI-5)
+    assert [t["dropped_messages"] for t in sink.of_type("history_trimmed")] == [2]
     rows, total = await env.store.messages(sid, mode="chat")
     assert total == 6 and rows[0].content == "chat hello"
     await registry.close(ALICE, sid)

@@ -1,4 +1,4 @@
-"""Revision 0002 (session tables): upgrade and downgrade, no drift against the models, cascading deletes."""
+"""The session tables (0002, chat snapshots 0006): upgrade and downgrade, no drift, cascading deletes."""
 
 from __future__ import annotations
 
@@ -14,7 +14,13 @@ from app.storage.engine import default_url
 from app.storage.migrate import HEAD_REVISION, alembic_config, upgrade
 from app.storage.models import Base
 
-SESSION_TABLES = {"acp_sessions", "acp_transcript", "acp_turns", "acp_snapshots", "chat_sessions", "chat_messages"}
+SESSION_TABLES = {
+    *("acp_sessions", "acp_transcript", "acp_turns", "acp_snapshots"),
+    *("chat_sessions", "chat_messages", "chat_snapshots"),
+}
+
+
+SESSION_ROW = "('s', 'o', 'default', '/w', 'rpc', ?, ?, NULL, NULL, 1, NULL, NULL)"
 
 
 def _engine(tmp_path: Path) -> sa.Engine:
@@ -33,7 +39,7 @@ def test_head_has_the_session_tables_and_no_drift(tmp_path: Path) -> None:
             assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == HEAD_REVISION
     finally:
         engine.dispose()
-    assert HEAD_REVISION == "0005"
+    assert HEAD_REVISION == "0006"
 
 
 def test_downgrade_to_0001_drops_only_the_session_tables(tmp_path: Path) -> None:
@@ -58,16 +64,18 @@ def test_deleting_a_session_row_cascades_to_its_children(tmp_path: Path) -> None
     try:
         with engine.begin() as conn:
             conn.exec_driver_sql("PRAGMA foreign_keys=ON")
-            conn.exec_driver_sql(
-                "INSERT INTO acp_sessions VALUES ('s', 'o', 'default', '/w', 'rpc', ?, ?, NULL, NULL, 1, NULL, NULL)",
-                (now, now),
-            )
+            conn.exec_driver_sql(f"INSERT INTO acp_sessions VALUES {SESSION_ROW}", (now, now))
             conn.exec_driver_sql(
                 "INSERT INTO acp_transcript VALUES ('s', 0, 'user', 'hi', NULL, NULL, NULL, 't', 'rpc', 1, ?)", (now,)
             )
             conn.exec_driver_sql("INSERT INTO acp_snapshots VALUES ('s', 1, '[]', 0, 'rpc', ?)", (now,))
+            conn.exec_driver_sql(f"INSERT INTO chat_sessions VALUES {SESSION_ROW}", (now, now))
+            conn.exec_driver_sql("INSERT INTO chat_snapshots VALUES ('s', 1, '[]', 0, 'rpc', ?)", (now,))
             conn.exec_driver_sql("DELETE FROM acp_sessions")
             for table in ("acp_transcript", "acp_snapshots"):
                 assert conn.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar() == 0
+            assert conn.exec_driver_sql("SELECT count(*) FROM chat_snapshots").scalar() == 1  # R-ACP-10
+            conn.exec_driver_sql("DELETE FROM chat_sessions")
+            assert conn.exec_driver_sql("SELECT count(*) FROM chat_snapshots").scalar() == 0
     finally:
         engine.dispose()
