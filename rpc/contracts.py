@@ -37,12 +37,13 @@ class Contract:
 _SESSION = ("session_not_found", "session_changed", "session_not_owned")
 
 
-# -- the methods --------------------------------------------------------------------------------------------
+# -- the methods -----------------------------------------------------------------------------------
 
 UPDATES = ("session/update",)
 
 
-def _contracts() -> dict[str, Contract]:
+def _daemon_contracts() -> dict[str, Contract]:
+    """The daemon, pairing and config methods."""
     c = Contract
     return {
         "initialize": c(
@@ -66,6 +67,13 @@ def _contracts() -> dict[str, Contract]:
         "config/list": c("The config's leaves and their values (secrets masked)", r.ConfigEntries),
         "config/map-keys": c("The entry names of one map section of the config", r.ConfigMapKeys),
         "config/templates": c("The config's map sections, for adding an entry", r.ConfigTemplates),
+    }
+
+
+def _session_contracts() -> dict[str, Contract]:
+    """The session, agent, log and file methods."""
+    c = Contract
+    return {
         "session/new": c(
             "Open a session, or resume one by its id; this connection then watches it",
             r.SessionOpened,
@@ -118,4 +126,4 @@ def _config_get_result() -> tuple[Any, ...]:
     return (Config, r.ConfigProp)  # the whole config, or {prop, value} with `prop`
 
 
-CONTRACTS: dict[str, Contract] = _contracts()
+CONTRACTS: dict[str, Contract] = _daemon_contracts() | _session_contracts()

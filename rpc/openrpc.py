@@ -91,7 +91,8 @@ def openrpc_document(registry: Registry, *, version: str, servers: Sequence[Mapp
     if servers:
         document["servers"] = [dict(server) for server in servers]
     document["methods"] = methods
-    # No answer ever shows a secret: a `Secret` of the config (only `config/get` answers one) reads as the mask.
+    # No answer ever shows a secret: a `Secret` of the config (only `config/get` answers one)
+    # reads as the mask.
     schemas = {name: masked(schema) for name, schema in sorted(c.schemas.items())}
     document["components"] = {"schemas": schemas, "errors": errors}
     document["x-extensions"] = _EXTENSIONS
@@ -104,8 +105,8 @@ _UNDESCRIBED = Contract("(not described: its result may be any JSON)", Any)
 
 
 def _contract(name: str) -> Contract:
-    # A method registered beside the daemon's own (an embedding's, a test's) is still listed; the daemon's own
-    # all have one (test_openrpc.py).
+    # A method registered beside the daemon's own (an embedding's, a test's) is still listed;
+    # the daemon's own all have one (test_openrpc.py).
     return CONTRACTS.get(name, _UNDESCRIBED)
 
 

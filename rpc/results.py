@@ -44,7 +44,7 @@ class SnakeAnswer(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_on
     """Base of the answers whose keys are snake_case (`file/*`, as their params are)."""
 
 
-# -- derived from the domain's dataclasses ------------------------------------------------------------
+# -- derived from the domain's dataclasses ---------------------------------------------------------
 
 
 def wire_model(
@@ -109,7 +109,7 @@ ConfigFieldEntry = wire_model(sections.ConfigFieldEntry, doc="One leaf of the co
 ConfigTemplate = wire_model(sections.ConfigTemplate, doc="One map section of the config, for adding entries.")
 
 
-# -- lifecycle ---------------------------------------------------------------------------------------
+# -- lifecycle -------------------------------------------------------------------------------------
 
 
 class PrincipalInfo(Answer, frozen=True):
@@ -139,7 +139,7 @@ class LogSubscription(Answer, frozen=True):
     subscribed: bool  # false when the daemon's log stream is not installed (an embedded dispatcher)
 
 
-# -- pairing ------------------------------------------------------------------------------------------
+# -- pairing ---------------------------------------------------------------------------------------
 
 
 class PairedToken(Answer, frozen=True):
@@ -172,7 +172,7 @@ class TokenRevoked(Answer, frozen=True):
     revoked: TRUE
 
 
-# -- config ---------------------------------------------------------------------------------------------
+# -- config ----------------------------------------------------------------------------------------
 
 
 class ConfigProp(Answer, frozen=True):
@@ -214,7 +214,7 @@ class ConfigTemplates(Answer, frozen=True):
     templates: list[ConfigTemplate]  # type: ignore[valid-type]
 
 
-# -- sessions ---------------------------------------------------------------------------------------------
+# -- sessions --------------------------------------------------------------------------------------
 
 
 class SessionList(Answer, frozen=True):
@@ -288,7 +288,7 @@ class AgentList(Answer, frozen=True):
     agents: list[AgentRow]  # type: ignore[valid-type]
 
 
-# -- files (snake_case, as their params) ------------------------------------------------------------------
+# -- files (snake_case, as their params) -----------------------------------------------------------
 
 
 @functools.cache

@@ -99,7 +99,8 @@ def _page(
     the range `last_activity <= at` is the index's, the rest filters the few rows of that very time. `after` is
     "" (from the top), "<" or "<=" (the cursor's own key follows in the other table: the mode breaks the tie)."""
     model = models(mode)[0]
-    # Ids compare by code point, as Python merges the two tables and the list cache sorts (any server locale).
+    # Ids compare by code point, as Python merges the two tables and the list cache sorts
+    # (whatever the server's locale).
     sid = sa.collate(model.session_id, "C") if dialect == "postgresql" else model.session_id
     query = sa.select(*record_columns(model))
     if by_owner:

@@ -40,7 +40,8 @@ def encoded_document(registry: Registry, services: Services) -> bytes:
 
 
 def _servers(services: Services) -> list[dict[str, str]]:
-    # The endpoint by its name only: `/openrpc.json` answers without a token, and a full path names the user.
+    # The endpoint by its name only: `/openrpc.json` answers without a token,
+    # and a full path names the user.
     servers = [
         {
             "name": "local",

@@ -68,7 +68,8 @@ class ApproveParams(SessionParams, frozen=True):
 class ListParams(Params, frozen=True):
     include_killed: bool = False
     mode: Mode | None = None  # only sessions of this mode
-    # R-MULTI-4: a page of at most `limit`, after the page `cursor` came with; titles containing `query`.
+    # R-MULTI-4: a page of at most `limit`, after the page `cursor` came with;
+    # titles containing `query`.
     limit: Annotated[int, Meta(ge=1, le=MAX_LIMIT)] = MAX_LIMIT
     cursor: Annotated[str, Meta(min_length=1, max_length=1024)] | None = None
     query: Annotated[str, Meta(max_length=256)] | None = None

@@ -121,7 +121,8 @@ async def serve_inherited(
     sock.setblocking(False)
     loop = asyncio.get_running_loop()
     if sys.version_info >= (3, 13) and isinstance(loop, asyncio.BaseEventLoop):
-        # asyncio 3.13+ unlinks the path when the server closes; the next activation needs it (uvloop never does).
+        # asyncio 3.13+ unlinks the path when the server closes; the next activation needs it
+        # (uvloop never does).
         server = await loop.create_unix_server(protocol_factory, sock=sock, backlog=_BACKLOG, cleanup_socket=False)
     else:
         server = await loop.create_unix_server(protocol_factory, sock=sock, backlog=_BACKLOG)

@@ -55,8 +55,8 @@ class _SessionColumns:
     # The next transcript row's index, so also the row count (no row is deleted alone). A
     # counter, not max(idx)+1: `append` and `session/list` never scan the transcript.
     next_index: Mapped[int] = mapped_column(Int64)
-    # The first prompt's first line (`session/list`, R-MULTI-4); the folded copy is what `query` matches,
-    # folded by Python so both backends match alike (SQLite's lower() folds ASCII only).
+    # The first prompt's first line (`session/list`, R-MULTI-4); the folded copy is what `query`
+    # matches, folded by Python so both backends match alike (SQLite's lower() folds ASCII only).
     title: Mapped[str | None] = mapped_column(String(80))
     title_fold: Mapped[str | None] = mapped_column(String(320))
 
