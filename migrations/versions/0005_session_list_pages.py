@@ -2,7 +2,7 @@
 
 Revision ID: 0005
 Revises: 0004
-Create Date: 2026-12-08
+Create Date: 2026-12-04
 
 A page is `ORDER BY last_activity DESC, session_id DESC LIMIT n` after the previous page's last key, per owner or
 everyone's: the indexes (owner, last_activity, session_id) and (last_activity, session_id), read backwards, give it
