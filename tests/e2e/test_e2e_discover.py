@@ -21,6 +21,8 @@ from openrpc_client import OpenRpcClient
 from websockets.asyncio.client import connect
 from wire_recorder import FIXTURE
 
+from rpc.wire import camel
+
 pytestmark = pytest.mark.req("R-DISC-1")
 
 TIMEOUT = 10.0
@@ -131,14 +133,14 @@ def _spelled(params: Any, names: set[str]) -> Any:
     snake_family = any("_" in name for name in names)
     out = {}
     for key, value in params.items():
-        out[next((k for k in (key, _snake(key), _camel(key)) if k in names), key)] = _entries(value, snake_family)
+        out[next((k for k in (key, _snake(key), camel(key)) if k in names), key)] = _entries(value, snake_family)
     return out
 
 
 def _entries(value: Any, snake_family: bool) -> Any:
     if isinstance(value, list):
         return [
-            {(_snake(k) if snake_family else _camel(k)): v for k, v in item.items()} if isinstance(item, dict) else item
+            {(_snake(k) if snake_family else camel(k)): v for k, v in item.items()} if isinstance(item, dict) else item
             for item in value
         ]
     return value
@@ -146,10 +148,6 @@ def _entries(value: Any, snake_family: bool) -> Any:
 
 def _snake(key: str) -> str:
     return re.sub(r"(?<!^)([A-Z])", r"_\1", key).lower()
-
-
-def _camel(key: str) -> str:
-    return re.sub(r"_([a-z0-9])", lambda m: m.group(1).upper(), key)
 
 
 async def test_a_client_made_from_the_document_drives_a_session(daemon_factory: DaemonFactory) -> None:
