@@ -266,6 +266,8 @@ class Connection:
     def answerable(self) -> bool:
         return not self.closed and not self.input_closed
 
+    one_shot = False  # it may go away, and another client may answer what it was asked (R-MULTI-3)
+
     @property
     def principal_id(self) -> str | None:
         return self.authority.principal_id

@@ -91,6 +91,10 @@ class ClientChannel(Protocol):
         """It can still send (a `session/approve`, an answer to `elicitation/create`)."""
 
     @property
+    def one_shot(self) -> bool:
+        """A caller that never answers anything (an HTTP call), as opposed to a connection that may go away."""
+
+    @property
     def capabilities(self) -> Mapping[str, Any]:
         """The `clientCapabilities` it declared in `initialize`."""
 
@@ -123,6 +127,7 @@ class NoClient:
 
     closed = False
     answerable = False
+    one_shot = True
     capabilities: Mapping[str, Any] = {}
     dialect = STANDARD
 

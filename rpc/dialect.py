@@ -48,6 +48,7 @@ class Dialect:
 
     name = "standard"
     snake_case = False
+    numbered = True  # `seq` on each `session/update` (R-MULTI-1)
 
     def wire(self, value: Any) -> Any:
         return to_wire(value, snake=self.snake_case)
@@ -64,6 +65,11 @@ class Dialect:
             prefix = self._chunk_prefix(events[0]["session_id"])
             dumps = orjson.dumps
             try:
+                if self.numbered and "seq" in events[0]:  # a batch is numbered whole (app.sessions.updates)
+                    return [
+                        b'%b%b,"seq":%d}}' % (prefix, dumps(event["text"]), event["seq"])  # type: ignore[typeddict-item]
+                        for event in events
+                    ]
                 return [prefix + dumps(event["text"]) + b"}}" for event in events]  # type: ignore[typeddict-item]
             except orjson.JSONEncodeError:
                 pass  # text orjson refuses (a lone surrogate): the general path knows what to do with it

@@ -263,6 +263,20 @@ class Cancelled(Answer, frozen=True):
     cancelled: TRUE  # also when no turn runs: cancelling is idempotent
 
 
+class SessionAttached(Answer, frozen=True):
+    session_id: str
+    seq: Annotated[int, Meta(ge=0)]  # the last update this connection has been sent (or would have been)
+    replayed: Annotated[int, Meta(ge=0)]  # updates sent again, those after afterSeq, before this answer
+    gap: bool  # some updates after afterSeq are no longer retained: read the transcript (session/messages)
+    running: bool  # a turn runs now
+    pending_approvals: list[str]  # request ids of the approval_requests still waiting for an answer
+
+
+class SessionDetached(Answer, frozen=True):
+    session_id: str
+    detached: bool  # false when this connection was not following the session
+
+
 class Approved(Answer, frozen=True):
     session_id: str
     request_id: str

@@ -27,66 +27,47 @@ __all__ = ["ClientSink", "Elicitor", "sink_for"]
 class ClientSink:
     """`session/update` notifications to one client, with its outbound backpressure.
 
-    An `approval_request` is answered by `session/approve` from a client. Once this client can answer nothing
-    more (it ended its input, R-WIRE-9, disconnected, or is an HTTP caller) the approval requests it was shown are
-    rejected at once, and so is any shown to it later, unless another open client of the same principal watches the
-    session and may still answer, instead of waiting `approval_timeout_secs` for an answer that cannot come.
+    An `approval_request` is answered by `session/approve` from any attached client of the session's owner or an
+    admin (R-MULTI-3): it stays pending until an answer or its timeout, also once the client that prompted has gone,
+    since another may attach and answer it. Only a one-shot caller (an HTTP prompt, which can never answer) has the
+    requests it is shown rejected at once, unless an attached client that may still answer got them too, instead of
+    waiting `approval_timeout_secs` for an answer nobody can give.
     """
 
     def __init__(self, client: ClientChannel, sessions: SessionRegistry, authority: Authority) -> None:
-        self._client = client
+        self.client = client
         self._sessions = sessions
         self._authority = authority
-        self._asked: dict[str, str] = {}  # requestId → sessionId of the approval requests shown here
-        client.when_gone(self._gone)
 
     @property
     def answerable(self) -> bool:
         """The client can still send requests (`session/approve`)."""
-        return self._client.answerable
+        return self.client.answerable
 
     @property
     def principal_id(self) -> str | None:
-        return self._client.principal_id
+        return self.client.principal_id
 
     @property
     def closed(self) -> bool:
-        return self._client.closed
+        return self.client.closed
 
     async def send_updates(self, updates: Sequence[SessionEvent]) -> None:
         """Domain events (`app.sessions.events`) out as `session/update` notifications, in their wire shape."""
-        client = self._client
+        client = self.client
         await client.send_encoded(client.dialect.encode_updates(updates, self._sessions))
-        if len(updates) == 1 and updates[0]["type"] == "approval_request":  # emitted alone, never batched
-            self._shown_approval(updates[0])
+        if client.one_shot and len(updates) == 1 and updates[0]["type"] == "approval_request":  # emitted alone
+            self._reject_unless_watched(updates[0])
 
-    def _shown_approval(self, update: ApprovalRequest) -> None:
+    def _reject_unless_watched(self, update: ApprovalRequest) -> None:
         session_id, request_id = update["session_id"], update["request_id"]
-        if not self.answerable:
-            self._reject_unless_watched(session_id, request_id)
-            return
-        sessions = self._sessions
-        for rid, sid in list(self._asked.items()):  # forget the settled ones
-            live = sessions.live.get(sid)
-            if live is None or rid not in live.approvals:
-                del self._asked[rid]
-        self._asked[request_id] = session_id
-
-    def _gone(self) -> None:
-        asked, self._asked = self._asked, {}
-        for request_id, session_id in asked.items():
-            self._reject_unless_watched(session_id, request_id)
-
-    def _reject_unless_watched(self, session_id: str, request_id: str) -> None:
         principal = self._authority.principal
         live = self._sessions.live.get(session_id)
         if live is None or request_id not in live.approvals or principal is None:
             return
         for watcher in live.watchers:
-            if watcher is self or watcher.principal_id != principal.id:
-                continue
-            if watcher.answerable if isinstance(watcher, ClientSink) else not watcher.closed:
-                return  # another client of the same principal got the request too and may still answer it
+            if watcher is not self and (watcher.answerable if isinstance(watcher, ClientSink) else not watcher.closed):
+                return  # an attached client got the request too and may still answer it
         with suppress(SessionError):  # answered meanwhile, or the session went away: nothing left to settle
             self._sessions.approve(principal, session_id, request_id, "reject")
 
@@ -101,14 +82,45 @@ def sink_for(ctx: CallContext) -> ClientSink:
 
 
 class Elicitor:
-    """`elicitation/create` to the prompting client; every outcome is an answer, never an exception."""
+    """`elicitation/create` to the prompting client; every outcome is an answer, never an exception.
 
-    def __init__(self, client: ClientChannel, session_id: str) -> None:
+    When that client cannot be asked (gone, or it announced no elicitation), the question goes to another attached
+    client of the session's owner that announced it, and to the next when that one goes too (R-MULTI-3).
+    """
+
+    def __init__(self, client: ClientChannel, session_id: str, sessions: SessionRegistry | None = None) -> None:
         self._client = client
         self._session_id = session_id
+        self._sessions = sessions
 
     async def elicit(self, message: str, requested_schema: dict[str, Any], *, timeout: float) -> Elicitation:
-        client = self._client
+        client, asked = self._client, [self._client]
+        if not _can_ask(client):
+            client = self._another(asked) or client
+        while True:
+            answer = await self._ask(client, message, requested_schema, timeout)
+            if answer.action != "failed" or (not client.closed and client.answerable):
+                return answer  # answered, or failed for a reason asking someone else would not change
+            other = self._another(asked)
+            if other is None:
+                return answer
+            asked.append(client := other)
+
+    def _another(self, asked: list[ClientChannel]) -> ClientChannel | None:
+        """An attached client of the owner, not asked yet, that can show a question now."""
+        live = self._sessions.live.get(self._session_id) if self._sessions is not None else None
+        if live is None:
+            return None
+        for watcher in live.watchers:
+            if isinstance(watcher, ClientSink) and watcher.principal_id == live.owner:
+                client = watcher.client
+                if _can_ask(client) and all(client is not other for other in asked):
+                    return client
+        return None
+
+    async def _ask(
+        self, client: ClientChannel, message: str, requested_schema: dict[str, Any], timeout: float
+    ) -> Elicitation:
         if client.closed or "elicitation" not in client.capabilities:
             return Elicitation("unavailable", reason="no interactive client is attached")
         question = client.dialect.question(requested_schema)
@@ -133,6 +145,10 @@ class Elicitor:
         except PendingLimitReached:
             return Elicitation("failed", reason="too many questions are already waiting (pending_client_requests)")
         return _parse(answer, question)
+
+
+def _can_ask(client: ClientChannel) -> bool:
+    return not client.closed and client.answerable and "elicitation" in client.capabilities
 
 
 FREE_FORM_REFUSED = "this client can answer only choice questions (ask with options, as the poll tool does)"

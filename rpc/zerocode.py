@@ -152,6 +152,11 @@ def _plain(ctx: CallContext, params: Params, result: Mapping[str, Any]) -> dict[
     return _snake_keys(result)
 
 
+def _acknowledged(ctx: CallContext, params: Params, result: Mapping[str, Any]) -> dict[str, Any]:
+    # rt:dispatch.rs:2447-2453: a stale request id is acknowledged all the same (a late one too, R-MULTI-3).
+    return {**_snake_keys(result), "acknowledged": True}
+
+
 def _prompted(ctx: CallContext, params: Params, result: object) -> dict[str, Any]:
     return {}  # the final text travels in `turn_complete` (rt:dispatch.rs:703-720)
 
@@ -163,7 +168,7 @@ RESULT_SHAPES: dict[str, Shape] = {
     "session/new": _new_session,
     "session/prompt": _prompted,
     "session/cancel": _plain,
-    "session/approve": _plain,
+    "session/approve": _acknowledged,
     "session/list": _sessions,
     "session/list-acp": _sessions,
     "session/messages": _messages,
@@ -212,6 +217,7 @@ ERRORS: dict[str, Callable[[CallContext, Params, Exception], Any]] = {
 class ZeroCodeDialect(Dialect):
     name = "zerocode"
     snake_case = True
+    numbered = False  # ZeroClaw 0.8.4 numbers no update
 
     def __init__(self) -> None:
         self._adapted: dict[MethodSpec[Any], MethodSpec[Any]] = {}
@@ -223,7 +229,8 @@ class ZeroCodeDialect(Dialect):
         return adapted
 
     def events(self, events: Sequence[SessionEvent], sessions: SessionRegistry | None = None) -> list[dict[str, Any]]:
-        return [_event(event, sessions) for event in events]
+        # ZeroClaw 0.8.4 numbers nothing and knows no `approval_resolved` (R-MULTI-1: its shapes are kept).
+        return [_event(event, sessions) for event in events if event["type"] != "approval_resolved"]
 
     def _chunk_prefix(self, session_id: str) -> bytes:
         return (
@@ -346,7 +353,7 @@ def _event(event: SessionEvent, sessions: SessionRegistry | None) -> dict[str, A
             "kept_turns": event["kept_turns"],
             "reason": event["reason"],
         }
-    return {"type": event["type"], **{k: v for k, v in event.items() if k != "type"}}
+    return {"type": event["type"], **{k: v for k, v in event.items() if k != "type" and k != "seq"}}
 
 
 def _attribution(outcome: str, session_id: str, content: str, sessions: SessionRegistry | None) -> str:

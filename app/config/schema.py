@@ -62,6 +62,8 @@ class Limits(Section):
     max_pending_client_requests: Annotated[int, Meta(ge=0)] = 16
     # Characters of one prompt as typed (any surface), before attachment markers.
     max_prompt_chars: Annotated[int, Meta(ge=1)] = 1_000_000
+    # Latest `session/update`s kept per live session for `session/attach` to replay (R-MULTI-2).
+    replay_events: Annotated[int, Meta(ge=1)] = 10_000
 
 
 class Tools(Section):

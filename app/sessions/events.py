@@ -1,17 +1,19 @@
 """The `session/update` events a turn emits, as the domain spells them (snake_case keys).
 
 The protocol boundary renames the keys for the wire (`rpc.wire.events_to_wire`, or the connection's dialect);
-nested values (`raw_input`, `arguments`) are user data and keep their keys.
+nested values (`raw_input`, `arguments`) are user data and keep their keys. `seq` is given to each event as it is
+sent (`app.sessions.updates`, R-MULTI-1): the turn that makes an event does not know it yet.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
     "AgentMessageChunk",
     "AgentThoughtChunk",
     "ApprovalRequest",
+    "ApprovalResolved",
     "HistoryTrimmed",
     "SessionEvent",
     "ToolCallEvent",
@@ -23,18 +25,21 @@ __all__ = [
 class AgentMessageChunk(TypedDict):
     session_id: str
     type: Literal["agent_message_chunk"]
+    seq: NotRequired[int]  # per session, +1 each event (R-MULTI-1)
     text: str
 
 
 class AgentThoughtChunk(TypedDict):
     session_id: str
     type: Literal["agent_thought_chunk"]
+    seq: NotRequired[int]  # per session, +1 each event (R-MULTI-1)
     text: str
 
 
 class ToolCallEvent(TypedDict):
     session_id: str
     type: Literal["tool_call"]
+    seq: NotRequired[int]  # per session, +1 each event (R-MULTI-1)
     tool_call_id: str
     name: str
     raw_input: dict[str, Any]
@@ -43,6 +48,7 @@ class ToolCallEvent(TypedDict):
 class ToolResultEvent(TypedDict):
     session_id: str
     type: Literal["tool_result"]
+    seq: NotRequired[int]  # per session, +1 each event (R-MULTI-1)
     tool_call_id: str
     name: str
     raw_output: str
@@ -51,15 +57,27 @@ class ToolResultEvent(TypedDict):
 class ApprovalRequest(TypedDict):
     session_id: str
     type: Literal["approval_request"]
+    seq: NotRequired[int]  # per session, +1 each event (R-MULTI-1)
     request_id: str
     tool_name: str
     arguments: dict[str, Any]
     timeout_secs: float
 
 
+class ApprovalResolved(TypedDict):
+    """An `approval_request` was settled (R-MULTI-3): answered by one of the attached clients, or timed out."""
+
+    session_id: str
+    type: Literal["approval_resolved"]
+    seq: NotRequired[int]  # per session, +1 each event (R-MULTI-1)
+    request_id: str
+    decision: str  # what took effect: allow_once, allow_always, reject (also after the timeout), reject_with_edit
+
+
 class TurnComplete(TypedDict):
     session_id: str
     type: Literal["turn_complete"]
+    seq: NotRequired[int]  # per session, +1 each event (R-MULTI-1)
     stop_reason: str
     content: str
 
@@ -67,6 +85,7 @@ class TurnComplete(TypedDict):
 class HistoryTrimmed(TypedDict):
     session_id: str
     type: Literal["history_trimmed"]
+    seq: NotRequired[int]  # per session, +1 each event (R-MULTI-1)
     dropped_messages: int
     kept_messages: int
     checkpoint: int
@@ -80,6 +99,7 @@ SessionEvent = (
     | ToolCallEvent
     | ToolResultEvent
     | ApprovalRequest
+    | ApprovalResolved
     | TurnComplete
     | HistoryTrimmed
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,14 +62,40 @@ class LiveSession:
     cancel_cause: str | None = None
     # A client's variables for this session's commands, over the bash tool's environment (R-ZC-6).
     tool_env: Mapping[str, str] | None = None
-    _request_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    # R-MULTI-1: the last `seq` sent, and the highest one stored as reserved (a crash never reuses a seq).
+    seq: int = 0
+    seq_reserved: int = 0
+    # R-MULTI-2: the latest events, for `session/attach` to replay (`[limits] replay_events` of them).
+    retained: deque[SessionEvent] = field(default_factory=deque)
+    # Approval ids count on from the stored seq, so an id is never given twice to one session, even across
+    # restarts: every approval took one seq before (R-MULTI-3: a late answer is told it came late).
+    next_request: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.next_request = self.seq + 1
 
     @property
     def busy(self) -> bool:
         return self.turn is not None and not self.turn.done()
 
     def next_request_id(self) -> str:
-        return f"ap_{next(self._request_ids)}"
+        number, self.next_request = self.next_request, self.next_request + 1
+        return f"ap_{number}"
+
+    def was_asked(self, request_id: str) -> bool:
+        """`request_id` names an approval this session asked for at some time (pending or long settled)."""
+        number = request_id.removeprefix("ap_")
+        return number != request_id and number.isdecimal() and 0 < int(number) < self.next_request
+
+    def events_after(self, seq: int) -> list[SessionEvent] | None:
+        """The retained events after `seq`, in order; None when some of them are no longer retained."""
+        retained = self.retained
+        if seq >= self.seq:
+            return []
+        if not retained or retained[0]["seq"] > seq + 1:
+            return None
+        start = seq + 1 - retained[0]["seq"]
+        return list(itertools.islice(retained, start, None))
 
     def watch(self, sink: UpdateSink) -> None:
         self.watchers.add(sink)
@@ -79,10 +106,10 @@ class LiveSession:
         self.watch_version += 1
 
     def sinks_for(self, prompter: UpdateSink | None) -> list[UpdateSink]:
-        """The prompting receiver plus every open watcher of the same principal (R-STREAM)."""
+        """The prompting receiver plus every open watcher (R-STREAM, R-MULTI-2: whoever prompted; only the owner or
+        an admin can have attached)."""
         for gone in [w for w in self.watchers if w.closed]:
             self.unwatch(gone)
         sinks = [prompter] if prompter is not None and not prompter.closed else []
-        principal = prompter.principal_id if prompter is not None else self.owner
-        sinks.extend(w for w in self.watchers if w is not prompter and w.principal_id == principal)
+        sinks.extend(w for w in self.watchers if w is not prompter)
         return sinks

@@ -10,8 +10,10 @@ import asyncio
 import logging
 import re
 import uuid
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +78,7 @@ class SessionRegistry:
         # One bring-up (create, attach, rehydrate) per session id at a time: two concurrent ones would both
         # recover it and make two live sessions, with a turn each.
         self._bringing_up = KeyedLock()
+        self._letting_go: set[asyncio.Task[None]] = set()  # exact seqs of released sessions being stored
 
     # -- open / resume -----------------------------------------------------------------------------
 
@@ -123,11 +126,11 @@ class SessionRegistry:
         agent = self._agent(principal, agent_alias)
         workspace = self._workspace(principal, agent_alias, agent.workspace_dir, cwd)
         sid = session_id or f"s_{uuid.uuid4().hex}"
-        await self.store.create(
+        record = await self.store.create(
             sid, owner=principal.id, agent_alias=agent_alias, workspace_dir=str(workspace), mode=mode, surface=surface
         )
-        live = LiveSession(sid, principal.id, agent_alias, mode, workspace, surface)
-        self.live[sid] = live
+        seq = await self.store.seq(sid, mode=mode) if record.resumed else 0
+        live = self._bring_up(sid, principal.id, agent_alias, mode, workspace, surface, seq)
         return Opened(live, False, 0)
 
     async def _rehydrate(self, principal: Principal, record: SessionRecord) -> LiveSession:
@@ -143,11 +146,46 @@ class SessionRegistry:
         if record.mode == "acp":
             await self.store.recover_interrupted(record.session_id, surface="rpc")
         await self.store.reopen(record.session_id, mode=record.mode)
-        live = LiveSession(
-            record.session_id, record.owner, record.agent_alias, record.mode, Path(record.workspace_dir), record.surface
+        seq = await self.store.seq(record.session_id, mode=record.mode)
+        return self._bring_up(
+            record.session_id,
+            record.owner,
+            record.agent_alias,
+            record.mode,
+            Path(record.workspace_dir),
+            record.surface,
+            seq,
         )
-        self.live[record.session_id] = live
+
+    def _bring_up(
+        self, sid: str, owner: str, agent: str, mode: Mode, workspace: Path, surface: Surface, seq: int
+    ) -> LiveSession:
+        """A live session whose updates number on from `seq` (R-MULTI-1), with its replay buffer (R-MULTI-2)."""
+        retained: deque[Any] = deque(maxlen=self._config().limits.replay_events)
+        live = LiveSession(sid, owner, agent, mode, workspace, surface, seq=seq, seq_reserved=seq, retained=retained)
+        self.live[sid] = live
         return live
+
+    async def _reserve_seq(self, live: LiveSession, up_to: int) -> None:
+        """Store that seqs up to `up_to` may be used, before any of them is sent: a crash then skips the unsent
+        ones and never numbers an update twice. On a storage fault the updates still go out (they matter more
+        than their numbers' survival of a crash now); it is logged."""
+        try:
+            await self.store.store_seq(live.session_id, up_to, mode=live.mode)
+        except Exception:
+            log.warning("could not store a session's update numbers; a crash now may repeat some", exc_info=True)
+        live.seq_reserved = up_to
+
+    async def _store_exact_seq(self, live: LiveSession) -> None:
+        """The last seq sent replaces the reservation, so the next bring-up numbers on without a jump."""
+        if live.seq_reserved == live.seq:
+            return
+        try:
+            await self.store.store_seq(live.session_id, live.seq, mode=live.mode, reserved=live.seq_reserved)
+        except Exception:  # the reservation stays: numbering jumps ahead at the next bring-up, never repeats
+            log.warning("could not store a session's last update number", exc_info=True)
+            return
+        live.seq_reserved = live.seq
 
     def _check_capacity(self) -> None:
         if len(self.live) >= self._config().limits.max_sessions:
@@ -195,6 +233,10 @@ class SessionRegistry:
         if live is None or live.busy or any(not w.closed for w in live.watchers):
             return False
         del self.live[session_id]
+        if live.seq != live.seq_reserved:
+            task = asyncio.get_running_loop().create_task(self._store_exact_seq(live))
+            self._letting_go.add(task)
+            task.add_done_callback(self._letting_go.discard)
         return True
 
     async def live_or_rehydrate(self, principal: Principal, session_id: str) -> LiveSession:
@@ -240,7 +282,7 @@ class SessionRegistry:
     ) -> TurnOutcome:
         config = self._config()
         agent = config.agents[live.agent_alias]
-        updates = TurnUpdates(live, sink)
+        updates = TurnUpdates(live, sink, partial(self._reserve_seq, live))
         tools = build_tools([t for t in agent.tools])
         settings = _turn_settings(config, agent, live, client)
         provider_config = config.providers.get(agent.provider)
@@ -356,13 +398,43 @@ class SessionRegistry:
 
     def approve(
         self, principal: Principal, session_id: str, request_id: str, decision: str, replacement: str | None = None
-    ) -> None:
-        """Answer an `approval_request`; `replacement` (with `reject_with_edit`) is what the user wants instead."""
+    ) -> bool:
+        """Answer an `approval_request`; `replacement` (with `reject_with_edit`) is what the user wants instead.
+        The first answer wins (R-MULTI-3): False for one that comes after the request was settled (answered,
+        timed out, or its turn ended); ApprovalNotFound for an id the session never gave."""
         live = self.owned_live(principal, session_id)
         pending = live.approvals.get(request_id)
         if pending is None or pending.done():
+            if live.was_asked(request_id):
+                return False
             raise ApprovalNotFound
         pending.set_result(Approval(decision, replacement if decision == "reject_with_edit" else None))
+        return True
+
+    def detach(self, principal: Principal, session_id: str, sink: UpdateSink) -> bool:
+        """`sink` stops watching the session; False if it was not (or the session is not live: nobody watches)."""
+        live = self.live.get(session_id)
+        if live is None:
+            return False
+        _check_owner(principal, live.owner)
+        watching = sink in live.watchers
+        live.unwatch(sink)
+        return watching
+
+    async def attach(self, principal: Principal, session_id: str) -> LiveSession:
+        """The live session to follow (R-MULTI-2), brought back to life if it is only stored: an ACP one with its
+        interrupted turn recovered, a released chat one. Never a killed or a closed chat session."""
+        live = self.live.get(session_id)
+        if live is None:
+            async with self._bringing_up.hold(session_id):
+                live = self.live.get(session_id)
+                if live is None:
+                    record = await self.store.get(session_id) or await self.store.get(session_id, mode="chat")
+                    if record is None:
+                        raise SessionNotFound
+                    return await self._rehydrate(principal, record)
+        _check_owner(principal, live.owner)
+        return live
 
     # -- reading -----------------------------------------------------------------------------------
 
@@ -437,6 +509,7 @@ class SessionRegistry:
         live = self.owned_live(principal, session_id)
         await _stop(live, "session_removed")
         self.live.pop(session_id, None)
+        await self._store_exact_seq(live)
         await self.store.close(session_id, mode=live.mode)
 
     async def kill(self, principal: Principal, session_id: str) -> None:
@@ -466,6 +539,9 @@ class SessionRegistry:
     async def shutdown(self) -> None:
         for live in list(self.live.values()):
             await _stop(live)
+            await self._store_exact_seq(live)
+        if self._letting_go:
+            await asyncio.wait(self._letting_go)
 
 
 def _turn_settings(config: Config, agent: Agent, live: LiveSession, client: PromptingClient) -> TurnSettings:

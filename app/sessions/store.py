@@ -75,7 +75,7 @@ SNAPSHOTS_KEPT: Final = 3
 STOP_KILLED: Final = "killed"
 
 # Writes that leave a cached context exact (`append`, `update_text`, `save_snapshot` update it).
-_KEEPS_CONTEXT: Final = frozenset({"append", "update_text", "finish_turn", "save_snapshot"})
+_KEEPS_CONTEXT: Final = frozenset({"append", "update_text", "finish_turn", "save_snapshot", "store_seq"})
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -162,6 +162,18 @@ class SessionStore:
     def kept_page(self, query: ListQuery, after: Position | None, limit: int | None) -> Page | None:
         """What `page` answers, if its whole list is kept in memory (None: `page` has to read)."""
         return self._lists.page(query, after, limit)
+
+    async def seq(self, session_id: str, *, mode: Mode = "acp") -> int:
+        """The stored `seq` of a session (R-MULTI-1): no update of it was numbered higher; 0 if none."""
+        return await self._db.read(store_sql.seq_of, mode, session_id)
+
+    async def store_seq(
+        self, session_id: str, value: int, *, mode: Mode = "acp", reserved: int | None = None
+    ) -> None:
+        """Reserve seqs up to `value` (raises the stored one only), or with `reserved` (the reservation the
+        session ran under) store the exact last one, unless another reservation was made since."""
+        args = (mode, session_id, value, reserved)
+        await self._write("store_seq", session_id, lambda _: UNCHANGED, store_sql.store_seq, *args)
 
     async def touch(self, session_id: str, *, mode: Mode = "acp") -> None:
         now = utcnow()

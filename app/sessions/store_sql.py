@@ -134,6 +134,21 @@ def _resume(mode: Mode) -> sa.Update:
 
 
 @cache
+def _seq(mode: Mode) -> sa.Select[Any]:
+    model = models(mode)[0]
+    return sa.select(model.seq).where(model.session_id == sa.bindparam("sid"))
+
+
+@cache
+def _store_seq(mode: Mode, exact: bool) -> sa.Update:
+    """A reservation only ever raises the stored seq; the exact value replaces the reservation it was sent
+    under, and nothing if a later bring-up has reserved since (`app.sessions.registry`)."""
+    model = models(mode)[0]
+    check = model.seq == sa.bindparam("reserved") if exact else model.seq < sa.bindparam("value")
+    return sa.update(model).where(model.session_id == sa.bindparam("sid"), check).values(seq=sa.bindparam("value"))
+
+
+@cache
 def _total(mode: Mode) -> sa.Select[Any]:
     model = models(mode)[0]
     return sa.select(model.next_index).where(model.session_id == sa.bindparam("sid"))
@@ -317,6 +332,16 @@ def _snapshot(mode: Mode) -> sa.Select[int, int, str]:
 def get(s: Session, mode: Mode, session_id: str) -> SessionRecord | None:
     row = s.connection().execute(_get(mode), {"sid": session_id}).first()
     return None if row is None else record_from_columns(row, mode)
+
+
+def seq_of(s: Session, mode: Mode, session_id: str) -> int:
+    value = s.connection().execute(_seq(mode), {"sid": session_id}).scalar()
+    return 0 if value is None else int(value)
+
+
+def store_seq(s: Session, mode: Mode, session_id: str, value: int, reserved: int | None) -> None:
+    params = {"sid": session_id, "value": value, "reserved": reserved}
+    s.connection().execute(_store_seq(mode, reserved is not None), params)
 
 
 def list_page(s: Session, query: ListQuery, after: Position | None, limit: int | None) -> Page:

@@ -321,11 +321,20 @@ async def _approval(
                 "timeout_secs": settings.approval_timeout_secs,
             }
         )
-        answer = await asyncio.wait_for(decision, settings.approval_timeout_secs)
-    except TimeoutError:
-        return _TIMED_OUT  # no answer in time = reject (R-STREAM-3)
+        try:
+            answer = await asyncio.wait_for(decision, settings.approval_timeout_secs)
+        except TimeoutError:
+            answer = _TIMED_OUT  # no answer in time = reject (R-STREAM-3)
     finally:
         live.approvals.pop(request_id, None)
+    # R-MULTI-3: every attached client learns it is settled (the first answer won), so none keeps asking.
+    resolved: SessionEvent = {
+        "session_id": live.session_id,
+        "type": "approval_resolved",
+        "request_id": request_id,
+        "decision": answer.decision,
+    }
+    await updates.emit(resolved)
     if answer.decision == "allow_always":
         live.always_allowed.add(call.name)
     return answer

@@ -27,6 +27,7 @@ FAULT_POINTS = frozenset(
         "update_text",
         "save_snapshot",
         "finish_turn",
+        "store_seq",
         "recover",
         "touch",
         "close",

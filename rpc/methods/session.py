@@ -75,6 +75,11 @@ class ListParams(Params, frozen=True):
     query: Annotated[str, Meta(max_length=256)] | None = None
 
 
+class AttachParams(SessionParams, frozen=True):
+    # R-MULTI-2: replay the retained updates numbered after this one first (a seq this client was sent).
+    after_seq: Annotated[int, Meta(ge=0, le=2**63 - 1)] | None = None
+
+
 class MessagesParams(SessionParams, frozen=True):
     limit: Annotated[int, Meta(ge=0, le=10_000)] = 100
     # SQLite integers are 64-bit; `before_index` is ZeroClaw's name for it.
@@ -90,6 +95,8 @@ def register(registry: Registry) -> None:
     registry.method("session/prompt", params=PromptParams, grant="sessions:execute")(prompt)
     registry.method("session/cancel", params=SessionParams, grant="sessions:execute")(cancel)
     registry.method("session/approve", params=ApproveParams, grant="sessions:execute")(approve)
+    registry.method("session/attach", params=AttachParams, grant="sessions:read")(attach)
+    registry.method("session/detach", params=SessionParams, grant="sessions:read")(detach)
     registry.method("session/list", params=ListParams, grant="sessions:read")(list_sessions)
     registry.method("session/list-acp", params=ListParams, grant="sessions:read")(list_acp_sessions)
     registry.method("session/messages", params=MessagesParams, grant="sessions:read")(messages)
@@ -163,7 +170,7 @@ async def prompt(ctx: CallContext, params: PromptParams) -> dict[str, Any]:
         params.session_id,
         text,
         sink=sink_for(ctx),
-        client=Elicitor(ctx.client, params.session_id),
+        client=Elicitor(ctx.client, params.session_id, ctx.services.sessions),
     )
     ctx.services.observations.turn_ended(outcome.stop_reason, time.perf_counter() - start)
     return {"sessionId": params.session_id, "stopReason": outcome.stop_reason, "content": outcome.content}
@@ -175,10 +182,45 @@ def cancel(ctx: CallContext, params: SessionParams) -> dict[str, Any]:
 
 
 def approve(ctx: CallContext, params: ApproveParams) -> dict[str, Any]:
-    ctx.services.sessions.approve(
+    # R-MULTI-3: `acknowledged:false` when another client's answer (or the timeout) settled it first.
+    acknowledged = ctx.services.sessions.approve(
         ctx.principal, params.session_id, params.request_id, params.decision, params.replacement
     )
-    return {"sessionId": params.session_id, "requestId": params.request_id, "acknowledged": True}
+    return {"sessionId": params.session_id, "requestId": params.request_id, "acknowledged": acknowledged}
+
+
+async def attach(ctx: CallContext, params: AttachParams) -> dict[str, Any]:
+    """Follow a session from now on (R-MULTI-2): the retained updates after `afterSeq` first, in order, then
+    every live one, none missed and none twice. Replaying waits while this client is slow; updates emitted
+    meanwhile are replayed too, and the client starts watching only once nothing is left to replay, with no await
+    in between (`app.sessions.updates` numbers, keeps and sends an update with none either)."""
+    live = await ctx.services.sessions.attach(ctx.principal, params.session_id)
+    after = params.after_seq
+    if after is not None and after > live.seq:
+        message = f"afterSeq is beyond the session's last update ({live.seq})"
+        raise InvalidParams(message, errors=[_field("afterSeq", "seq_out_of_range", message)])
+    replayed, gap, seq = 0, False, live.seq
+    if ctx.client.one_shot:  # an HTTP caller is sent nothing: whatever came after `afterSeq` it has to read
+        gap = after is not None and after < live.seq
+    else:
+        sink, sent = sink_for(ctx), after
+        while sent is not None:
+            events = live.events_after(sent)
+            if not events:  # caught up ([]), or the rest is no longer retained (None)
+                gap, seq = events is None, live.seq if events is None else sent
+                break
+            await sink.send_updates(events)
+            replayed, sent = replayed + len(events), events[-1]["seq"]
+        live.watch(sink)
+    pending = [request_id for request_id, answer in live.approvals.items() if not answer.done()]
+    result = {"sessionId": live.session_id, "seq": seq, "replayed": replayed, "gap": gap, "running": live.busy}
+    return {**result, "pendingApprovals": pending}
+
+
+def detach(ctx: CallContext, params: SessionParams) -> dict[str, Any]:
+    """Stop following a session: no more of its updates reach this client (unless it prompts a turn itself)."""
+    detached = ctx.services.sessions.detach(ctx.principal, params.session_id, sink_for(ctx))
+    return {"sessionId": params.session_id, "detached": detached}
 
 
 def list_sessions(ctx: CallContext, params: ListParams) -> Answer | Coroutine[Any, Any, Answer]:

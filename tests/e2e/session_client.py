@@ -81,6 +81,7 @@ UPDATE_FIELDS: dict[str, set[str]] = {
     "tool_call": {"toolCallId", "name", "rawInput"},
     "tool_result": {"toolCallId", "name", "rawOutput"},
     "approval_request": {"requestId", "toolName", "arguments", "timeoutSecs"},
+    "approval_resolved": {"requestId", "decision"},
     "history_trimmed": {"droppedMessages", "keptMessages", "checkpoint"},
     "turn_complete": {"stopReason", "content"},
 }
@@ -97,6 +98,9 @@ def check_turn(turn: Turn, session_id: str, stop: str = "end_turn") -> dict[str,
         assert u["sessionId"] == session_id, u
         assert u["type"] in UPDATE_FIELDS, u
         assert UPDATE_FIELDS[u["type"]] <= set(u), u
+    # R-MULTI-1: numbered per session, +1 each, none skipped within a turn
+    seqs = [u["seq"] for u in turn.updates]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs))) and seqs[0] >= 1, seqs
     last = turn.updates[-1]
     assert last["type"] == "turn_complete", turn.types
     assert turn.types.count("turn_complete") == 1, turn.types
@@ -111,11 +115,17 @@ def check_turn(turn: Turn, session_id: str, stop: str = "end_turn") -> dict[str,
             ]
             assert len(calls) == 1 and calls[0] < i, turn.types
             assert turn.updates[calls[0]]["name"] == u["name"]
-            between = {c["type"] for c in turn.updates[calls[0] + 1 : i]}
-            assert between <= {"approval_request"}, turn.types
+            between = [c["type"] for c in turn.updates[calls[0] + 1 : i]]
+            assert between in ([], ["approval_request", "approval_resolved"]), turn.types
         if u["type"] == "approval_request":
             assert i > 0 and turn.updates[i - 1]["type"] == "tool_call", turn.types
             assert turn.updates[i - 1]["name"] == u["toolName"]
+            # R-MULTI-3: settled, by an answer or the timeout, before the tool's result (or the turn was cancelled)
+            settled = turn.updates[i + 1]
+            if settled["type"] == "approval_resolved":
+                assert settled["requestId"] == u["requestId"], turn.types
+            else:
+                assert settled["type"] == "turn_complete" and settled["stopReason"] == "cancelled", turn.types
     return result
 
 

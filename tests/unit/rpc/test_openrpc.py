@@ -109,6 +109,7 @@ def test_daemon_to_client_traffic_is_declared_as_extensions() -> None:
         "tool_call",
         "tool_result",
         "approval_request",
+        "approval_resolved",
         "turn_complete",
         "history_trimmed",
     ]

@@ -150,6 +150,10 @@ EVENTS: list[tuple[SessionEvent, dict[str, Any]]] = [
         },
     ),
     (
+        {"session_id": "s1", "type": "approval_resolved", "request_id": "r1", "decision": "reject"},
+        {"sessionId": "s1", "type": "approval_resolved", "requestId": "r1", "decision": "reject"},
+    ),
+    (
         {"session_id": "s1", "type": "turn_complete", "stop_reason": "end_turn", "content": "done"},
         {"sessionId": "s1", "type": "turn_complete", "stopReason": "end_turn", "content": "done"},
     ),
@@ -201,8 +205,9 @@ def test_camel() -> None:
 
 
 class FakeClient:
-    def __init__(self, answerable: bool) -> None:
+    def __init__(self, answerable: bool, one_shot: bool = False) -> None:
         self.answerable = answerable
+        self.one_shot = one_shot
         self.closed = False
         self.principal_id = "alice"
         self.dialect = STANDARD
@@ -230,15 +235,26 @@ class FakeSessions:
 
 async def test_client_sink_sends_the_wire_shape_and_reads_the_domain_keys() -> None:
     """`ClientSink` is the boundary: it sends camelCase params and reads the domain's snake_case keys."""
-    client, sessions = FakeClient(answerable=False), FakeSessions()
+    client, sessions = FakeClient(answerable=False, one_shot=True), FakeSessions()
     sink = ClientSink(client, sessions, SimpleNamespace(principal=SimpleNamespace(id="alice")))  # type: ignore[arg-type]
     chunks = [EVENTS[0][0], EVENTS[0][0]]
     await sink.send_updates(chunks)  # type: ignore[arg-type]
     approval, wire = next((e, w) for e, w in EVENTS if e["type"] == "approval_request")
     await sink.send_updates([approval])  # type: ignore[list-item]
     assert client.sent == [("session/update", [EVENTS[0][1], EVENTS[0][1]]), ("session/update", [wire])]
-    # a client that can answer nothing: the approval request it was shown is rejected at once
+    # a one-shot caller (HTTP) that can answer nothing: the approval request it was shown is rejected at once
     assert sessions.approved == [("s1", "r1", "reject")]
+
+
+@pytest.mark.req("R-MULTI-3")
+async def test_a_connection_that_went_away_leaves_its_approval_request_pending() -> None:
+    """Regression of the rule before R-MULTI-3: a connection that can no longer answer (EOF) used to have the
+    approval requests it was shown rejected at once; now another client may attach and answer them."""
+    client, sessions = FakeClient(answerable=False, one_shot=False), FakeSessions()
+    sink = ClientSink(client, sessions, SimpleNamespace(principal=SimpleNamespace(id="alice")))  # type: ignore[arg-type]
+    approval = next(e for e, _ in EVENTS if e["type"] == "approval_request")
+    await sink.send_updates([approval])  # type: ignore[list-item]
+    assert sessions.approved == []
 
 
 # JSON-schema keywords are camelCase by definition (a tool's parameters), not a wire shape of ours.

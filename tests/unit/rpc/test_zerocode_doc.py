@@ -42,7 +42,10 @@ def test_each_event_row_lists_the_keys_each_dialect_writes() -> None:
     for event, _ in EVENTS:
         standard, zerocode = rows[event["type"]]
         assert _keys(standard) == list(STANDARD.events([event])[0]), event["type"]
-        assert _keys(zerocode) == list(ZEROCODE.events([event])[0]), event["type"]
+        if zerocode == "(not sent)":  # ZeroClaw 0.8.4 has no such event
+            assert ZEROCODE.events([event]) == [], event["type"]
+        else:
+            assert _keys(zerocode) == list(ZEROCODE.events([event])[0]), event["type"]
 
 
 def test_the_sentences_in_the_doc_are_the_ones_the_code_writes() -> None:

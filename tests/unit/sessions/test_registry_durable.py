@@ -271,6 +271,7 @@ async def test_a_failed_snapshot_keeps_the_previous_one_and_sends_nothing(env: E
         {
             "session_id": sid,
             "type": "history_trimmed",
+            "seq": sink.updates[-2]["seq"],
             "dropped_messages": 4,
             "kept_messages": 2,
             "checkpoint": 5,
