@@ -295,6 +295,10 @@ class Connection:
         once if that is already so). What the daemon asked it (an approval, say) can then be settled at once."""
         self._client.when_gone(callback)
 
+    def drop(self) -> None:
+        """Close the connection (a watcher that fell behind what a session keeps for replay)."""
+        self.transport.close()
+
     # -- the end
 
     def input_ended(self) -> None:

@@ -118,6 +118,9 @@ class ClientChannel(Protocol):
     def when_gone(self, callback: Callable[[], None]) -> None:
         """Call `callback` once the client can answer nothing more (at once if that is already so)."""
 
+    def drop(self) -> None:
+        """Close the connection: it missed updates that can no longer be sent to it (`app.sessions.follow`)."""
+
 
 class NoClient:
     """The channel of an HTTP call: the answer is the HTTP response, and nobody can be asked anything (an
@@ -143,6 +146,9 @@ class NoClient:
 
     def when_gone(self, callback: Callable[[], None]) -> None:
         callback()
+
+    def drop(self) -> None:
+        return None
 
 
 class Traffic(NamedTuple):

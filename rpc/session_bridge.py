@@ -59,6 +59,9 @@ class ClientSink:
         if client.one_shot and len(updates) == 1 and updates[0]["type"] == "approval_request":  # emitted alone
             self._reject_unless_watched(updates[0])
 
+    def drop(self) -> None:
+        self.client.drop()
+
     def _reject_unless_watched(self, update: ApprovalRequest) -> None:
         session_id, request_id = update["session_id"], update["request_id"]
         principal = self._authority.principal

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from app.sessions.events import SessionEvent
+from app.sessions.follow import Follower
 from app.sessions.store_types import Mode, Surface
 
 __all__ = ["Approval", "LiveSession", "Mode", "UpdateSink"]
@@ -40,6 +41,10 @@ class UpdateSink(Protocol):
         """Deliver updates in order; waits while the receiver is slow; raises if it is gone."""
         ...
 
+    def drop(self) -> None:
+        """Cut the receiver off: it missed updates that can no longer be sent (it reattaches and is told so)."""
+        ...
+
 
 @dataclass(eq=False)
 class LiveSession:
@@ -54,8 +59,8 @@ class LiveSession:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     turn: asyncio.Task[Any] | None = None  # the whole turn, including its terminal rows and updates
     body: asyncio.Task[Any] | None = None  # the provider/tool part; `session/cancel` cancels this one
-    watchers: set[UpdateSink] = field(default_factory=set)
-    watch_version: int = 0  # moves when `watchers` changes, so a turn can cache its recipients
+    # Every attached receiver, with where it is in the updates (`app.sessions.follow`).
+    watchers: dict[UpdateSink, Follower] = field(default_factory=dict)
     approvals: dict[str, asyncio.Future[Approval]] = field(default_factory=dict)
     always_allowed: set[str] = field(default_factory=set)
     # Who cancelled the turn, in ZeroClaw's words: `client_rpc`, `admin_kill`, `session_removed`.
@@ -89,27 +94,22 @@ class LiveSession:
 
     def events_after(self, seq: int) -> list[SessionEvent] | None:
         """The retained events after `seq`, in order; None when some of them are no longer retained."""
-        retained = self.retained
-        if seq >= self.seq:
+        retained, missing = self.retained, self.seq - seq
+        if missing <= 0:
             return []
-        if not retained or retained[0]["seq"] > seq + 1:
+        if missing > len(retained):
             return None
-        start = seq + 1 - retained[0]["seq"]
-        return list(itertools.islice(retained, start, None))
+        tail = list(itertools.islice(reversed(retained), missing))  # from the newest end: O(missing)
+        tail.reverse()
+        return tail
 
-    def watch(self, sink: UpdateSink) -> None:
-        self.watchers.add(sink)
-        self.watch_version += 1
+    def watch(self, sink: UpdateSink, after: int | None = None) -> None:
+        """`sink` receives every update numbered after `after` (default: from now on), whoever prompts."""
+        if sink not in self.watchers:
+            self.watchers[sink] = Follower(self, sink, self.seq if after is None else after)
+            self.watchers[sink].poke()
 
     def unwatch(self, sink: UpdateSink) -> None:
-        self.watchers.discard(sink)
-        self.watch_version += 1
-
-    def sinks_for(self, prompter: UpdateSink | None) -> list[UpdateSink]:
-        """The prompting receiver plus every open watcher (R-STREAM, R-MULTI-2: whoever prompted; only the owner or
-        an admin can have attached)."""
-        for gone in [w for w in self.watchers if w.closed]:
-            self.unwatch(gone)
-        sinks = [prompter] if prompter is not None and not prompter.closed else []
-        sinks.extend(w for w in self.watchers if w is not prompter)
-        return sinks
+        follower = self.watchers.pop(sink, None)
+        if follower is not None:
+            follower.stop()

@@ -1,11 +1,10 @@
 """Where a turn's `session/update` events go: the prompting receiver and every attached watcher (R-STREAM, R-MULTI).
 
-Each event is numbered as it is sent (`seq`, R-MULTI-1) and kept in the session's replay buffer for
-`session/attach` (R-MULTI-2). Numbering, keeping and choosing recipients happen with no await between them, so a
-client attaching at any moment gets each event exactly once: replayed, or sent live. Events reach every recipient
-in the order they are emitted (R-STREAM-2). The recipient list is cached and recomputed only when the session's
-watchers change, so a watcher that attaches mid-turn gets the rest of it, and one that went away stops receiving
-while the turn goes on.
+Each event is numbered as it is sent (`seq`, R-MULTI-1) and kept in the session's replay buffer (R-MULTI-2). The
+receiver that prompted is sent each batch here, so its backpressure paces the turn (R-LIM); every other watcher is
+fed from the buffer by its own `Follower` (`app.sessions.follow`), so a slow one slows nobody. Numbering, keeping
+and waking the followers happen with no await between them: a client attaching at any moment gets each event
+exactly once, replayed or live, in the order emitted (R-STREAM-2).
 """
 
 from __future__ import annotations
@@ -28,8 +27,6 @@ class TurnUpdates:
         self._live = live
         self._prompter = prompter
         self._reserve = reserve  # stores a reservation of seqs up to the given one (`live.seq_reserved`)
-        self._recipients: list[UpdateSink] = []
-        self._version = -1
 
     async def emit(self, event: SessionEvent) -> None:
         """One update (`app.sessions.events`: its session id, `type` and fields)."""
@@ -44,18 +41,22 @@ class TurnUpdates:
         live = self._live
         if live.seq + len(events) > live.seq_reserved:
             await self._reserve(live.seq + len(events) + SEQ_BLOCK)
-        seq = live.seq
+        first = seq = live.seq
         for event in events:
             seq += 1
             event["seq"] = seq
         live.seq = seq
         live.retained.extend(events)
-        if self._version != live.watch_version:
-            self._recipients, self._version = live.sinks_for(self._prompter), live.watch_version
-        for target in self._recipients:
-            try:
-                await target.send_updates(events)
-            except Exception:  # a receiver that went away stops receiving; the turn goes on
-                if target is self._prompter:
-                    self._prompter = None
-                live.unwatch(target)
+        prompter = self._prompter
+        own = live.watchers.get(prompter) if prompter is not None else None
+        if own is not None and own.cursor == first:
+            own.cursor = seq  # sent below, in step with the turn
+        for follower in list(live.watchers.values()):
+            follower.poke()
+        if prompter is None or (own is not None and own.cursor != seq):
+            return  # no prompter, or one still behind on earlier updates: its follower sends these too
+        try:
+            await prompter.send_updates(events)
+        except Exception:  # a receiver that went away stops receiving; the turn goes on
+            self._prompter = None
+            live.unwatch(prompter)

@@ -211,7 +211,7 @@ async def attach(ctx: CallContext, params: AttachParams) -> dict[str, Any]:
                 break
             await sink.send_updates(events)
             replayed, sent = replayed + len(events), events[-1]["seq"]
-        live.watch(sink)
+        live.watch(sink, after=seq)
     pending = [request_id for request_id, answer in live.approvals.items() if not answer.done()]
     result = {"sessionId": live.session_id, "seq": seq, "replayed": replayed, "gap": gap, "running": live.busy}
     return {**result, "pendingApprovals": pending}

@@ -53,7 +53,7 @@ async def test_a_long_chat_is_bounded_complete_and_survives_a_restart(daemon_fac
             assert len(lines) <= MAX_MESSAGES and lines[-1] == "user: /context", (n, lines)
             trimmed += trims
         assert trimmed, "a long chat announces its trims"
-        assert set(trimmed[0]) == {"sessionId", "type", "droppedMessages", "keptMessages", "checkpoint"}
+        assert set(trimmed[0]) == {"sessionId", "type", "droppedMessages", "keptMessages", "checkpoint", "seq"}
         assert all(t["sessionId"] == sid and t["droppedMessages"] > 0 for t in trimmed), trimmed
         page = await peer.call("session/messages", {"sessionId": sid, "limit": 1000})
         assert page["total"] == 32 and [m["index"] for m in page["messages"]] == list(range(32))

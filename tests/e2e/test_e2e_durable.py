@@ -93,7 +93,7 @@ async def test_trimming_keeps_every_transcript_row_and_is_announced(durable_daem
         # R-ACP-2: announced after the snapshot and its boundary were committed, before the turn ends; six
         # messages are cut to at most three (TRIM_TO = 3/4 of the limit), starting at a user message
         assert trims(third) == [{"sessionId": sid, "type": "history_trimmed", "droppedMessages": 4,
-                                 "keptMessages": 2, "checkpoint": 5}]  # fmt: skip
+                                 "keptMessages": 2, "checkpoint": 5, "seq": third.updates[-2]["seq"]}]  # fmt: skip
 
         lines, turn = await context_lines(peer, sid)
         assert lines == [
@@ -165,7 +165,7 @@ async def test_a_failed_snapshot_write_suppresses_the_notification(daemon_factor
         ]
         # storage works again: the next trim is committed and announced
         assert trims(turn) == [{"sessionId": sid, "type": "history_trimmed", "droppedMessages": 6,
-                                "keptMessages": 2, "checkpoint": 7}]  # fmt: skip
+                                "keptMessages": 2, "checkpoint": 7, "seq": turn.updates[-2]["seq"]}]  # fmt: skip
         lines, _turn = await context_lines(peer, sid)
         # the snapshot holds the last exchange (the /context turn), then this prompt
         assert lines[0] == lines[-1] == "user: /context" and len(lines) == 3, lines

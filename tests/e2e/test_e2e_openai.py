@@ -275,7 +275,7 @@ async def test_tool_call_from_openai_needs_approval_without_auto_approve(oa_daem
         )
         turn = await owner.finish_turn(sid, mark, fut)
         check_turn(turn, sid)
-        assert turn.types[:3] == ["tool_call", "approval_request", "tool_result"], turn.types
+        assert turn.types[:4] == ["tool_call", "approval_request", "approval_resolved", "tool_result"], turn.types
 
 
 @pytest.mark.req("R-AGENT-2")

@@ -192,16 +192,17 @@ async def test_bash_allow_once(stream_daemon: Daemon) -> None:
         assert ack == {"sessionId": sid, "requestId": request["requestId"], "acknowledged": True}
         turn = await owner.finish_turn(sid, mark, fut)
         result = check_turn(turn, sid)
-        assert turn.types[:3] == ["tool_call", "approval_request", "tool_result"], turn.types
-        call, _, tool_result = turn.updates[:3]
+        assert turn.types[:4] == ["tool_call", "approval_request", "approval_resolved", "tool_result"], turn.types
+        call, _, resolved, tool_result = turn.updates[:4]
+        assert resolved["requestId"] == request["requestId"] and resolved["decision"] == "allow_once"
         assert call["name"] == "bash" and call["rawInput"] == {"command": command}
         assert "approved-42" in tool_result["rawOutput"] and "[exit code 0]" in tool_result["rawOutput"]
         assert result["content"].startswith("Command output:\n") and "approved-42" in result["content"]
-        # the request is settled: approving it again is refused
-        code, _ = await owner.error(
+        # the request is settled: an answer to it now is told it came late (R-MULTI-3)
+        late = await owner.call(
             "session/approve", {"sessionId": sid, "requestId": request["requestId"], "decision": "allow_once"}
         )
-        assert code == -32602
+        assert late["acknowledged"] is False
         # allow_once covers one call only
         mark, fut = await owner.start_prompt(sid, "/bash echo once-more")
         again = await owner.wait_update("approval_request", session_id=sid, start=mark)

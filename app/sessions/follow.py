@@ -1,0 +1,61 @@
+"""Each watcher of a session fed at its own pace from the session's replay buffer (R-MULTI-2, R-LIM).
+
+The client that prompted paces its turn (its outbound backpressure makes the turn wait, R-LIM). Every other
+attached client has a `Follower`: a cursor (the last seq it was sent) and, while it is behind, one task that sends
+it what the buffer holds after the cursor. A watcher that stops reading stalls its own task only, until the stall
+rule cuts it off; one that falls behind what is retained is cut off at once (it reattaches and is told `gap`),
+never sent a hole.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.sessions.live import LiveSession, UpdateSink
+
+__all__ = ["Follower"]
+
+log = logging.getLogger("zeroclaw.sessions")
+
+
+class Follower:
+    __slots__ = ("_live", "_task", "cursor", "sink")
+
+    def __init__(self, live: LiveSession, sink: UpdateSink, cursor: int) -> None:
+        self._live = live
+        self.sink = sink
+        self.cursor = cursor  # the last seq this watcher has been sent
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def caught_up(self) -> bool:
+        return self.cursor >= self._live.seq
+
+    def poke(self) -> None:
+        """New updates were numbered: send them unless a send is under way (it goes on to these)."""
+        if self.cursor < self._live.seq and (self._task is None or self._task.done()):
+            self._task = asyncio.get_running_loop().create_task(self._catch_up())
+
+    def stop(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        self._task = None  # the task's frame holds this follower: no cycle kept
+
+    async def _catch_up(self) -> None:
+        live, sink = self._live, self.sink
+        while self.cursor < live.seq:
+            events = live.events_after(self.cursor)
+            if events is None:
+                log.warning("a session watcher fell behind the updates kept for replay; cutting it off")
+                live.unwatch(sink)
+                sink.drop()
+                return
+            try:
+                await sink.send_updates(events)
+            except Exception:  # gone: it stops receiving, nobody else notices
+                live.unwatch(sink)
+                return
+            self.cursor = events[-1]["seq"]
