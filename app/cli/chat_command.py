@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+from collections.abc import Coroutine
 from typing import Any
 
 import orjson
@@ -51,9 +52,15 @@ def chat(config_dir: str | None, session_id: str | None, agent: str) -> int:
         state = "resumed" if opened["resumed"] else "new"
         header = f" ({state}, agent {opened['agentAlias']}); Ctrl-C cancels a turn, Ctrl-D leaves"
         console.print(Text(f"session {sid}", style="bold") + Text(header))
-        if opened.get("messageCount"):
-            _show_history(bg.run(_history(client, sid)))
         turns = _Chat(bg, client, sid, config_dir, lost)
+        # A resumed session may be mid-turn (prompted elsewhere): its updates so far are replayed (R-MULTI-2).
+        running = bg.run(turns.attach()) if opened["resumed"] else None
+        if opened.get("messageCount"):
+            _show_history(bg.run(_history(client, sid)), running_turn=running is not None and running[1])
+        if running is not None:
+            if not running[1]:
+                console.print(Text("(a turn is running; following it from here)", style="yellow"))
+            turns.join(running[0])
         while (text := terminal.read_line("you> ")) is not None:
             if text.strip():
                 turns.turn(text)
@@ -129,11 +136,18 @@ async def _history(client: Client, sid: str) -> dict[str, Any] | None:
         return None
 
 
-def _show_history(page: dict[str, Any] | None) -> None:
+def _show_history(page: dict[str, Any] | None, running_turn: bool = False) -> None:
+    """The last rows of the transcript; with `running_turn`, up to that turn's prompt, which is shown as typed:
+    what the turn has said so far is replayed from its updates (`_Chat.join`)."""
     if page is None:
         console.print("[dim](the earlier transcript is not readable with this principal's grants)[/dim]")
         return
     rows: list[dict[str, Any]] = page.get("messages") or []
+    prompt: dict[str, Any] | None = None
+    if running_turn:
+        users = [i for i, row in enumerate(rows) if row.get("role") == "user"]
+        if users:
+            rows, prompt = rows[: users[-1]], rows[users[-1]]
     total = int(page.get("total") or len(rows))
     shown = f"the last {len(rows)} of {total} messages" if total > len(rows) else f"{total} messages"
     console.print(Text(f"── earlier in this session ({shown}) ──", style="dim"))
@@ -161,6 +175,10 @@ def _show_history(page: dict[str, Any] | None) -> None:
         if row.get("index") in cancelled:
             console.print(Text("(cancelled)", style="yellow"))
     console.print(Text("── end of the earlier transcript ──", style="dim"))
+    if running_turn:
+        console.print(Text("(a turn is running; following it)", style="yellow"))
+        if prompt is not None:
+            console.print(Text("you> ", style="bold") + Text(str(prompt.get("content", ""))))
 
 
 class _Chat:
@@ -183,9 +201,15 @@ class _Chat:
     # -- main thread -----------------------------------------------------------------------------------
 
     def turn(self, text: str) -> None:
-        asker = Asker()
+        self._serve(self._run_turn(text, asker := Asker()), asker)
+
+    def join(self, replayed: list[dict[str, Any]]) -> None:
+        """Show the running turn from its start (`replayed`: its updates so far), then live to its end."""
+        self._serve(self._follow_turn(replayed, asker := Asker()), asker)
+
+    def _serve(self, work: Coroutine[Any, Any, dict[str, Any]], asker: Asker) -> None:
         with asker.interrupts():
-            future = self.bg.submit(self._run_turn(text, asker))
+            future = self.bg.submit(work)
             future.add_done_callback(lambda _f: asker.done())
             self._wait(asker)
         try:
@@ -234,6 +258,41 @@ class _Chat:
                 raise
 
     # -- loop thread -----------------------------------------------------------------------------------
+
+    async def attach(self) -> tuple[list[dict[str, Any]], bool] | None:
+        """Follow the session with every retained update replayed. None when no turn runs (or the daemon has no
+        `session/attach`); else the running turn's updates so far (after the last `turn_complete` replayed) and
+        whether they go back to its start: not when the daemon no longer keeps them (`gap`), and the turn is then
+        shown from now on, after the transcript so far."""
+        try:
+            state = await self.client.call("session/attach", {"sessionId": self.sid, "afterSeq": 0})
+        except RemoteError:
+            return None
+        replayed: list[dict[str, Any]] = []
+        while not self.inbox.empty():  # replayed before the answer, so all here now
+            message = self.inbox.get_nowait()
+            update = message.get("params") if message.get("method") == "session/update" else None
+            if isinstance(update, dict) and update.get("sessionId") == self.sid:
+                replayed.append(update)
+        if not state.get("running"):
+            return None
+        ends = [i for i, update in enumerate(replayed) if update.get("type") == "turn_complete"]
+        if ends:
+            return replayed[ends[-1] + 1 :], True
+        return replayed, not state.get("gap") and bool(replayed) and replayed[0].get("seq") == 1
+
+    async def _follow_turn(self, replayed: list[dict[str, Any]], asker: Asker) -> dict[str, Any]:
+        for update in replayed:
+            await self._show({"method": "session/update", "params": update}, asker)
+            if update.get("type") == "turn_complete":
+                return {"stopReason": update.get("stopReason")}
+        while True:
+            message = await self.inbox.get()
+            await self._show(message, asker)
+            update = message.get("params") or {}
+            ours = message.get("method") == "session/update" and update.get("sessionId") == self.sid
+            if ours and update.get("type") == "turn_complete":
+                return {"stopReason": update.get("stopReason")}
 
     async def _cancel(self) -> None:
         with contextlib.suppress(RemoteError, ConnectionError):

@@ -41,7 +41,7 @@ class TurnUpdates:
         live = self._live
         if live.seq + len(events) > live.seq_reserved:
             await self._reserve(live.seq + len(events) + SEQ_BLOCK)
-        first = seq = live.seq
+        before = seq = live.seq
         for event in events:
             seq += 1
             event["seq"] = seq
@@ -49,7 +49,7 @@ class TurnUpdates:
         live.retained.extend(events)
         prompter = self._prompter
         own = live.watchers.get(prompter) if prompter is not None else None
-        if own is not None and own.cursor == first:
+        if own is not None and own.cursor == before:
             own.cursor = seq  # sent below, in step with the turn
         for follower in list(live.watchers.values()):
             follower.poke()

@@ -204,6 +204,8 @@ async def attach(ctx: CallContext, params: AttachParams) -> dict[str, Any]:
         gap = after is not None and after < live.seq
     else:
         sink, sent = sink_for(ctx), after
+        if after is not None:
+            live.unwatch(sink)  # following already: the replay takes over from where it was asked to start
         while sent is not None:
             events = live.events_after(sent)
             if not events:  # caught up ([]), or the rest is no longer retained (None)

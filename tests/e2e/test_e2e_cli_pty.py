@@ -573,3 +573,41 @@ def test_chat_daemon_lost_mid_stream_is_reported_on_a_line_of_its_own(
     d.send_signal(signal.SIGKILL)  # gone mid-stream: the turn fails, no answer comes
     left_cleanly(t, 1, "zeroclaw: the daemon closed the connection")
     assert re.search(r"Sleeping for 30 s[^\n]*\nzeroclaw: the daemon closed the connection", t.output), t.output
+
+
+@pytest.mark.req("R-MULTI-2")
+@pytest.mark.req("R-MULTI-3")
+def test_chat_session_joins_a_turn_running_elsewhere_and_shows_it_from_its_start(
+    pty_daemon: Daemon, terminals: list[Terminal]
+) -> None:
+    """`zeroclaw chat --session ID` on a session another client is prompting: the turn is shown from its first
+    update (replayed), then live to its end, and an approval it asks is answered here."""
+
+    async def prompt_elsewhere() -> tuple[Any, asyncio.Task[Any]]:
+        owner = await pty_daemon.client()
+        await owner.call("session/new", {"sessionId": "chat-join"})
+        await owner.send(
+            {"jsonrpc": "2.0", "id": 99, "method": "session/prompt",
+             "params": {"sessionId": "chat-join", "prompt": "/bash echo joined-$((6 * 7))"}}
+        )  # fmt: skip
+        return owner, asyncio.create_task(owner.recv_response(timeout=WAIT))
+
+    async def scenario() -> str:
+        owner, answer = await prompt_elsewhere()
+        await asyncio.sleep(0.5)  # the turn is waiting for its approval
+        t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-join")
+        await asyncio.to_thread(t.expect, r"session chat-join \(resumed")
+        await asyncio.to_thread(t.expect, r"a turn is running; following it")
+        await asyncio.to_thread(t.expect, r"you> /bash echo joined")
+        await asyncio.to_thread(t.expect, r"tool call: bash")  # replayed: it came before this chat started
+        await asyncio.to_thread(t.expect, r"allow bash .*\[N\]o: ")
+        t.line("y")
+        await asyncio.to_thread(t.expect, r"joined-42")
+        await asyncio.to_thread(t.expect, "you> ")
+        t.ctrl_d()
+        assert await asyncio.to_thread(t.wait) == 0, t.output
+        response = await answer
+        await owner.close()
+        return str(response["result"]["content"])
+
+    assert "joined-42" in asyncio.run(scenario())
