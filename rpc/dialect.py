@@ -24,6 +24,7 @@ from rpc.wire import events_to_wire, to_wire
 if TYPE_CHECKING:
     from app.sessions.events import SessionEvent
     from app.sessions.registry import SessionRegistry
+    from rpc.context import Authority, ClientChannel
 
 Spec = TypeVar("Spec")  # an `rpc.registry.MethodSpec` (not imported: the registry names this module's users)
 
@@ -84,6 +85,20 @@ class Dialect:
     def adapt(self, spec: Spec) -> Spec:
         """The registry entry this dialect runs for `spec` (the entry itself when nothing differs)."""
         return spec
+
+    def own_method(self, name: str) -> Any:
+        """A method only this dialect's wire has (an `rpc.registry.MethodSpec`), or None (rpc/acp.py)."""
+        return None
+
+    async def deliver(
+        self,
+        client: ClientChannel,
+        authority: Authority,
+        updates: Sequence[SessionEvent],
+        sessions: SessionRegistry,
+    ) -> None:
+        """Send `updates` to `client` (a dialect may turn some into requests to it, rpc/acp.py)."""
+        await client.send_encoded(self.encode_updates(updates, sessions))
 
 
 STANDARD = Dialect()

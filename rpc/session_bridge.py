@@ -56,7 +56,7 @@ class ClientSink:
     async def send_updates(self, updates: Sequence[SessionEvent]) -> None:
         """Domain events (`app.sessions.events`) out as `session/update` notifications, in their wire shape."""
         client = self._client
-        await client.send_encoded(client.dialect.encode_updates(updates, self._sessions))
+        await client.dialect.deliver(client, self._authority, updates, self._sessions)
         if len(updates) == 1 and updates[0]["type"] == "approval_request":  # emitted alone, never batched
             self._shown_approval(updates[0])
 
