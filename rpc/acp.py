@@ -1,4 +1,4 @@
-"""The ACP dialect (SPEC §19, R-EDIT-1..6): the Agent Client Protocol v1 as one connection's wire.
+"""The ACP wire (SPEC §19, R-EDIT-1..6): our events as Agent Client Protocol v1 updates, and its marker.
 
 A connection speaks it when `initialize` says so: the `zeroclaw acp` bridge marks the editor's `initialize` with
 `_meta["zeroclaw.acp"]` (`speaks_acp`), and the gateway's `/acp` route marks its peers (`Peer.acp`). From then on
@@ -14,20 +14,20 @@ this module shapes what goes in and out, and the standard handlers run the calls
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import orjson
-
-from rpc.acp_peer import peer_of
-from rpc.dialect import Dialect, Question
 from rpc.envelope import encode_notifications
 
-if TYPE_CHECKING:
-    from app.sessions.events import SessionEvent
-    from app.sessions.registry import SessionRegistry
-    from rpc.context import Authority, ClientChannel
-
-__all__ = ["ACP", "MARKER", "AcpDialect", "acp_update", "speaks_acp", "tool_call_start", "tool_call_update"]
+__all__ = [
+    "HISTORY_TRIMMED",
+    "MARKER",
+    "acp_update",
+    "encode",
+    "speaks_acp",
+    "text_update",
+    "tool_call_start",
+    "tool_call_update",
+]
 
 MARKER = "zeroclaw.acp"  # the `_meta` key of an `initialize` the bridge relays (docs/acp.md)
 HISTORY_TRIMMED = "_zeroclaw/history_trimmed"
@@ -104,73 +104,10 @@ def acp_update(event: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
     return None  # turn_complete (the prompt's answer), approval_resolved, and what comes later
 
 
-def _encode(events: Sequence[Mapping[str, Any]]) -> list[bytes]:
+def encode(events: Sequence[Mapping[str, Any]]) -> list[bytes]:
     frames: list[bytes] = []
     for event in events:
         update = acp_update(event)
         if update is not None:
             frames.extend(encode_notifications(update[0], [update[1]]))
     return frames
-
-
-class AcpDialect(Dialect):
-    name = "acp"
-    snake_case = False
-
-    def __init__(self) -> None:
-        self._adapted: dict[Any, Any] = {}
-
-    def encode_updates(self, events: Sequence[SessionEvent], sessions: SessionRegistry | None = None) -> list[bytes]:
-        """A batch of text chunks from a template, one `orjson.dumps` of each text (as the standard dialect)."""
-        if events and all(event["type"] == "agent_message_chunk" for event in events):
-            prefix = (
-                b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":'
-                + orjson.dumps(events[0]["session_id"])
-                + b',"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":'
-            )
-            dumps = orjson.dumps
-            try:
-                return [prefix + dumps(event["text"]) + b"}}}}" for event in events]  # type: ignore[typeddict-item]
-            except orjson.JSONEncodeError:
-                pass  # a lone surrogate: the general path knows what to do with it
-        return _encode(events)
-
-    def events(self, events: Sequence[SessionEvent], sessions: SessionRegistry | None = None) -> list[dict[str, Any]]:
-        return [update[1] for event in events if (update := acp_update(event)) is not None]
-
-    async def deliver(
-        self,
-        client: ClientChannel,
-        authority: Authority,
-        updates: Sequence[SessionEvent],
-        sessions: SessionRegistry,
-    ) -> None:
-        first = updates[0]
-        if first["type"] == "approval_request":  # emitted alone, never batched
-            peer_of(client).ask_permission(client, authority, sessions, first)
-            return
-        if first["type"] == "tool_call":
-            peer_of(client).tool_called(first["session_id"], first["tool_call_id"])
-        frames = self.encode_updates(updates, sessions)
-        if frames:
-            await client.send_encoded(frames)
-
-    def question(self, schema: Mapping[str, Any]) -> Question | None:
-        # Asked only of clients that advertised `elicitation.form` (`rpc.acp_methods.initialize`).
-        return Question(schema, dict)
-
-    def adapt(self, spec: Any) -> Any:
-        adapted = self._adapted.get(spec)
-        if adapted is None:
-            from rpc.acp_methods import adapt  # the methods import this module
-
-            adapted = self._adapted[spec] = adapt(spec)
-        return adapted
-
-    def own_method(self, name: str) -> Any:
-        from rpc.acp_methods import own_method
-
-        return own_method(name)
-
-
-ACP = AcpDialect()

@@ -9,7 +9,7 @@ The methods only ACP has (`session/load`, `session/resume`, `session/set_config_
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -19,11 +19,11 @@ from msgspec import Meta
 from app.sessions.errors import SessionError
 from app.sessions.errors import SessionNotFound as DomainSessionNotFound
 from app.storage.timestamps import iso_z
-from rpc.acp import ACP, text_update, tool_call_start, tool_call_update
+from rpc.acp import text_update, tool_call_start, tool_call_update
 from rpc.acp_content import prompt_text
 from rpc.acp_peer import peer_of
 from rpc.envelope import encode_notifications
-from rpc.errors import AuthRequired, InternalError, InvalidParams, InvalidRequest, RpcError
+from rpc.errors import InternalError, InvalidParams, InvalidRequest, RpcError
 from rpc.methods import session
 from rpc.registry import AfterReply, MethodSpec, Params, SessionId
 from rpc.session_bridge import sink_for
@@ -31,11 +31,9 @@ from rpc.session_bridge import sink_for
 if TYPE_CHECKING:
     from app.sessions.store_types import TranscriptRow
     from rpc.context import CallContext
-    from rpc.methods.lifecycle import InitializeParams
 
-__all__ = ["adapt", "initialize", "own_method"]
+__all__ = ["AcpAuthRequired", "adapt", "own_method"]
 
-PROTOCOL_VERSION = 1  # ACP's; any other version asked for is answered with this one (R-EDIT-2)
 LIST_PAGE = 50
 REPLAY_PAGE = 1000
 _STOP_REASONS = {"end_turn": "end_turn", "max_turns": "max_turn_requests", "cancelled": "cancelled"}
@@ -83,38 +81,6 @@ class ConfigParams(Params, frozen=True):
     session_id: SessionId
     config_id: Annotated[str, Meta(max_length=64)]
     value: Any = None
-
-
-# -- initialize
-
-
-async def initialize(ctx: CallContext, params: InitializeParams, marker: Mapping[str, Any]) -> dict[str, Any]:
-    """R-EDIT-2: version 1 whatever was asked, and only the capabilities that work."""
-    from rpc.methods.lifecycle import authenticate  # lifecycle imports this module's callers
-
-    try:
-        credential, principal = await authenticate(ctx, params)
-    except AuthRequired as exc:
-        raise AcpAuthRequired(exc.message) from None
-    capabilities = dict(params.client_capabilities or {})
-    elicitation = capabilities.pop("elicitation", None)
-    if isinstance(elicitation, Mapping) and isinstance(elicitation.get("form"), Mapping):
-        capabilities["elicitation"] = elicitation  # questions only for clients that show forms (R-EDIT-5)
-    ctx.sign_in(credential, principal, capabilities, dialect=ACP)
-    agent = marker.get("agent") or ctx.peer.agent
-    peer_of(ctx.client).agent = agent if isinstance(agent, str) and agent else "default"
-    ctx.services.audit.record("initialize", ctx.peer.label, principal.id)
-    return {
-        "protocolVersion": PROTOCOL_VERSION,
-        "agentCapabilities": {
-            "loadSession": True,
-            "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
-            "mcpCapabilities": {"http": False, "sse": False},
-            "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
-        },
-        "authMethods": [],
-        "agentInfo": {"name": "zeroclaw", "title": "ZeroClaw", "version": ctx.services.version},
-    }
 
 
 def initialized_again(ctx: CallContext, params: Params) -> None:

@@ -24,7 +24,6 @@ from rpc.wire import events_to_wire, to_wire
 if TYPE_CHECKING:
     from app.sessions.events import SessionEvent
     from app.sessions.registry import SessionRegistry
-    from rpc.context import Authority, ClientChannel
 
 Spec = TypeVar("Spec")  # an `rpc.registry.MethodSpec` (not imported: the registry names this module's users)
 
@@ -87,17 +86,18 @@ class Dialect:
         return spec
 
     def own_method(self, name: str) -> Any:
-        """A method only this dialect's wire has (an `rpc.registry.MethodSpec`), or None (rpc/acp.py)."""
+        """A method only this dialect's wire has (an `rpc.registry.MethodSpec`), or None (rpc/acp_dialect.py)."""
         return None
 
     async def deliver(
         self,
-        client: ClientChannel,
-        authority: Authority,
+        client: Any,
+        authority: Any,
         updates: Sequence[SessionEvent],
         sessions: SessionRegistry,
     ) -> None:
-        """Send `updates` to `client` (a dialect may turn some into requests to it, rpc/acp.py)."""
+        """Send `updates` to `client` (an `rpc.context.ClientChannel`, whose caller is `authority`); a dialect may
+        turn some into requests to it (rpc/acp_dialect.py)."""
         await client.send_encoded(self.encode_updates(updates, sessions))
 
 

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 import msgspec
 import orjson
 
-from app.paths import process_uid
 from rpc.acp import speaks_acp
+from rpc.acp_initialize import initialize as acp_initialize
 from rpc.context import CallContext, Terminal
-from rpc.errors import AuthRequired, VersionMismatch
+from rpc.errors import VersionMismatch
+from rpc.methods.authenticate import authenticate
 from rpc.metrics import MetricsAnswer
 from rpc.registry import NoParams, Params, Registry, whole
 from rpc.wire import to_wire
@@ -20,7 +21,6 @@ from rpc.zerocode import PROTOCOL_VERSION as ZEROCLAW_PROTOCOL_VERSION
 from rpc.zerocode import ZEROCODE, new_tui_id, speaks_zerocode
 
 if TYPE_CHECKING:
-    from app.auth.policy import Principal
     from app.services import Services
 
 __all__ = ["PROTOCOL_VERSION", "register"]
@@ -70,8 +70,6 @@ async def initialize(ctx: CallContext, params: InitializeParams) -> dict[str, An
     services = ctx.services
     peer = ctx.peer
     if params.acp is not None or peer.acp:  # R-EDIT-2: ACP negotiates its own version
-        from rpc.acp_methods import initialize as acp_initialize
-
         return await acp_initialize(ctx, params, params.acp or {})
     if params.protocol_version != PROTOCOL_VERSION:
         ctx.sign_out()
@@ -98,26 +96,6 @@ async def initialize(ctx: CallContext, params: InitializeParams) -> dict[str, An
         "principal": {"id": principal.id, "admin": principal.admin},
         "methods": ctx.daemon_view.method_names(),
     }
-
-
-async def authenticate(ctx: CallContext, params: InitializeParams) -> tuple[Any, Principal]:
-    """The caller's credential and principal: the token given (in `initialize` or at the upgrade), else the
-    local peer's uid; `AuthRequired` (signed out) when neither is accepted."""
-    services = ctx.services
-    peer = ctx.peer
-    token = params.auth_token if params.auth_token is not None else peer.bearer_token
-    if token is not None:
-        resolved = await services.auth.token(token)
-    elif ctx.surface.remote:
-        resolved = None  # a WebSocket peer always needs a token (R-AUTH-3)
-    else:
-        # The OS did not say who connected: only the owner (or root) reaches a 0600 socket, and
-        # only the owner (or SYSTEM) opens the Windows pipe (R-SEC-4).
-        resolved = services.auth.local(peer.uid if peer.uid is not None else process_uid())
-    if resolved is None:
-        ctx.sign_out()  # a failed re-initialize must not leave the old principal in place
-        raise AuthRequired("Authentication failed")  # audited as `denied` when answered
-    return resolved
 
 
 class StatusAnswer:
