@@ -27,7 +27,8 @@ from rpc.client import open_endpoint
 __all__ = ["bridge"]
 
 MARKER = "zeroclaw.acp"  # rpc/acp.py's, not imported: the bridge starts without the protocol layer
-READ_LIMIT = 256 * 1024 * 1024  # a line, either way: above any `max_frame_bytes` (no 64 KiB limit)
+READ_LIMIT = 256 * 1024 * 1024  # a line from the editor: above any `max_frame_bytes` (no 64 KiB limit)
+READ_CHUNK = 1024 * 1024
 START_TIMEOUT_SECS = 20.0
 _NOTIFICATION = b'{"jsonrpc":"2.0","method":'  # the daemon's notifications: relayed without parsing
 _GONE = -32603
@@ -105,16 +106,28 @@ def _outgoing(line: bytes, pending: dict[bytes, Any], agent: str | None) -> byte
 
 
 async def _down(reader: asyncio.StreamReader, stdout: _Stdout, pending: dict[bytes, Any]) -> None:
-    while line := await reader.readline():
-        if not line.startswith(_NOTIFICATION):
-            try:
-                frame = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                frame = None
-            if isinstance(frame, dict) and "method" not in frame and "id" in frame:
-                pending.pop(orjson.dumps(frame["id"]), None)
-        stdout.write(line)
+    """The daemon's bytes to stdout as they come (one write per read); only the lines that may answer one of
+    the editor's requests are parsed, never a notification."""
+    rest = b""
+    while data := await reader.read(READ_CHUNK):
+        lines = (rest + data).split(b"\n") if rest or b"\n" in data else [data]
+        rest = lines.pop()
+        for line in lines:
+            if not line.startswith(_NOTIFICATION):
+                _answered(line, pending)
+        stdout.write(data)
         await stdout.drain()
+    if rest:
+        stdout.write(b"\n")  # a line cut off by the daemon's end: the errors that follow start on their own
+
+
+def _answered(line: bytes, pending: dict[bytes, Any]) -> None:
+    try:
+        frame = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return
+    if isinstance(frame, dict) and "method" not in frame and "id" in frame:
+        pending.pop(orjson.dumps(frame["id"]), None)
 
 
 def _gone_error(rid: Any) -> bytes:
