@@ -10,7 +10,6 @@ import msgspec
 import orjson
 
 from rpc.acp import speaks_acp
-from rpc.acp_initialize import initialize as acp_initialize
 from rpc.context import CallContext, Terminal
 from rpc.errors import VersionMismatch
 from rpc.methods.authenticate import authenticate
@@ -70,6 +69,9 @@ async def initialize(ctx: CallContext, params: InitializeParams) -> dict[str, An
     services = ctx.services
     peer = ctx.peer
     if params.acp is not None or peer.acp:  # R-EDIT-2: ACP negotiates its own version
+        # Imported here: the ACP modules import this package's session handlers.
+        from rpc.acp_initialize import initialize as acp_initialize
+
         return await acp_initialize(ctx, params, params.acp or {})
     if params.protocol_version != PROTOCOL_VERSION:
         ctx.sign_out()
