@@ -16,6 +16,7 @@ from acp import RequestPermissionResponse, spawn_agent_process
 from acp.client.connection import ClientSideConnection
 from acp.connection import StreamEvent
 from acp.schema import (
+    AcceptElicitationResponse,
     AgentMessageChunk,
     AgentThoughtChunk,
     AllowedOutcome,
@@ -44,6 +45,8 @@ class Recorder:
         self.hold: asyncio.Event | None = None  # while set to an unset event, permission requests wait
         self.frames: list[tuple[str, dict[str, Any]]] = []
         self.asked = asyncio.Event()
+        self.questions: list[tuple[str, Any]] = []
+        self.form_answer: dict[str, Any] = {}
 
     async def request_permission(
         self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kwargs: Any
@@ -56,6 +59,10 @@ class Recorder:
         if choice is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=choice))
+
+    async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> AcceptElicitationResponse:
+        self.questions.append((message, mode))
+        return AcceptElicitationResponse(action="accept", content=dict(self.form_answer))
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append((session_id, update))
@@ -91,9 +98,10 @@ KINDS = (UserMessageChunk, AgentMessageChunk, AgentThoughtChunk, ToolCallStart, 
 
 @contextlib.asynccontextmanager
 async def open_acp(
-    daemon: Daemon, *args: str, stderr: Any = None
+    daemon: Daemon, *args: str, stderr: Any = None, unstable: bool = False
 ) -> AsyncIterator[tuple[ClientSideConnection, Recorder, asyncio.subprocess.Process]]:
-    """`zeroclaw acp --config-dir DIR` spawned by the SDK, not yet initialized."""
+    """`zeroclaw acp --config-dir DIR` spawned by the SDK, not yet initialized (`unstable`: the SDK's client
+    answers `elicitation/create`)."""
     recorder = Recorder()
     command, *prefix = zeroclaw_command()
     config = ["--config-dir", str(daemon.config_dir)] if daemon.config_dir is not None else []
@@ -110,6 +118,7 @@ async def open_acp(
         env=daemon.env,
         transport_kwargs=kwargs,
         observers=[recorder.observe],
+        use_unstable_protocol=unstable,  # `elicitation/create` is in the SDK's unstable part of v1
     ) as (conn, process):
         yield conn, recorder, process
 

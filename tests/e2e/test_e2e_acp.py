@@ -312,16 +312,16 @@ async def test_questions_only_for_clients_with_forms(acp_daemon: Daemon) -> None
         sid = (await conn.new_session(cwd=workdir(acp_daemon), mcp_servers=[])).session_id
         assert await prompt(conn, sid, "/ask what now?", timeout=5) == "end_turn"
         assert [m for d, m in recorder.frames if m.get("method") == "elicitation/create"] == []
-    async with open_acp(acp_daemon) as (conn, recorder, _process):
+    async with open_acp(acp_daemon, unstable=True) as (conn, recorder, _process):
         form = ElicitationCapabilities(form=ElicitationFormCapabilities())
         await initialized(conn, elicitation=form)
         sid = (await conn.new_session(cwd=workdir(acp_daemon), mcp_servers=[])).session_id
-        turn = asyncio.create_task(prompt(conn, sid, "/ask what now?"))
-        asked = await recorder.wait(
-            lambda: [m for d, m in recorder.frames if m.get("method") == "elicitation/create"], "elicitation/create"
-        )
+        recorder.form_answer = {"answer": "tomorrow"}
+        assert await prompt(conn, sid, "/ask what now?") == "end_turn"
+        asked = [m for d, m in recorder.frames if m.get("method") == "elicitation/create"]
         assert asked[0]["params"]["sessionId"] == sid and asked[0]["params"]["mode"] == "form"
-        turn.cancel()
+        assert asked[0]["params"]["requestedSchema"]["properties"]["answer"]["type"] == "string"
+        assert recorder.text(sid).endswith("Answer: «tomorrow»"), recorder.text(sid)
 
 
 # ---------------------------------------------------------------------------------------- bad input
