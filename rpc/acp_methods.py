@@ -308,4 +308,3 @@ def own_method(name: str) -> MethodSpec[Any] | None:
         handler, model, grant = _OWN[name]
         spec = _OWN_SPECS[name] = MethodSpec(name, _translated(handler), model, grant)
     return spec
-

@@ -81,9 +81,7 @@ class AcpPeer:
             "options": PERMISSION_OPTIONS,
         }
         ask = asyncio.ensure_future(
-            client.request(
-                "session/request_permission", params, timeout=event["timeout_secs"], withdraw=CANCEL_REQUEST
-            )
+            client.request("session/request_permission", params, timeout=event["timeout_secs"], withdraw=CANCEL_REQUEST)
         )
         try:
             await asyncio.wait({ask, pending}, return_when=asyncio.FIRST_COMPLETED)

@@ -97,7 +97,7 @@ INIT = {"protocolVersion": 1, "clientCapabilities": {}}
 
 @pytest.mark.req("R-EDIT-1")
 @pytest.mark.req("R-EDIT-6")
-async def test_acp_websocket_guards_subprotocol_agent_and_a_2_mib_prompt(daemon_factory: DaemonFactory) -> None:
+async def test_acp_websocket_guards_agent_2_mib_prompt_and_the_panel_list(daemon_factory: DaemonFactory) -> None:
     daemon, url = start(daemon_factory)
     token = await token_of(daemon)
     acp = ws_url(url)
@@ -120,3 +120,6 @@ async def test_acp_websocket_guards_subprotocol_agent_and_a_2_mib_prompt(daemon_
         big = "y" * (2 * 1024 * 1024)
         turn = {"sessionId": new["sessionId"], "prompt": [{"type": "text", "text": big}]}
         assert (await _call(ws, 3, "session/prompt", turn))["result"] == {"stopReason": "end_turn"}
+    async with httpx.AsyncClient() as http:  # the panel's list shows the editor's session
+        listed = (await http.get(url.rstrip("/") + "/api/sessions", headers=headers)).json()
+    assert new["sessionId"] in [entry["sessionId"] for entry in listed["sessions"]], listed
