@@ -29,7 +29,7 @@ async def initialize(ctx: CallContext, params: Credentials, marker: Mapping[str,
     capabilities = dict(params.client_capabilities or {})
     elicitation = capabilities.pop("elicitation", None)
     if isinstance(elicitation, Mapping) and isinstance(elicitation.get("form"), Mapping):
-        capabilities["elicitation"] = elicitation  # questions only for clients that show forms (R-EDIT-5)
+        capabilities["elicitation"] = elicitation  # questions only for clients showing forms
     ctx.sign_in(credential, principal, capabilities, dialect=ACP)
     agent = marker.get("agent") or ctx.peer.agent
     peer_of(ctx.client).agent = agent if isinstance(agent, str) and agent else "default"

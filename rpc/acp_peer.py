@@ -41,7 +41,8 @@ class AcpPeer:
 
     def __init__(self) -> None:
         self.agent = "default"  # the agent of `session/new` (`--agent`, `?agent=`)
-        self._asking: dict[tuple[str, str], asyncio.Task[None]] = {}  # (session, approval) → its request
+        # (session, approval) → the task asking the client
+        self._asking: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._last_tool_call: dict[str, str] = {}  # session → the tool call an approval is about
 
     def tool_called(self, session_id: str, tool_call_id: str) -> None:
@@ -87,7 +88,8 @@ class AcpPeer:
             await asyncio.wait({ask, pending}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             if not ask.done():
-                ask.cancel()  # settled elsewhere, or this task was cancelled: the client is told to stop asking
+                # Settled elsewhere, or this task was cancelled: the client is told to stop asking.
+                ask.cancel()
                 with suppress(BaseException):
                     await ask
         if pending.done() or ask.cancelled():
@@ -96,7 +98,7 @@ class AcpPeer:
         principal = authority.principal
         if principal is None:
             return
-        with suppress(SessionError):  # answered meanwhile, or the session went away: nothing left to settle
+        with suppress(SessionError):  # answered meanwhile, or the session went away
             sessions.approve(principal, session_id, request_id, decision)
 
 

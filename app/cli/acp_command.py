@@ -27,7 +27,7 @@ from rpc.client import open_endpoint
 __all__ = ["bridge"]
 
 MARKER = "zeroclaw.acp"  # rpc/acp.py's, not imported: the bridge starts without the protocol layer
-READ_LIMIT = 256 * 1024 * 1024  # a line from the editor: above any `max_frame_bytes` (no 64 KiB limit)
+READ_LIMIT = 256 * 1024 * 1024  # an editor's line: above any `max_frame_bytes`
 READ_CHUNK = 1024 * 1024
 START_TIMEOUT_SECS = 20.0
 _NOTIFICATION = b'{"jsonrpc":"2.0","method":'  # the daemon's notifications: relayed without parsing
@@ -118,7 +118,7 @@ async def _down(reader: asyncio.StreamReader, stdout: _Stdout, pending: dict[byt
         stdout.write(data)
         await stdout.drain()
     if rest:
-        stdout.write(b"\n")  # a line cut off by the daemon's end: the errors that follow start on their own
+        stdout.write(b"\n")  # a line cut off by the daemon's end: the errors start anew
 
 
 def _answered(line: bytes, pending: dict[bytes, Any]) -> None:
