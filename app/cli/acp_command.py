@@ -44,6 +44,9 @@ def bridge(config_dir: str | None, agent: str | None) -> int:
     except DaemonGone as exc:
         print(f"zeroclaw acp: {exc}", file=sys.stderr, flush=True)
         return 1
+    except BrokenPipeError:  # the editor closed our stdout: it is gone, nobody to tell
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 0
 
 
 async def _bridge(config_dir: str | None, agent: str | None) -> int:
@@ -143,6 +146,8 @@ async def _connect(config_dir: str | None, endpoint: str) -> tuple[asyncio.Strea
         return await open_endpoint(endpoint, limit=READ_LIMIT)
     except (FileNotFoundError, ConnectionRefusedError):
         pass
+    except OSError as exc:  # another user's socket, say: starting a daemon would not help
+        raise DaemonGone(f"cannot connect to {endpoint}: {exc.strerror or exc}") from None
     daemon = _start_daemon(config_dir)
     deadline = time.monotonic() + START_TIMEOUT_SECS
     while True:
