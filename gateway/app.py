@@ -11,6 +11,7 @@
     GET  /api/sessions[/{id}/messages], POST /api/sessions/{id}/prompt   bearer, grants of `session/*`
     POST /webhook/{agent}     bearer, grant of `session/prompt` + the agent right: a turn on a chat session
     GET  /rpc                 WebSocket JSON-RPC (the same dispatcher as the local socket)
+    GET  /acp                 WebSocket Agent Client Protocol (gateway/acp_ws.py, docs/acp.md)
     GET  /, /static/*         the web control panel, static files from `web/` (R-GW-5, docs/panel.md)
 
 The app holds no state of its own beyond the pairing codes: everything else is the daemon's services, read
@@ -34,6 +35,7 @@ from starlette.staticfiles import StaticFiles
 
 from app.auth.pairing_codes import PairingCodes
 from app.sessions.http_turns import HttpTurns
+from gateway.acp_ws import acp_endpoint, acp_without_upgrade
 from gateway.errors import (
     ApiError,
     domain_boundary,
@@ -144,6 +146,8 @@ def create_app(
         Route("/webhook/{agent}", bearer(webhook_api.webhook), methods=["POST"]),
         WebSocketRoute("/rpc", rpc_endpoint(dispatcher)),
         Route("/rpc", rpc_without_upgrade, methods=["GET"]),  # plain HTTP: 426 (other methods 405)
+        WebSocketRoute("/acp", acp_endpoint(dispatcher)),  # the Agent Client Protocol (gateway/acp_ws.py)
+        Route("/acp", acp_without_upgrade, methods=["GET"]),
         *panel_routes(),
     ]
     app = Starlette(

@@ -303,12 +303,23 @@ def _webhook_paths(c: _Components) -> dict[str, Any]:
 
 
 def _rpc_paths(c: _Components) -> dict[str, Any]:
-    """`GET /rpc` with its plain-HTTP answers (the WebSocket itself is JSON-RPC, outside this document)."""
+    """`GET /rpc` and `GET /acp` with their plain-HTTP answers (the WebSockets are outside this document)."""
     return {
         "/rpc": {
             "get": _operation(
                 "JSON-RPC 2.0 over WebSocket: one message per text frame (initialize with authToken "
                 "or send Authorization: Bearer on the upgrade)",
+                {"101": {"description": "Switching Protocols"}},
+                bearer=False,
+                invalid=None,
+                s403="Origin not allowed (forbidden)",
+                s426="Not a WebSocket upgrade request (invalid_request, Upgrade: websocket)",
+            ),
+        },
+        "/acp": {
+            "get": _operation(
+                "The Agent Client Protocol v1 over WebSocket (docs/acp.md): subprotocol zeroclaw.acp.v1; the "
+                "token by Authorization: Bearer, a bearer.<token> subprotocol entry or ?token=; ?agent=ALIAS",
                 {"101": {"description": "Switching Protocols"}},
                 bearer=False,
                 invalid=None,

@@ -86,10 +86,11 @@ class Gate:
 
     def admit(self, authority: Authority, surface: Surface, method: str) -> MethodSpec[Any]:
         """The spec to run for `method`, as the caller's dialect runs it; raises the refusal."""
-        spec = self._registry.get(method)
+        spec = self._registry.get(method) or authority.dialect.own_method(method)
         if spec is None:
             raise MethodNotFound
-        adapted = authority.dialect.adapt(spec)  # the entry itself unless the dialect shapes it (rpc/zerocode.py)
+        # The entry itself unless the dialect shapes it (rpc/zerocode.py, rpc/acp.py).
+        adapted: MethodSpec[Any] = authority.dialect.adapt(spec)
         admitted: MethodSpec[Any] | None = authority.admitted.get(method)
         if admitted is adapted and authority.generation == self.auth.generation:
             return adapted

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from rpc.envelope import Response, encode_request
+from rpc.envelope import Response, encode_notifications, encode_request
 from rpc.transports.base import ConnectionClosed, FrameTransport
 
 __all__ = ["ClientRequests", "PeerError", "PendingLimitReached"]
@@ -42,7 +42,11 @@ class ClientRequests:
         self._next = 0
         self._gone_callbacks: list[Callable[[], None]] = []
 
-    async def ask(self, transport: FrameTransport, method: str, params: Any, timeout: float) -> Any:
+    async def ask(
+        self, transport: FrameTransport, method: str, params: Any, timeout: float, withdraw: str | None = None
+    ) -> Any:
+        """`withdraw`: a notification (`$/cancel_request {requestId}`) telling the peer, when the wait is
+        cancelled, that the request no longer needs an answer."""
         if self.ended:
             raise ConnectionClosed
         if len(self._pending) >= self.max_pending:
@@ -54,6 +58,10 @@ class ClientRequests:
         try:
             transport.send(encode_request(rid, method, params))
             return await asyncio.wait_for(future, timeout)
+        except asyncio.CancelledError:
+            if withdraw is not None and not self.ended:
+                transport.send(encode_notifications(withdraw, [{"requestId": rid}])[0])
+            raise
         finally:
             self._pending.pop(rid, None)
 

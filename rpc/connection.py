@@ -286,9 +286,10 @@ class Connection:
             raise ConnectionClosed
         transport.send_many(frames)
 
-    async def request(self, method: str, params: Any, *, timeout: float) -> Any:
-        """Ask the client; raise `PeerError`, `TimeoutError`, `ConnectionClosed` or `PendingLimitReached`."""
-        return await self._client.ask(self.transport, method, params, timeout)
+    async def request(self, method: str, params: Any, *, timeout: float, withdraw: str | None = None) -> Any:
+        """Ask the client; raise `PeerError`, `TimeoutError`, `ConnectionClosed` or `PendingLimitReached`.
+        `withdraw`: the notification telling the client when the question is taken back (rpc/acp.py)."""
+        return await self._client.ask(self.transport, method, params, timeout, withdraw)
 
     def when_gone(self, callback: Callable[[], None]) -> None:
         """Call `callback` once the peer can answer nothing more: at EOF or disconnect, whichever comes first (at

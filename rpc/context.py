@@ -108,7 +108,7 @@ class ClientChannel(Protocol):
     # `rpc.session_bridge.sink_for`'s sink for this client, kept here so it dies with it.
     sink: object
 
-    async def request(self, method: str, params: Any, *, timeout: float) -> Any:
+    async def request(self, method: str, params: Any, *, timeout: float, withdraw: str | None = None) -> Any:
         """Ask the client; raise `PeerError`, `TimeoutError`, `ConnectionClosed` or `PendingLimitReached`."""
 
     async def send_encoded(self, frames: list[bytes]) -> None:
@@ -138,7 +138,7 @@ class NoClient:
         self.principal_id = principal_id
         self.sink: object = None
 
-    async def request(self, method: str, params: Any, *, timeout: float) -> Any:
+    async def request(self, method: str, params: Any, *, timeout: float, withdraw: str | None = None) -> Any:
         raise ConnectionClosed
 
     async def send_encoded(self, frames: list[bytes]) -> None:

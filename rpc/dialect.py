@@ -91,5 +91,20 @@ class Dialect:
         """The registry entry this dialect runs for `spec` (the entry itself when nothing differs)."""
         return spec
 
+    def own_method(self, name: str) -> Any:
+        """A method only this dialect's wire has (an `rpc.registry.MethodSpec`), or None (rpc/acp_dialect.py)."""
+        return None
+
+    async def deliver(
+        self,
+        client: Any,
+        authority: Any,
+        updates: Sequence[SessionEvent],
+        sessions: SessionRegistry,
+    ) -> None:
+        """Send `updates` to `client` (an `rpc.context.ClientChannel`, whose caller is `authority`); a dialect may
+        turn some into requests to it (rpc/acp_dialect.py)."""
+        await client.send_encoded(self.encode_updates(updates, sessions))
+
 
 STANDARD = Dialect()

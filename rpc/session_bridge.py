@@ -55,7 +55,7 @@ class ClientSink:
     async def send_updates(self, updates: Sequence[SessionEvent]) -> None:
         """Domain events (`app.sessions.events`) out as `session/update` notifications, in their wire shape."""
         client = self.client
-        await client.send_encoded(client.dialect.encode_updates(updates, self._sessions))
+        await client.dialect.deliver(client, self._authority, updates, self._sessions)
         if client.one_shot and len(updates) == 1 and updates[0]["type"] == "approval_request":  # emitted alone
             self._reject_unless_watched(updates[0])
 

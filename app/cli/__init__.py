@@ -66,6 +66,9 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("--session", metavar="ID", help="resume (or choose) this session id")
     chat.add_argument("--agent", metavar="A", default="default", help="agent alias (default: default)")
 
+    acp = sub.add_parser("acp", parents=[common], help="an Agent Client Protocol agent on stdio, for editors")
+    acp.add_argument("--agent", metavar="ALIAS", default=None, help="the agent of new sessions (default: default)")
+
     upload = sub.add_parser(
         "upload", parents=[common], help="upload a file to a session (in chunks, with a progress bar)"
     )
@@ -182,6 +185,10 @@ def _client_command(args: argparse.Namespace) -> Callable[[], int]:
         from app.cli.upload_command import upload
 
         return lambda: asyncio.run(upload(config_dir, args.session, args.file))
+    if args.command == "acp":
+        from app.cli.acp_command import bridge
+
+        return lambda: bridge(config_dir, args.agent)
     if args.command == "chat":
         from app.cli.chat_command import chat
 

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 import msgspec
 import orjson
 
-from app.paths import process_uid
+from rpc.acp import speaks_acp
 from rpc.context import CallContext, Terminal
-from rpc.errors import AuthRequired, VersionMismatch
+from rpc.errors import VersionMismatch
+from rpc.methods.authenticate import authenticate
 from rpc.metrics import MetricsAnswer
 from rpc.registry import NoParams, Params, Registry, whole
 from rpc.wire import to_wire
@@ -45,12 +46,13 @@ class InitializeParams(Params, frozen=True):
     tui_sig: Annotated[str, msgspec.Meta(max_length=256)] | None = None
     # Set from the frame's own spelling (`derive`), never from a key of that name.
     zerocode: bool = False
+    acp: dict[str, Any] | None = None  # the `zeroclaw acp` bridge's marker (rpc/acp.py, R-EDIT-1)
 
-    derived_fields: ClassVar[frozenset[str]] = frozenset({"zerocode"})
+    derived_fields: ClassVar[frozenset[str]] = frozenset({"zerocode", "acp"})
 
     @classmethod
     def derive(cls, raw: Mapping[str, Any]) -> dict[str, Any]:
-        return {"zerocode": speaks_zerocode(raw)}
+        return {"zerocode": speaks_zerocode(raw), "acp": speaks_acp(raw)}
 
     def __repr__(self) -> str:
         # The environment and the token stay out of logs and tracebacks.
@@ -66,23 +68,16 @@ def register(registry: Registry) -> None:
 async def initialize(ctx: CallContext, params: InitializeParams) -> dict[str, Any]:
     services = ctx.services
     peer = ctx.peer
+    if params.acp is not None or peer.acp:  # R-EDIT-2: ACP negotiates its own version
+        # Imported here: the ACP modules import this package's session handlers.
+        from rpc.acp_initialize import initialize as acp_initialize
+
+        return await acp_initialize(ctx, params, params.acp or {})
     if params.protocol_version != PROTOCOL_VERSION:
         ctx.sign_out()
         services.audit.record("denied", peer.label, None)  # a refused initialize (R-SEC-3)
         raise VersionMismatch(supported=[PROTOCOL_VERSION], requested=params.protocol_version)
-    token = params.auth_token if params.auth_token is not None else peer.bearer_token
-    if token is not None:
-        resolved = await services.auth.token(token)
-    elif ctx.surface.remote:
-        resolved = None  # a WebSocket peer always needs a token (R-AUTH-3)
-    else:
-        # The OS did not say who connected: only the owner (or root) reaches a 0600 socket, and
-        # only the owner (or SYSTEM) opens the Windows pipe (R-SEC-4).
-        resolved = services.auth.local(peer.uid if peer.uid is not None else process_uid())
-    if resolved is None:
-        ctx.sign_out()  # a failed re-initialize must not leave the old principal in place
-        raise AuthRequired("Authentication failed")  # audited as `denied` when answered
-    credential, principal = resolved
+    credential, principal = await authenticate(ctx, params)
     capabilities = params.client_capabilities or {}
     if params.zerocode or peer.zerocode:  # R-ZC-1, R-ZC-3, R-SVC-4: as ZeroClaw 0.8.4 (rt:dispatch.rs:909-920)
         terminal = Terminal(params.tui_id or new_tui_id(), params.env or {})

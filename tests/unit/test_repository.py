@@ -27,7 +27,7 @@ BINARY_SUFFIXES = {".whl", ".egg", ".zip", ".gz", ".tgz", ".bz2", ".xz", ".so", 
 TRACKED_BINARIES = {"docs/panel-chat.png"}  # the README's screenshot
 
 # Import name → distribution name, where they differ.
-DISTRIBUTION_OF = {"yaml": "pyyaml"}
+DISTRIBUTION_OF = {"yaml": "pyyaml", "acp": "agent-client-protocol"}
 # Imported only as a transitive part of a declared package's own API, or installed by the OS.
 PROVIDED_BY = {"greenlet": "sqlalchemy[asyncio]"}
 

@@ -24,7 +24,7 @@ from rpc.methods.session import MessagesParams
 SPEC = openapi_spec("test")
 A = TypeVar("A", bound=msgspec.Struct)
 OPERATIONS = [(f"{verb.upper()} {path}", op) for path, item in SPEC["paths"].items() for verb, op in item.items()]
-REST = [(label, op) for label, op in OPERATIONS if label != "GET /rpc"]
+REST = [(label, op) for label, op in OPERATIONS if label not in ("GET /rpc", "GET /acp")]
 
 
 def _resolve(schema: dict[str, Any]) -> dict[str, Any]:

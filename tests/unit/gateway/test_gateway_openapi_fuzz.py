@@ -96,6 +96,10 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403",
 [[operations]]
 include-name = "GET /rpc"
 checks.positive_data_acceptance.expected-statuses = ["426"]
+
+[[operations]]
+include-name = "GET /acp"
+checks.positive_data_acceptance.expected-statuses = ["426"]
 """
 
 
