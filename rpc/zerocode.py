@@ -153,7 +153,8 @@ def _plain(ctx: CallContext, params: Params, result: Mapping[str, Any]) -> dict[
 
 
 def _acknowledged(ctx: CallContext, params: Params, result: Mapping[str, Any]) -> dict[str, Any]:
-    # rt:dispatch.rs:2447-2453: a stale request id is acknowledged all the same (a late one too, R-MULTI-3).
+    # rt:dispatch.rs:2447-2453: a stale request id is acknowledged all the same (a late one
+    # too, R-MULTI-3).
     return {**_snake_keys(result), "acknowledged": True}
 
 

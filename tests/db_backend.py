@@ -81,6 +81,24 @@ def query(url: str, sql: str, **params: Any) -> list[tuple[Any, ...]]:
         return pool.submit(asyncio.run, run()).result()
 
 
+def execute(url: str, sql: str, **params: Any) -> None:
+    """One statement on any backend, committed (for tests that shape a database as an older release left it)."""
+    from sqlalchemy import text
+
+    from app.storage import create_engine
+
+    async def run() -> None:
+        engine = create_engine(url)
+        try:
+            async with engine.begin() as connection:
+                await connection.execute(text(sql), params)
+        finally:
+            await engine.dispose()
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, run()).result()
+
+
 def _render(url: URL) -> str:
     return url.render_as_string(hide_password=False)
 

@@ -53,7 +53,8 @@ def chat(config_dir: str | None, session_id: str | None, agent: str) -> int:
         header = f" ({state}, agent {opened['agentAlias']}); Ctrl-C cancels a turn, Ctrl-D leaves"
         console.print(Text(f"session {sid}", style="bold") + Text(header))
         turns = _Chat(bg, client, sid, config_dir, lost)
-        # A resumed session may be mid-turn (prompted elsewhere): its updates so far are replayed (R-MULTI-2).
+        # A resumed session may be mid-turn (prompted elsewhere): its updates so far are replayed
+        # (R-MULTI-2).
         running = bg.run(turns.attach()) if opened["resumed"] else None
         if opened.get("messageCount"):
             _show_history(bg.run(_history(client, sid)), running_turn=running is not None and running[1])

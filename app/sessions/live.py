@@ -67,13 +67,15 @@ class LiveSession:
     cancel_cause: str | None = None
     # A client's variables for this session's commands, over the bash tool's environment (R-ZC-6).
     tool_env: Mapping[str, str] | None = None
-    # R-MULTI-1: the last `seq` sent, and the highest one stored as reserved (a crash never reuses a seq).
+    # R-MULTI-1: the last `seq` sent, and the highest one stored as reserved (a crash never
+    # reuses a seq).
     seq: int = 0
     seq_reserved: int = 0
     # R-MULTI-2: the latest events, for `session/attach` to replay (`[limits] replay_events` of them).
     retained: deque[SessionEvent] = field(default_factory=deque)
-    # Approval ids count on from the stored seq, so an id is never given twice to one session, even across
-    # restarts: every approval took one seq before (R-MULTI-3: a late answer is told it came late).
+    # Approval ids count on from the stored seq, so an id is never given twice to one session,
+    # even across restarts: every approval took one seq before (R-MULTI-3: a late answer is told
+    # it came late).
     next_request: int = field(init=False)
 
     def __post_init__(self) -> None:

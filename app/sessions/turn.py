@@ -327,7 +327,8 @@ async def _approval(
             answer = _TIMED_OUT  # no answer in time = reject (R-STREAM-3)
     finally:
         live.approvals.pop(request_id, None)
-    # R-MULTI-3: every attached client learns it is settled (the first answer won), so none keeps asking.
+    # R-MULTI-3: every attached client learns it is settled (the first answer won), so none
+    # keeps asking.
     resolved: SessionEvent = {
         "session_id": live.session_id,
         "type": "approval_resolved",

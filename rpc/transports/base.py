@@ -31,7 +31,8 @@ class Peer:
     # The `[wss]` listener's peers (R-SVC-4): zerocode's remote mode sends neither `env` nor `tui_id`
     # on its first `initialize`, so the listener, not the frame, chooses the zerocode dialect.
     zerocode: bool = False
-    # The gateway's `/acp` peers (R-EDIT-1): the route chooses the ACP dialect, `?agent=` the default agent.
+    # The gateway's `/acp` peers (R-EDIT-1): the route chooses the ACP dialect, `?agent=` the
+    # default agent.
     acp: bool = False
     agent: str | None = None
 

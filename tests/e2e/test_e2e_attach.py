@@ -36,15 +36,6 @@ replay_events = 40
 """ + TOKEN_USER_CONFIG
 
 
-@pytest.fixture
-def factory() -> Iterator[DaemonFactory]:
-    made = DaemonFactory()
-    try:
-        yield made
-    finally:
-        made.close()
-
-
 @pytest.fixture(scope="module")
 def daemon() -> Iterator[Daemon]:
     made = DaemonFactory()
@@ -74,9 +65,9 @@ async def attach(peer: Peer, sid: str, after: int | None = None) -> dict[str, An
 
 @pytest.mark.req("R-MULTI-1")
 async def test_updates_are_numbered_per_session_and_numbering_continues_after_a_restart(
-    factory: DaemonFactory,
+    daemon_factory: DaemonFactory,
 ) -> None:
-    first = factory.start(CONFIG)
+    first = daemon_factory.start(CONFIG)
     async with await Peer.open(first) as peer:
         sid, other = await new_sid(peer), await new_sid(peer)
         one = await peer.prompt(sid, "hello there")
@@ -89,7 +80,7 @@ async def test_updates_are_numbered_per_session_and_numbering_continues_after_a_
         last = seqs(two.updates)[-1]
         assert seqs(of(peer, other))[0] == 1
     first.stop(signal.SIGTERM)
-    second = restart(factory, first)
+    second = restart(daemon_factory, first)
     async with await Peer.open(second) as peer:
         attached = await attach(peer, sid, last)
         assert attached == {
@@ -277,11 +268,11 @@ async def test_a_turn_runs_to_its_end_after_its_client_goes_and_the_transcript_h
 @pytest.mark.req("R-MULTI-2")
 @pytest.mark.req("R-LIM")
 async def test_a_watcher_that_stops_reading_is_cut_without_slowing_the_turn_or_the_others(
-    factory: DaemonFactory,
+    daemon_factory: DaemonFactory,
 ) -> None:
     # every update of the turn stays retained, so only the stall rule can cut a watcher here
     limits = "replay_events = 100000\noutbound_stall_secs = 1\nmax_outbound_buffer_bytes = 65536"
-    daemon = factory.start(CONFIG.replace("replay_events = 40", limits))
+    daemon = daemon_factory.start(CONFIG.replace("replay_events = 40", limits))
     async with await Peer.open(daemon) as owner, await Peer.open(daemon) as reader:
         sid = await new_sid(owner)
         with RawClient(daemon.socket_path) as stalled:  # a plain socket: nothing reads it behind our back
@@ -295,8 +286,9 @@ async def test_a_watcher_that_stops_reading_is_cut_without_slowing_the_turn_or_t
             check_turn(turn, sid)
             await reader.wait_update("turn_complete", session_id=sid, timeout=30)
             assert seqs(of(reader, sid)) == seqs(turn.updates)
-            # cut by the stall rule (an abort: its last frame may be cut short), long before the turn's end
-            received = await asyncio.to_thread(read_to_the_end, stalled)
+            # cut by the stall rule once `outbound_stall_secs` passed without it reading (the turn took less)
+            await daemon.wait_stderr(lambda text: "no progress for 1 s" in text, timeout=15)
+            received = await asyncio.to_thread(read_to_the_end, stalled)  # an abort: the last frame may be cut
             assert 0 < received.count(b"\n") < len(turn.updates) and b"turn_complete" not in received
 
 
@@ -313,9 +305,9 @@ def read_to_the_end(client: RawClient, timeout: float = 15) -> bytes:
 @pytest.mark.req("R-MULTI-2")
 @pytest.mark.req("R-ACP-5")
 async def test_sigkill_during_a_turn_two_watchers_reattach_and_see_the_interruption_once(
-    factory: DaemonFactory,
+    daemon_factory: DaemonFactory,
 ) -> None:
-    first = factory.start(CONFIG)
+    first = daemon_factory.start(CONFIG)
     owner, a, b = await Peer.open(first), await Peer.open(first), await Peer.open(first)
     sid = await new_sid(owner)
     check_turn(await owner.prompt(sid, "before the crash"), sid)
@@ -329,7 +321,7 @@ async def test_sigkill_during_a_turn_two_watchers_reattach_and_see_the_interrupt
     for peer in (owner, a, b):
         await peer.close()
     last_a, last_b = seqs(of(a, sid))[-1], seqs(of(b, sid))[-1]
-    second = restart(factory, first)
+    second = restart(daemon_factory, first)
     async with await Peer.open(second) as a2, await Peer.open(second) as b2:
         for peer, last in ((a2, last_a), (b2, last_b)):
             state = await attach(peer, sid, last)

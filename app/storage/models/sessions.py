@@ -59,8 +59,9 @@ class _SessionColumns:
     # matches, folded by Python so both backends match alike (SQLite's lower() folds ASCII only).
     title: Mapped[str | None] = mapped_column(String(80))
     title_fold: Mapped[str | None] = mapped_column(String(320))
-    # R-MULTI-1: no `session/update` of this session has had a larger `seq`. While the session is live this is
-    # a reservation ahead of what was sent, made exact when it is let go, so a crash skips seqs, never reuses one.
+    # R-MULTI-1: no `session/update` of this session has had a larger `seq`. While the session
+    # is live this is a reservation ahead of what was sent, made exact when it is let go, so a
+    # crash skips seqs, never reuses one.
     seq: Mapped[int] = mapped_column(Int64, server_default=text("0"))
 
 

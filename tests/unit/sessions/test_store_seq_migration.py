@@ -12,12 +12,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
 from alembic import command
-from db_backend import query
+from db_backend import execute, query
 
 from app.sessions.store import SessionStore
-from app.storage import Database, create_engine
+from app.storage import Database
 from app.storage.migrate import HEAD_REVISION, alembic_config, upgrade
 
 pytestmark = [pytest.mark.req("R-MULTI-1"), pytest.mark.req("R-STORE-2")]
@@ -38,19 +37,7 @@ async def _at_0006(url: str, workspace: Path) -> None:
     finally:
         await db.close()
     # closed as that release closed it (today's store would read the new column)
-    await asyncio.to_thread(_execute, url, "UPDATE chat_sessions SET closed_at = last_activity")
-
-
-def _execute(url: str, sql: str) -> None:
-    async def run() -> None:
-        engine = create_engine(url)
-        try:
-            async with engine.begin() as connection:
-                await connection.execute(sa.text(sql))
-        finally:
-            await engine.dispose()
-
-    asyncio.run(run())
+    await asyncio.to_thread(execute, url, "UPDATE chat_sessions SET closed_at = last_activity")
 
 
 @pytest.fixture
