@@ -1,6 +1,6 @@
 """`session/attach` replay and an attached watcher's cost (issue 30, R-MULTI-2).
 
-    python benchmarks/attach_bench.py [--replay-runs 9] [--pairs 15] [--stream 200000] [--profile FILE]
+    python benchmarks/attach_bench.py [--replay-runs 9] [--pairs 15] [--stream 200000] [--profile PREFIX]
 
 A real `zeroclaw daemon` (this tree, or `--tree DIR`, selected by PYTHONPATH) in a temp config dir, NDJSON on its
 Unix socket, raw sockets on the client side (a reader that only finds line ends in 1 MiB reads, far faster than
@@ -16,7 +16,8 @@ the daemon):
   {sessionId}` before the prompt) that reads every update in its own thread; the order within a pair alternates.
   Also the daemon's CPU per turn (/proc/<pid>/stat). Reports the medians and the median of the per-pair ratios.
 
-`--profile FILE` runs the daemon under cProfile (`python -m cProfile -o FILE`) for the replay part only.
+`--profile PREFIX` runs each daemon under cProfile (the event loop's thread, into `PREFIX.replay` and `PREFIX.watcher`; slower,
+for where the time goes, not for the numbers).
 """
 
 from __future__ import annotations
@@ -41,11 +42,16 @@ READY = re.compile(r"zeroclaw daemon ready: socket=(\S+) gateway=(\S+)")
 HERE = Path(__file__).resolve().parents[1]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 MAIN = "import sys; from app.cli import main; sys.exit(main())"
+PROFILED = (  # the main thread (the event loop) under cProfile, written when the daemon exits on SIGTERM
+    "import sys, cProfile; from app.cli import main; p = cProfile.Profile(); p.enable()\n"
+    "try: main()\nfinally: p.disable(); p.dump_stats(%r)"
+)
 
 
 def start(tree: Path, workdir: str, profile: str | None = None) -> tuple[subprocess.Popen[bytes], str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZEROCLAW_")} | {"PYTHONPATH": str(tree)}
-    argv = [sys.executable, *(["-m", "cProfile", "-o", profile] if profile else []), "-c", MAIN, "daemon"]
+    code = MAIN if profile is None else PROFILED % str(profile)
+    argv = [sys.executable, "-c", code, "daemon"]
     argv += ["--config-dir", workdir, "--log-level", "warning", "--no-gateway"]
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     assert proc.stderr is not None
@@ -235,12 +241,12 @@ def main() -> int:
     p.add_argument("--pairs", type=int, default=15)
     p.add_argument("--stream", type=int, default=200_000, help="N of the watched turn `/stream N`")
     p.add_argument("--only", choices=("replay", "watcher"))
-    p.add_argument("--profile", help="cProfile the daemon during the replay part into this file")
+    p.add_argument("--profile", help="cProfile each daemon into PREFIX.replay / PREFIX.watcher")
     args = p.parse_args()
     out: dict[str, Any] = {}
     if args.only != "watcher":
         workdir = tempfile.mkdtemp(prefix="zca-")
-        proc, path = start(args.tree, workdir, args.profile)
+        proc, path = start(args.tree, workdir, args.profile and args.profile + ".replay")
         try:
             out["replay"] = replay(path, args.replay_runs, args.replay_count)
         finally:
@@ -254,7 +260,7 @@ def main() -> int:
         )
     if args.only != "replay":
         workdir = tempfile.mkdtemp(prefix="zca-")
-        proc, path = start(args.tree, workdir)
+        proc, path = start(args.tree, workdir, args.profile and args.profile + ".watcher")
         try:
             out["watcher"] = watcher_cost(path, proc.pid, args.pairs, args.stream)
         finally:
