@@ -51,7 +51,7 @@ PROFILED = (  # the main thread (the event loop) under cProfile, written when th
 def start(tree: Path, workdir: str, profile: str | None = None) -> tuple[subprocess.Popen[bytes], str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZEROCLAW_")} | {"PYTHONPATH": str(tree)}
     code = MAIN if profile is None else PROFILED % str(profile)
-    argv = [sys.executable, "-c", code, "daemon"]
+    argv = [sys.executable, "-P", "-c", code, "daemon"]  # -P: not the cwd's tree before PYTHONPATH
     argv += ["--config-dir", workdir, "--log-level", "warning", "--no-gateway"]
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     assert proc.stderr is not None

@@ -33,7 +33,7 @@ READY = slb.READY
 
 def start(tree: Path, workdir: str) -> tuple[subprocess.Popen[bytes], str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZEROCLAW_")} | {"PYTHONPATH": str(tree)}
-    argv = [sys.executable, "-c", "import sys; from app.cli import main; sys.exit(main())", "daemon"]
+    argv = [sys.executable, "-P", "-c", "import sys; from app.cli import main; sys.exit(main())", "daemon"]
     argv += ["--config-dir", workdir, "--log-level", "warning", "--no-gateway"]
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     assert proc.stderr is not None

@@ -1,0 +1,114 @@
+"""The cost of numbering updates (issue 30, R-MULTI-1): run.py's streaming row and scripted-turn row, two trees.
+
+    python benchmarks/seq_cost_bench.py --before-tree DIR [--repeat 7] [--duration 3] [--stream-count 200000]
+
+DIR is a checkout of the tree before `seq` (e.g. `git worktree add --detach /tmp/zc-before 487fa44`, or
+`git archive 487fa44 | tar -x -C DIR`); this tree is "after". Each runs as
+`env PYTHONPATH=<tree> python -P -c 'from app.cli import main; …' daemon` (the same interpreter and venv; `-P`, or
+`-c` would put the current directory, often this tree, before PYTHONPATH), started by
+run.py's `start_server` with its storage config, a fresh data dir per process. Per repeat, both trees one after
+the other (the order alternates between repeats), each on a fresh process:
+
+* `status`, 1 conn, depth 1 (loadgen, `--duration` s);
+* streamed `session/update`s: run.py's `stream_rate` (`/stream N`, one reader counting line ends), notif/s;
+* run.py's storage set-up, then the scripted turn row: loadgen `session/prompt "hello there"` on one session,
+  sequential, `--duration` s; then `status` again. The turn row is shown as req/s and, as run.py does, as a ratio
+  to the mean of the two `status` runs.
+
+Prints per-repeat values, medians, and after/before of the medians and the median of per-repeat after/before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import run as runner  # noqa: E402  # its loadgen, daemon start, stream reader and storage set-up
+
+HERE = Path(__file__).resolve().parents[1]
+MAIN = "import sys; from app.cli import main; sys.exit(main())"
+
+
+def options(tree: Path, args: argparse.Namespace) -> runner.Options:
+    return runner.Options(
+        targets=["daemon"],
+        duration=args.duration,
+        warmup=0.5,
+        repeat=1,
+        conns=1,
+        depth=1,
+        big_size=0,
+        stream_count=args.stream_count,
+        daemon_cmd=["env", f"PYTHONPATH={tree}", sys.executable, "-P", "-c", MAIN, "daemon", "--log-level", "warning"],
+        pin=False,
+        json_out=None,
+        quiet_wait=0.0,
+        storage=True,
+    )
+
+
+def rps(exe: Path, sock: str, duration: float, *extra: str) -> float:
+    args = ("--mode", "rps", "--conns", "1", "--depth", "1", "--duration", str(duration), "--warmup", "0.5")
+    res = runner.loadgen(exe, None, sock, *args, *extra, budget=duration)
+    if res.get("error_replies"):
+        raise runner.BenchError(f"error replies: {res}")
+    return float(res["rps"])
+
+
+def one(exe: Path, tree: Path, args: argparse.Namespace) -> dict[str, float]:
+    opts = options(tree, args)
+    server = runner.start_server("daemon", opts, None)
+    try:
+        out = {"status_before": rps(exe, server.socket, args.duration)}
+        out["stream_nps"] = runner.stream_rate(server.socket, "daemon", args.stream_count)
+        sids = runner.storage_setup(server.socket)
+        params = json.dumps({"sessionId": sids["talker"], "prompt": "hello there"}, separators=(",", ":"))
+        out["turn_rps"] = rps(exe, server.socket, args.duration, "--method", "session/prompt", "--params", params)
+        out["status_after"] = rps(exe, server.socket, args.duration)
+        out["turn_ratio"] = out["turn_rps"] / ((out["status_before"] + out["status_after"]) / 2)
+        if server.proc.poll() is not None:
+            raise runner.BenchError("the daemon exited during the run")
+        return out
+    finally:
+        server.stop()
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--before-tree", type=Path, required=True)
+    p.add_argument("--repeat", type=int, default=7)
+    p.add_argument("--duration", type=float, default=3.0)
+    p.add_argument("--stream-count", type=int, default=200_000)
+    args = p.parse_args()
+    trees = {"before": args.before_tree.resolve(), "after": HERE}
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    with tempfile.TemporaryDirectory(prefix="zcs-build-") as build:
+        exe = runner.compile_loadgen(Path(build))
+        for r in range(args.repeat):
+            order = list(trees) if r % 2 == 0 else list(trees)[::-1]
+            for name in order:
+                runs[name].append(one(exe, trees[name], args))
+                print(f"repeat {r + 1} {name}: " + json.dumps({k: round(v, 4) for k, v in runs[name][-1].items()}), flush=True)
+    keys = ("stream_nps", "turn_rps", "turn_ratio", "status_before", "status_after")
+    med: dict[str, dict[str, Any]] = {n: {k: statistics.median(x[k] for x in rs) for k in keys} for n, rs in runs.items()}
+    print(f"\nmedians of {args.repeat} (before = {trees['before']}, after = {trees['after']}):")
+    for k in keys:
+        per = [a[k] / b[k] for a, b in zip(runs["after"], runs["before"], strict=True)]
+        print(
+            f"  {k}: before {med['before'][k]:,.4g}  after {med['after'][k]:,.4g}  "
+            f"after/before {med['after'][k] / med['before'][k]:.3f} (median per repeat {statistics.median(per):.3f}: "
+            + " ".join(f"{x:.3f}" for x in per)
+            + ")"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
