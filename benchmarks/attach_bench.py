@@ -1,6 +1,7 @@
 """`session/attach` replay and an attached watcher's cost (issue 30, R-MULTI-2).
 
-    python benchmarks/attach_bench.py [--replay-runs 9] [--pairs 15] [--stream 200000] [--profile PREFIX]
+    python benchmarks/attach_bench.py [--replay-runs 9] [--pairs 15] [--stream 200000] [--quiet-wait 60]
+                                     [--profile PREFIX]
 
 A real `zeroclaw daemon` (this tree, or `--tree DIR`, selected by PYTHONPATH) in a temp config dir, NDJSON on its
 Unix socket, raw sockets on the client side (a reader that only finds line ends in 1 MiB reads, far faster than
@@ -66,6 +67,14 @@ def start(tree: Path, workdir: str, profile: str | None = None) -> tuple[subproc
 def stop(proc: subprocess.Popen[bytes]) -> None:
     proc.send_signal(signal.SIGTERM)
     proc.wait(60)
+
+
+def wait_for_quiet(seconds: float) -> float:
+    """run.py's: wait up to `seconds` for the CPUs to be < 15 % busy; the last busy fraction."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import run  # noqa: PLC0415
+
+    return run.wait_for_quiet(seconds)
 
 
 def cpu_secs(pid: int) -> float:
@@ -241,10 +250,13 @@ def main() -> int:
     p.add_argument("--pairs", type=int, default=15)
     p.add_argument("--stream", type=int, default=200_000, help="N of the watched turn `/stream N`")
     p.add_argument("--only", choices=("replay", "watcher"))
+    p.add_argument("--quiet-wait", type=float, default=0.0, metavar="S", help="before each part, wait up to S s "
+                   "for the machine to be < 15 %% busy (it is shared)")
     p.add_argument("--profile", help="cProfile each daemon into PREFIX.replay / PREFIX.watcher")
     args = p.parse_args()
     out: dict[str, Any] = {}
     if args.only != "watcher":
+        out["busy_before_replay"] = wait_for_quiet(args.quiet_wait)
         workdir = tempfile.mkdtemp(prefix="zca-")
         proc, path = start(args.tree, workdir, args.profile and args.profile + ".replay")
         try:
@@ -259,6 +271,7 @@ def main() -> int:
             flush=True,
         )
     if args.only != "replay":
+        out["busy_before_watcher"] = wait_for_quiet(args.quiet_wait)
         workdir = tempfile.mkdtemp(prefix="zca-")
         proc, path = start(args.tree, workdir, args.profile and args.profile + ".watcher")
         try:
