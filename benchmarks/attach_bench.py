@@ -17,8 +17,8 @@ the daemon):
   {sessionId}` before the prompt) that reads every update in its own thread; the order within a pair alternates.
   Also the daemon's CPU per turn (/proc/<pid>/stat). Reports the medians and the median of the per-pair ratios.
 
-`--profile PREFIX` runs each daemon under cProfile (the event loop's thread, into `PREFIX.replay` and `PREFIX.watcher`; slower,
-for where the time goes, not for the numbers).
+`--profile PREFIX` runs each daemon under cProfile (the event loop's thread, into `PREFIX.replay` and
+`PREFIX.watcher`; slower, for where the time goes, not for the numbers).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 def wait_for_quiet(seconds: float) -> float:
     """run.py's: wait up to `seconds` for the CPUs to be < 15 % busy; the last busy fraction."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import run  # noqa: PLC0415
+    import run
 
     return run.wait_for_quiet(seconds)
 
@@ -141,7 +141,9 @@ def seqs(lines: list[bytes]) -> list[int]:
 def replay(path: str, runs: int, count: int) -> dict[str, Any]:
     prompter = Conn(path)
     sid = prompter.call("session/new", {})["sessionId"]
-    updates, answer = prompter.read_until_answer(prompter.send("session/prompt", {"sessionId": sid, "prompt": f"/stream {count}"}))
+    updates, answer = prompter.read_until_answer(
+        prompter.send("session/prompt", {"sessionId": sid, "prompt": f"/stream {count}"})
+    )
     assert answer["stopReason"] == "end_turn", answer
     turn = seqs(updates)
     last = turn[-1]
@@ -186,7 +188,7 @@ def reader(conn: Conn, expected: int, done: list[int]) -> None:
 def one_turn(path: str, pid: int, count: int, watched: bool) -> tuple[float, float]:
     prompter = Conn(path)
     sid = prompter.call("session/new", {})["sessionId"]
-    watcher, thread, done = None, None, []
+    watcher, thread, done = None, None, list[int]()
     if watched:
         watcher = Conn(path)
         watcher.call("session/attach", {"sessionId": sid})
@@ -250,8 +252,13 @@ def main() -> int:
     p.add_argument("--pairs", type=int, default=15)
     p.add_argument("--stream", type=int, default=200_000, help="N of the watched turn `/stream N`")
     p.add_argument("--only", choices=("replay", "watcher"))
-    p.add_argument("--quiet-wait", type=float, default=0.0, metavar="S", help="before each part, wait up to S s "
-                   "for the machine to be < 15 %% busy (it is shared)")
+    p.add_argument(
+        "--quiet-wait",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="before each part, wait up to S s for the machine to be < 15 %% busy (it is shared)",
+    )
     p.add_argument("--profile", help="cProfile each daemon into PREFIX.replay / PREFIX.watcher")
     args = p.parse_args()
     out: dict[str, Any] = {}

@@ -1,4 +1,4 @@
-"""Idle RSS of the daemon with 50,000 stored sessions against none (issue 30: ≤ 1.5×, no whole table in memory).
+"""Idle RSS of the daemon with 50,000 stored sessions against none (issue 30: at most 1.5x, no whole table in memory).
 
     python benchmarks/idle_rss_bench.py [--sessions 50000] [--repeat 5] [--tree DIR]
 
@@ -26,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import session_list_bench as slb  # noqa: E402  # its seeding, start/stop, VmRSS reader and client
+import session_list_bench as slb  # its seeding, start/stop, VmRSS reader and client
 
 READY = slb.READY
 

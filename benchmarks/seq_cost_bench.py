@@ -1,6 +1,7 @@
 """The cost of numbering updates (issue 30, R-MULTI-1): run.py's streaming row and scripted-turn row, two trees.
 
-    python benchmarks/seq_cost_bench.py --before-tree DIR [--repeat 7] [--duration 3] [--stream-count 200000] [--quiet-wait 30]
+    python benchmarks/seq_cost_bench.py --before-tree DIR [--repeat 7] [--duration 3] [--stream-count 200000]
+                                        [--quiet-wait 30]
 
 DIR is a checkout of the tree before `seq` (e.g. `git worktree add --detach /tmp/zc-before 487fa44`, or
 `git archive 487fa44 | tar -x -C DIR`); this tree is "after". Each runs as
@@ -33,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import run as runner  # noqa: E402  # its loadgen, daemon start, stream reader and storage set-up
+import run as runner  # its loadgen, daemon start, stream reader and storage set-up
 
 HERE = Path(__file__).resolve().parents[1]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -84,7 +85,9 @@ def one(exe: Path, tree: Path, args: argparse.Namespace) -> dict[str, float]:
         sids = runner.storage_setup(server.socket)
         params = json.dumps({"sessionId": sids["talker"], "prompt": "hello there"}, separators=(",", ":"))
         cpu = cpu_secs(pid)
-        out["turn_rps"], turns = rps(exe, server.socket, args.duration, "--method", "session/prompt", "--params", params)
+        out["turn_rps"], turns = rps(
+            exe, server.socket, args.duration, "--method", "session/prompt", "--params", params
+        )
         out["turn_cpu_ms"] = (cpu_secs(pid) - cpu) * 1e3 / turns
         out["status_after"] = rps(exe, server.socket, args.duration)[0]
         out["turn_ratio"] = out["turn_rps"] / ((out["status_before"] + out["status_after"]) / 2)
@@ -101,8 +104,13 @@ def main() -> int:
     p.add_argument("--repeat", type=int, default=7)
     p.add_argument("--duration", type=float, default=3.0)
     p.add_argument("--stream-count", type=int, default=200_000)
-    p.add_argument("--quiet-wait", type=float, default=0.0, metavar="S", help="before each process, wait up to S s "
-                   "for the machine to be < 15 %% busy (it is shared)")
+    p.add_argument(
+        "--quiet-wait",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="before each process, wait up to S s for the machine to be < 15 %% busy (it is shared)",
+    )
     args = p.parse_args()
     trees = {"before": args.before_tree.resolve(), "after": HERE}
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
@@ -113,9 +121,22 @@ def main() -> int:
             for name in order:
                 busy = runner.wait_for_quiet(args.quiet_wait) if args.quiet_wait > 0 else runner.cpu_busy_fraction()
                 runs[name].append(one(exe, trees[name], args) | {"busy_before": busy})
-                print(f"repeat {r + 1} {name}: " + json.dumps({k: round(v, 4) for k, v in runs[name][-1].items()}), flush=True)
-    keys = ("stream_nps", "stream_cpu_us_per_notif", "turn_rps", "turn_ratio", "turn_cpu_ms", "status_before", "status_after")
-    med: dict[str, dict[str, Any]] = {n: {k: statistics.median(x[k] for x in rs) for k in keys} for n, rs in runs.items()}
+                print(
+                    f"repeat {r + 1} {name}: " + json.dumps({k: round(v, 4) for k, v in runs[name][-1].items()}),
+                    flush=True,
+                )
+    keys = (
+        "stream_nps",
+        "stream_cpu_us_per_notif",
+        "turn_rps",
+        "turn_ratio",
+        "turn_cpu_ms",
+        "status_before",
+        "status_after",
+    )
+    med: dict[str, dict[str, Any]] = {
+        n: {k: statistics.median(x[k] for x in rs) for k in keys} for n, rs in runs.items()
+    }
     print(f"\nmedians of {args.repeat} (before = {trees['before']}, after = {trees['after']}):")
     for k in keys:
         per = [a[k] / b[k] for a, b in zip(runs["after"], runs["before"], strict=True)]
