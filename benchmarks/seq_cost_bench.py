@@ -15,6 +15,9 @@ the other (the order alternates between repeats), each on a fresh process:
 * run.py's storage set-up, then the scripted turn row: loadgen `session/prompt "hello there"` on one session,
   sequential, `--duration` s; then `status` again. The turn row is shown as req/s and, as run.py does, as a ratio
   to the mean of the two `status` runs.
+* diagnostics: `--no-gc`, both daemons with `gc.set_threshold(0)` (no automatic cyclic collection);
+  `--seq-block N`, the after tree's `app.sessions.updates.SEQ_BLOCK` set to N before start (seqs reserved in
+  storage per write: one write, awaited by the turn, every N updates).
 * the daemon's CPU (/proc/PID/stat, user + system, 10 ms ticks) per streamed notification and per turn: steadier
   than the rates when other work shares the VM.
 
@@ -38,10 +41,20 @@ import run as runner  # its loadgen, daemon start, stream reader and storage set
 
 HERE = Path(__file__).resolve().parents[1]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-MAIN = "import sys; from app.cli import main; sys.exit(main())"
+
+
+def daemon_code(args: argparse.Namespace, tree: Path) -> str:
+    """The daemon's `-c` program; the diagnostics only change module state before `main` runs."""
+    pre = ["import gc, sys"]
+    if args.no_gc:  # the cyclic GC never runs by itself (threshold 0 stays after the daemon's gc.enable())
+        pre.append("gc.set_threshold(0)")
+    if args.seq_block and tree != args.before_tree:  # seqs reserved per storage write (the before tree has none)
+        pre.append(f"import app.sessions.updates as u; u.SEQ_BLOCK = {args.seq_block}")
+    return "; ".join([*pre, "from app.cli import main", "sys.exit(main())"])
 
 
 def options(tree: Path, args: argparse.Namespace) -> runner.Options:
+    code = daemon_code(args, tree)
     return runner.Options(
         targets=["daemon"],
         duration=args.duration,
@@ -51,7 +64,7 @@ def options(tree: Path, args: argparse.Namespace) -> runner.Options:
         depth=1,
         big_size=0,
         stream_count=args.stream_count,
-        daemon_cmd=["env", f"PYTHONPATH={tree}", sys.executable, "-P", "-c", MAIN, "daemon", "--log-level", "warning"],
+        daemon_cmd=["env", f"PYTHONPATH={tree}", sys.executable, "-P", "-c", code, "daemon", "--log-level", "warning"],
         pin=False,
         json_out=None,
         quiet_wait=0.0,
@@ -111,8 +124,11 @@ def main() -> int:
         metavar="S",
         help="before each process, wait up to S s for the machine to be < 15 %% busy (it is shared)",
     )
+    p.add_argument("--no-gc", action="store_true", help="diagnostic: both daemons without automatic cyclic GC")
+    p.add_argument("--seq-block", type=int, help="diagnostic: the after tree's SEQ_BLOCK (default 4096)")
     args = p.parse_args()
-    trees = {"before": args.before_tree.resolve(), "after": HERE}
+    args.before_tree = args.before_tree.resolve()
+    trees = {"before": args.before_tree, "after": HERE}
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     with tempfile.TemporaryDirectory(prefix="zcs-build-") as build:
         exe = runner.compile_loadgen(Path(build))
