@@ -1,7 +1,7 @@
 """`session/attach` replay and an attached watcher's cost (issue 30, R-MULTI-2).
 
-    python benchmarks/attach_bench.py [--replay-runs 9] [--pairs 15] [--stream 200000] [--quiet-wait 60]
-                                     [--profile PREFIX]
+    python benchmarks/attach_bench.py [--replay-runs 9] [--whole-turn] [--pairs 15] [--stream 200000]
+                                     [--quiet-wait 60] [--profile PREFIX]
 
 A real `zeroclaw daemon` (this tree, or `--tree DIR`, selected by PYTHONPATH) in a temp config dir, NDJSON on its
 Unix socket, raw sockets on the client side (a reader that only finds line ends in 1 MiB reads, far faster than
@@ -10,8 +10,10 @@ the daemon):
 * **replay**: one connection runs a turn `/stream 10000` (10,000 `agent_message_chunk`s and a `turn_complete`,
   each numbered with `seq`), reading it all. Then, `--replay-runs` times, a new connection sends
   `session/attach {sessionId, afterSeq: last - 10000}`: the whole replay buffer (`[limits] replay_events`, default
-  10,000), which is the turn's updates from its second chunk on. events/s = replayed / (attach written → its
-  answer read). Every replayed frame is checked afterwards (count, seqs contiguous, the answer's `replayed`).
+  10,000), which is the turn's updates from its second chunk on; with `--whole-turn` the daemon keeps 10,001
+  (`[limits] replay_events` in its config.toml) and `afterSeq` is the turn's first seq - 1: all 10,001.
+  events/s = replayed / (attach written → its answer read). Every replayed frame is checked afterwards (count,
+  seqs contiguous, the answer's `replayed`).
 * **watcher**: `--pairs` pairs of the same turn `/stream N` on a new session each, timed from `session/prompt`
   written to its answer read, once with no watcher and once with one other connection attached (`session/attach
   {sessionId}` before the prompt) that reads every update in its own thread; the order within a pair alternates.
@@ -138,7 +140,7 @@ def seqs(lines: list[bytes]) -> list[int]:
     return [json.loads(line)["params"]["seq"] for line in lines]
 
 
-def replay(path: str, runs: int, count: int) -> dict[str, Any]:
+def replay(path: str, runs: int, count: int, whole_turn: bool) -> dict[str, Any]:
     prompter = Conn(path)
     sid = prompter.call("session/new", {})["sessionId"]
     updates, answer = prompter.read_until_answer(
@@ -147,7 +149,8 @@ def replay(path: str, runs: int, count: int) -> dict[str, Any]:
     assert answer["stopReason"] == "end_turn", answer
     turn = seqs(updates)
     last = turn[-1]
-    after = last - count
+    after = turn[0] - 1 if whole_turn else last - count  # the whole turn needs replay_events > count
+    count = last - after
     rates, times = [], []
     for _ in range(runs):
         watcher = Conn(path)
@@ -249,6 +252,11 @@ def main() -> int:
     p.add_argument("--tree", type=Path, default=HERE, help="the source tree to run (PYTHONPATH)")
     p.add_argument("--replay-runs", type=int, default=9)
     p.add_argument("--replay-count", type=int, default=10_000, help="events replayed (≤ [limits] replay_events)")
+    p.add_argument(
+        "--whole-turn",
+        action="store_true",
+        help="`[limits] replay_events` = count + 1 and `afterSeq` = the turn's first seq - 1: the whole turn",
+    )
     p.add_argument("--pairs", type=int, default=15)
     p.add_argument("--stream", type=int, default=200_000, help="N of the watched turn `/stream N`")
     p.add_argument("--only", choices=("replay", "watcher"))
@@ -265,9 +273,11 @@ def main() -> int:
     if args.only != "watcher":
         out["busy_before_replay"] = wait_for_quiet(args.quiet_wait)
         workdir = tempfile.mkdtemp(prefix="zca-")
+        if args.whole_turn:  # keep the turn's chunks and its turn_complete
+            Path(workdir, "config.toml").write_text(f"[limits]\nreplay_events = {args.replay_count + 1}\n")
         proc, path = start(args.tree, workdir, args.profile and args.profile + ".replay")
         try:
-            out["replay"] = replay(path, args.replay_runs, args.replay_count)
+            out["replay"] = replay(path, args.replay_runs, args.replay_count, args.whole_turn)
         finally:
             stop(proc)
             shutil.rmtree(workdir, ignore_errors=True)
