@@ -43,6 +43,7 @@ from app.storage.db_lock import acquire as acquire_database_lock
 from app.storage.deferred import DeferredStorage
 from app.storage.errors import masked_url, open_failure
 from app.storage.migrate import create_new_sqlite, is_current_sqlite_file
+from rpc.dialect import STANDARD
 from rpc.dispatcher import Dispatcher
 from rpc.log_stream import install as install_log_stream
 from rpc.methods import ERROR_MAPPERS, build_registry
@@ -336,7 +337,7 @@ def _services(
     auth = Authenticator(lambda: config_store.current, lambda: config_store.policy_generation, process_uid())
     auth.tokens = pairing
     config_store.on_commit(lambda _old, _new: auth.policy_changed())
-    sessions = SessionRegistry(store, lambda: config_store.current, paths.data_dir)
+    sessions = SessionRegistry(store, lambda: config_store.current, paths.data_dir, encode=STANDARD.encode_updates)
     return Services(
         paths=paths,
         config_store=config_store,

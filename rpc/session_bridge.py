@@ -14,7 +14,7 @@ from app.agents.base import Elicitation
 from app.sessions.errors import SessionError
 from rpc.client_requests import PeerError, PendingLimitReached
 from rpc.context import Authority, CallContext, ClientChannel
-from rpc.dialect import Question
+from rpc.dialect import STANDARD, Question
 from rpc.transports.base import ConnectionClosed
 
 if TYPE_CHECKING:
@@ -52,10 +52,14 @@ class ClientSink:
     def closed(self) -> bool:
         return self.client.closed
 
-    async def send_updates(self, updates: Sequence[SessionEvent]) -> None:
-        """Domain events (`app.sessions.events`) out as `session/update` notifications, in their wire shape."""
+    async def send_updates(self, updates: Sequence[SessionEvent], frames: Sequence[bytes] | None = None) -> None:
+        """Domain events (`app.sessions.events`) out as `session/update` notifications, in their wire shape
+        (`frames`: already encoded in the standard dialect)."""
         client = self.client
-        await client.dialect.deliver(client, self._authority, updates, self._sessions)
+        if frames is not None and client.dialect is STANDARD:
+            await client.send_encoded(list(frames))
+        else:
+            await client.dialect.deliver(client, self._authority, updates, self._sessions)
         if client.one_shot and len(updates) == 1 and updates[0]["type"] == "approval_request":  # emitted alone
             self._reject_unless_watched(updates[0])
 

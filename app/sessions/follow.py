@@ -54,7 +54,7 @@ class Follower:
                 sink.drop()
                 return
             try:
-                await sink.send_updates(events)
+                await sink.send_updates(events, live.frames_after(self.cursor))
             except Exception:  # gone: it stops receiving, nobody else notices
                 live.unwatch(sink)
                 return

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -37,8 +37,9 @@ class UpdateSink(Protocol):
     @property
     def closed(self) -> bool: ...
 
-    async def send_updates(self, updates: Sequence[SessionEvent]) -> None:
-        """Deliver updates in order; waits while the receiver is slow; raises if it is gone."""
+    async def send_updates(self, updates: Sequence[SessionEvent], frames: Sequence[bytes] | None = None) -> None:
+        """Deliver updates in order; waits while the receiver is slow; raises if it is gone. `frames`, when
+        given, are the updates already encoded in the standard dialect (one per update), shared by receivers."""
         ...
 
     def drop(self) -> None:
@@ -73,6 +74,10 @@ class LiveSession:
     seq_reserved: int = 0
     # R-MULTI-2: the latest events, for `session/attach` to replay (`[limits] replay_events` of them).
     retained: deque[SessionEvent] = field(default_factory=deque)
+    # Beside each retained update, its standard-dialect frame when it was encoded once for several receivers
+    # (None when one receiver had it alone): followers then share one encoding (`encode`).
+    frames: deque[bytes | None] = field(default_factory=deque)
+    encode: Callable[[Sequence[SessionEvent]], list[bytes]] | None = None
     # Approval ids count on from the stored seq, so an id is never given twice to one session,
     # even across restarts: every approval took one seq before (R-MULTI-3: a late answer is told
     # it came late).
@@ -104,6 +109,17 @@ class LiveSession:
         tail = list(itertools.islice(reversed(retained), missing))  # from the newest end: O(missing)
         tail.reverse()
         return tail
+
+    def frames_after(self, seq: int) -> list[bytes] | None:
+        """The shared frames of the retained updates after `seq` (as `events_after`), when all of them have one."""
+        missing = self.seq - seq
+        if missing <= 0 or missing > len(self.frames):
+            return None
+        tail = list(itertools.islice(reversed(self.frames), missing))
+        if None in tail:
+            return None
+        tail.reverse()
+        return tail  # type: ignore[return-value]  # no None left
 
     def watch(self, sink: UpdateSink, after: int | None = None) -> None:
         """`sink` receives every update numbered after `after` (default: from now on), whoever prompts."""

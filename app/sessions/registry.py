@@ -11,7 +11,7 @@ import logging
 import re
 import uuid
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -47,6 +47,7 @@ from app.sessions.views import SessionInfo, SessionPage, SessionSummary
 from app.storage.errors import is_storage_unavailable
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
+    from app.sessions.events import SessionEvent
     from app.sessions.store import SessionRecord, SessionStore
     from app.sessions.store_types import TranscriptRow, TurnEnd
 
@@ -70,8 +71,17 @@ class Opened:
 
 
 class SessionRegistry:
-    def __init__(self, store: SessionStore, config: Callable[[], Config], data_dir: Path) -> None:
+    def __init__(
+        self,
+        store: SessionStore,
+        config: Callable[[], Config],
+        data_dir: Path,
+        encode: Callable[[Sequence[SessionEvent]], list[bytes]] | None = None,
+    ) -> None:
+        """`encode`: updates as standard-dialect frames, for several receivers to share (the protocol's, given by
+        the composition root: the domain knows no wire)."""
         self.store = store
+        self._encode = encode
         self._config = config
         self._data_dir = data_dir
         self.live: dict[str, LiveSession] = {}
@@ -161,8 +171,11 @@ class SessionRegistry:
         self, sid: str, owner: str, agent: str, mode: Mode, workspace: Path, surface: Surface, seq: int
     ) -> LiveSession:
         """A live session whose updates number on from `seq` (R-MULTI-1), with its replay buffer (R-MULTI-2)."""
-        retained: deque[Any] = deque(maxlen=self._config().limits.replay_events)
-        live = LiveSession(sid, owner, agent, mode, workspace, surface, seq=seq, seq_reserved=seq, retained=retained)
+        keep = self._config().limits.replay_events
+        live = LiveSession(
+            sid, owner, agent, mode, workspace, surface, seq=seq, seq_reserved=seq,
+            retained=deque(maxlen=keep), frames=deque(maxlen=keep), encode=self._encode,
+        )  # fmt: skip
         self.live[sid] = live
         return live
 

@@ -10,6 +10,7 @@ exactly once, replayed or live, in the order emitted (R-STREAM-2).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from itertools import repeat
 
 from app.sessions.events import SessionEvent
 from app.sessions.live import LiveSession, UpdateSink
@@ -48,15 +49,19 @@ class TurnUpdates:
         live.seq = seq
         live.retained.extend(events)
         prompter = self._prompter
-        own = live.watchers.get(prompter) if prompter is not None else None
+        watchers = live.watchers
+        own = watchers.get(prompter) if prompter is not None else None
+        # Encoded once here when others follow, not once per receiver (benchmarks/attach_bench.py).
+        frames = live.encode(events) if live.encode is not None and len(watchers) > (own is not None) else None
+        live.frames.extend(frames if frames is not None else repeat(None, len(events)))
         if own is not None and own.cursor == before:
             own.cursor = seq  # sent below, in step with the turn
-        for follower in list(live.watchers.values()):
+        for follower in list(watchers.values()):
             follower.poke()
         if prompter is None or (own is not None and own.cursor != seq):
             return  # no prompter, or one still behind on earlier updates: its follower sends these too
         try:
-            await prompter.send_updates(events)
+            await prompter.send_updates(events, frames)
         except Exception:  # a receiver that went away stops receiving; the turn goes on
             self._prompter = None
             live.unwatch(prompter)

@@ -118,7 +118,7 @@ class Watcher:
     def closed(self) -> bool:
         return False
 
-    async def send_updates(self, updates: Sequence[dict[str, Any]]) -> None:
+    async def send_updates(self, updates: Sequence[dict[str, Any]], frames: Sequence[bytes] | None = None) -> None:
         for params in updates:
             self.updates.append(params)
             if params["type"] == "approval_request" and self.approve is not None:

@@ -52,7 +52,7 @@ class Sink:
     def closed(self) -> bool:
         return False
 
-    async def send_updates(self, updates: Sequence[dict[str, Any]]) -> None:
+    async def send_updates(self, updates: Sequence[dict[str, Any]], frames: Sequence[bytes] | None = None) -> None:
         self.updates += updates
 
     def of_type(self, kind: str) -> list[dict[str, Any]]:
