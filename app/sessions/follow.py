@@ -22,30 +22,29 @@ log = logging.getLogger("zeroclaw.sessions")
 
 
 class Follower:
-    __slots__ = ("_live", "_task", "cursor", "sink")
+    """One watcher's place in a session's updates. It holds no reference to the session: a session dropped with
+    watchers left is freed by reference counting alone (docs/limits.md "Garbage"); its sending task holds it
+    while it runs."""
 
-    def __init__(self, live: LiveSession, sink: UpdateSink, cursor: int) -> None:
-        self._live = live
+    __slots__ = ("_task", "cursor", "sink")
+
+    def __init__(self, sink: UpdateSink, cursor: int) -> None:
         self.sink = sink
         self.cursor = cursor  # the last seq this watcher has been sent
         self._task: asyncio.Task[None] | None = None
 
-    @property
-    def caught_up(self) -> bool:
-        return self.cursor >= self._live.seq
-
-    def poke(self) -> None:
+    def poke(self, live: LiveSession) -> None:
         """New updates were numbered: send them unless a send is under way (it goes on to these)."""
-        if self.cursor < self._live.seq and (self._task is None or self._task.done()):
-            self._task = asyncio.get_running_loop().create_task(self._catch_up())
+        if self.cursor < live.seq and (self._task is None or self._task.done()):
+            self._task = asyncio.get_running_loop().create_task(self._catch_up(live))
 
     def stop(self) -> None:
         if self._task is not None and not self._task.done():
             self._task.cancel()
-        self._task = None  # the task's frame holds this follower: no cycle kept
+        self._task = None  # a cancelled task's exception holds its frame, and with it this follower
 
-    async def _catch_up(self) -> None:
-        live, sink = self._live, self.sink
+    async def _catch_up(self, live: LiveSession) -> None:
+        sink = self.sink
         while self.cursor < live.seq:
             events = live.events_after(self.cursor)
             if events is None:

@@ -124,8 +124,8 @@ class LiveSession:
     def watch(self, sink: UpdateSink, after: int | None = None) -> None:
         """`sink` receives every update numbered after `after` (default: from now on), whoever prompts."""
         if sink not in self.watchers:
-            self.watchers[sink] = Follower(self, sink, self.seq if after is None else after)
-            self.watchers[sink].poke()
+            follower = self.watchers[sink] = Follower(sink, self.seq if after is None else after)
+            follower.poke(self)
 
     def unwatch(self, sink: UpdateSink) -> None:
         follower = self.watchers.pop(sink, None)

@@ -57,7 +57,7 @@ class TurnUpdates:
         if own is not None and own.cursor == before:
             own.cursor = seq  # sent below, in step with the turn
         for follower in list(watchers.values()):
-            follower.poke()
+            follower.poke(live)
         if prompter is None or (own is not None and own.cursor != seq):
             return  # no prompter, or one still behind on earlier updates: its follower sends these too
         try:
