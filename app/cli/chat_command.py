@@ -283,7 +283,11 @@ class _Chat:
         return replayed, not state.get("gap") and bool(replayed) and replayed[0].get("seq") == 1
 
     async def _follow_turn(self, replayed: list[dict[str, Any]], asker: Asker) -> dict[str, Any]:
+        settled = {u.get("requestId") for u in replayed if u.get("type") == "approval_resolved"}
         for update in replayed:
+            if update.get("type") == "approval_request" and update.get("requestId") in settled:
+                self.view.block(Text(f"(approval asked for {update.get('toolName')})", style="dim"))
+                continue  # answered before this chat joined: nothing to ask
             await self._show({"method": "session/update", "params": update}, asker)
             if update.get("type") == "turn_complete":
                 return {"stopReason": update.get("stopReason")}
@@ -345,6 +349,8 @@ class _Chat:
         elif kind == "approval_request":
             view.end()
             await self._approve(update, asker)
+        elif kind == "approval_resolved":
+            view.block(Text(f"(approval: {update.get('decision')})", style="dim"))
         elif kind == "history_trimmed":
             view.block(Text(f"(older context trimmed: {update.get('droppedMessages')} messages)", style="dim"))
         elif kind == "turn_complete":
@@ -362,9 +368,11 @@ class _Chat:
                 break
             console.print("[yellow]answer y, a or n (Enter = no)[/yellow]")
         with contextlib.suppress(RemoteError, ConnectionError):  # the request may have timed out meanwhile
-            await self.client.call(
+            answer = await self.client.call(
                 "session/approve", {"sessionId": self.sid, "requestId": update.get("requestId"), "decision": decision}
             )
+            if isinstance(answer, dict) and answer.get("acknowledged") is False:  # R-MULTI-3: the first answer won
+                console.print("[yellow](already settled: answered in another client, or timed out)[/yellow]")
 
     async def _elicit(self, params: dict[str, Any], asker: Asker) -> dict[str, Any]:
         self.view.end()

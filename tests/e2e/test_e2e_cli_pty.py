@@ -611,3 +611,35 @@ def test_chat_session_joins_a_turn_running_elsewhere_and_shows_it_from_its_start
         return str(response["result"]["content"])
 
     assert "joined-42" in asyncio.run(scenario())
+
+
+@pytest.mark.req("R-MULTI-3")
+def test_chat_answering_an_approval_another_client_answered_first_is_told_so(
+    pty_daemon: Daemon, terminals: list[Terminal]
+) -> None:
+    async def scenario() -> None:
+        owner = await pty_daemon.client()
+        await owner.call("session/new", {"sessionId": "chat-late"})
+        await owner.send(
+            {"jsonrpc": "2.0", "id": 99, "method": "session/prompt",
+             "params": {"sessionId": "chat-late", "prompt": "/bash echo late-$((6 * 7))"}}
+        )  # fmt: skip
+        request = await owner.recv(timeout=WAIT)
+        while request.get("params", {}).get("type") != "approval_request":
+            request = await owner.recv(timeout=WAIT)
+        t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-late")
+        await asyncio.to_thread(t.expect, r"allow bash .*\[N\]o: ")  # the chat asks it too
+        approve = {"sessionId": "chat-late", "requestId": request["params"]["requestId"], "decision": "allow_once"}
+        await owner.send({"jsonrpc": "2.0", "id": 100, "method": "session/approve", "params": approve})
+        while (answer := await owner.recv(timeout=WAIT)).get("id") != 100:
+            pass
+        assert answer["result"]["acknowledged"] is True
+        t.line("n")  # too late: the other client's answer won
+        await asyncio.to_thread(t.expect, r"already settled")
+        await asyncio.to_thread(t.expect, r"late-42")  # allowed, as the first answer said
+        await asyncio.to_thread(t.expect, "you> ")
+        t.ctrl_d()
+        assert await asyncio.to_thread(t.wait) == 0, t.output
+        await owner.close()
+
+    asyncio.run(scenario())
