@@ -31,22 +31,32 @@ class TurnUpdates:
 
     async def emit(self, event: SessionEvent) -> None:
         """One update (`app.sessions.events`: its session id, `type` and fields)."""
-        await self._send([event])
+        before = await self._number(1)
+        event["seq"] = before + 1
+        await self._send([event], before)
 
     async def text(self, chunks: Sequence[str]) -> None:
-        """One `agent_message_chunk` update per chunk, sent as one batch."""
-        sid = self._live.session_id
-        await self._send([{"session_id": sid, "type": "agent_message_chunk", "text": chunk} for chunk in chunks])
+        """One `agent_message_chunk` update per chunk, sent as one batch (numbered as they are made: the hot
+        path of a streaming turn, benchmarks/run.py)."""
+        sid, before = self._live.session_id, await self._number(len(chunks))
+        events: list[SessionEvent] = [
+            {"session_id": sid, "type": "agent_message_chunk", "text": chunk, "seq": seq}
+            for seq, chunk in zip(range(before + 1, before + 1 + len(chunks)), chunks, strict=True)
+        ]
+        await self._send(events, before)
 
-    async def _send(self, events: list[SessionEvent]) -> None:
+    async def _number(self, count: int) -> int:
+        """Take the next `count` seqs, reserved in storage first; returns the last seq before them."""
         live = self._live
-        if live.seq + len(events) > live.seq_reserved:
-            await self._reserve(live.seq + len(events) + SEQ_BLOCK)
-        before = seq = live.seq
-        for event in events:
-            seq += 1
-            event["seq"] = seq
-        live.seq = seq
+        before = live.seq
+        if before + count > live.seq_reserved:
+            await self._reserve(before + count + SEQ_BLOCK)
+            before = live.seq  # nothing else numbers this session's updates meanwhile: the same value
+        live.seq = before + count
+        return before
+
+    async def _send(self, events: list[SessionEvent], before: int) -> None:
+        live, seq = self._live, self._live.seq
         live.retained.extend(events)
         prompter = self._prompter
         watchers = live.watchers
