@@ -42,7 +42,7 @@ from app.sessions.live import Approval, LiveSession, Mode, UpdateSink
 from app.sessions.store_types import Surface
 from app.sessions.trim import trim_context
 from app.sessions.turn import TurnOutcome, TurnSettings, run_turn
-from app.sessions.updates import TurnUpdates
+from app.sessions.updates import SEQ_BLOCK, TurnUpdates
 from app.sessions.views import SessionInfo, SessionPage, SessionSummary
 from app.storage.errors import is_storage_unavailable
 
@@ -137,10 +137,14 @@ class SessionRegistry:
         workspace = self._workspace(principal, agent_alias, agent.workspace_dir, cwd)
         sid = session_id or f"s_{uuid.uuid4().hex}"
         record = await self.store.create(
-            sid, owner=principal.id, agent_alias=agent_alias, workspace_dir=str(workspace), mode=mode, surface=surface
-        )
-        seq = await self.store.seq(sid, mode=mode) if record.resumed else 0
-        live = self._bring_up(sid, principal.id, agent_alias, mode, workspace, surface, seq)
+            sid, owner=principal.id, agent_alias=agent_alias, workspace_dir=str(workspace), mode=mode, surface=surface,
+            seq_reserved=SEQ_BLOCK,
+        )  # fmt: skip
+        if record.resumed:  # stored meanwhile by another caller: number on from what it stored
+            seq = await self.store.seq(sid, mode=mode)
+            live = self._bring_up(sid, principal.id, agent_alias, mode, workspace, surface, seq, seq)
+        else:  # reserved with the row: its first turn stores nothing more for its numbers
+            live = self._bring_up(sid, principal.id, agent_alias, mode, workspace, surface, 0, SEQ_BLOCK)
         return Opened(live, False, 0)
 
     async def _rehydrate(self, principal: Principal, record: SessionRecord) -> LiveSession:
@@ -155,8 +159,7 @@ class SessionRegistry:
         self._check_capacity()
         if record.mode == "acp":
             await self.store.recover_interrupted(record.session_id, surface="rpc")
-        await self.store.reopen(record.session_id, mode=record.mode)
-        seq = await self.store.seq(record.session_id, mode=record.mode)
+        seq = await self.store.reopen_numbered(record.session_id, mode=record.mode, reserve=SEQ_BLOCK)
         return self._bring_up(
             record.session_id,
             record.owner,
@@ -165,15 +168,17 @@ class SessionRegistry:
             Path(record.workspace_dir),
             record.surface,
             seq,
+            seq + SEQ_BLOCK,
         )
 
     def _bring_up(
-        self, sid: str, owner: str, agent: str, mode: Mode, workspace: Path, surface: Surface, seq: int
+        self, sid: str, owner: str, agent: str, mode: Mode, workspace: Path, surface: Surface, seq: int, reserved: int
     ) -> LiveSession:
-        """A live session whose updates number on from `seq` (R-MULTI-1), with its replay buffer (R-MULTI-2)."""
+        """A live session whose updates number on from `seq`, stored as reserved up to `reserved` (R-MULTI-1),
+        with its replay buffer (R-MULTI-2)."""
         keep = self._config().limits.replay_events
         live = LiveSession(
-            sid, owner, agent, mode, workspace, surface, seq=seq, seq_reserved=seq,
+            sid, owner, agent, mode, workspace, surface, seq=seq, seq_reserved=reserved,
             retained=deque(maxlen=keep), frames=deque(maxlen=keep), encode=self._encode,
         )  # fmt: skip
         self.live[sid] = live

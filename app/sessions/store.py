@@ -113,8 +113,10 @@ class SessionStore:
         workspace_dir: str | PathLike[str],
         mode: Mode = "acp",
         surface: Surface = "rpc",
+        seq_reserved: int = 0,
     ) -> SessionRecord:
-        """A new session, or the stored one with that id resumed (`resumed=True`, closed_at cleared).
+        """A new session, or the stored one with that id resumed (`resumed=True`, closed_at cleared). A new one
+        is stored with its first `seq_reserved` update numbers reserved (R-MULTI-1).
 
         Raises SessionKilled (R-ACP-9), SessionClosed (a closed chat session is gone, R-ACP-8) or
         SessionNotOwned (`app.sessions.errors`). A deleted id has no row left, so it starts over empty (R-SES-4).
@@ -123,7 +125,7 @@ class SessionStore:
             check_id(kind, value)
         check_choice("mode", mode, MODES)
         check_choice("surface", surface, SURFACES)
-        args = (mode, session_id, owner, agent_alias, str(workspace_dir), surface)
+        args = (mode, session_id, owner, agent_alias, str(workspace_dir), surface, seq_reserved)
         return await self._write("create", session_id, Listed.of, store_sql.create, *args)
 
     async def reopen(self, session_id: str, *, mode: Mode = "acp") -> SessionRecord:
@@ -137,6 +139,21 @@ class SessionStore:
             return to_record(row, mode, resumed=True)
 
         return await self._write("reopen", session_id, Listed.of, unit)
+
+    async def reopen_numbered(self, session_id: str, *, mode: Mode = "acp", reserve: int) -> int:
+        """`reopen`, and in the same transaction reserve the next `reserve` seqs of its updates (R-MULTI-1);
+        returns the stored seq it numbers on from."""
+
+        def unit(s: Session) -> tuple[SessionRecord, int]:
+            row = load_session(s, mode, session_id)
+            check_resumable(row, mode)
+            row.closed_at = None
+            row.last_activity = utcnow()
+            seq, row.seq = row.seq, row.seq + reserve
+            return to_record(row, mode, resumed=True), seq
+
+        _record, seq = await self._write("reopen", session_id, lambda done: Listed.of(done[0]), unit)
+        return seq
 
     async def get(self, session_id: str, mode: Mode = "acp") -> SessionRecord | None:
         check_choice("mode", mode, MODES)

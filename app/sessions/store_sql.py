@@ -371,7 +371,14 @@ def list_page(s: Session, query: ListQuery, after: Position | None, limit: int |
 
 
 def create(
-    s: Session, mode: Mode, session_id: str, owner: str, agent_alias: str, workspace: str, surface: Surface
+    s: Session,
+    mode: Mode,
+    session_id: str,
+    owner: str,
+    agent_alias: str,
+    workspace: str,
+    surface: Surface,
+    seq_reserved: int = 0,
 ) -> SessionRecord:
     connection = s.connection()
     now = utcnow()
@@ -398,6 +405,8 @@ def create(
         "killed_at": None,
         "next_index": 0,
     }
+    if seq_reserved:  # else the column's default, 0
+        values["seq"] = seq_reserved
     connection.execute(_insert_session(mode), values)
     return SessionRecord(
         session_id=session_id,

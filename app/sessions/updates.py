@@ -18,7 +18,7 @@ from app.sessions.live import LiveSession, UpdateSink
 __all__ = ["SEQ_BLOCK", "TurnUpdates"]
 
 # Seqs reserved in storage at a time: one write per this many events, and what a crash may skip.
-SEQ_BLOCK = 4096
+SEQ_BLOCK = 65_536
 
 
 class TurnUpdates:
