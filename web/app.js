@@ -5,7 +5,7 @@
 // Rules kept throughout: every daemon-provided string is rendered as text (dom.js never uses innerHTML);
 // every failed call is shown in words (code, kind, message, context such as data.index) — never swallowed.
 
-import { adoptSession, initChat, onDaemonNotification, onDaemonRequest, openSession, reopenCurrent } from "./chat.js";
+import { adoptSession, initChat, onDaemonNotification, onDaemonRequest, openSession, resumeViews } from "./chat.js";
 import { initConfig, loadConfig } from "./config.js";
 import { answerDaemonWith } from "./connection.js";
 import { reportError } from "./errors.js";
@@ -20,7 +20,7 @@ const REFRESH_MS = 15000;
 /** What a signed-in page reads (after sign-in and after a reconnect). */
 async function loadEverything() {
   await Promise.all([refreshStatus(), loadConfig(), refreshSessions()]);
-  await reopenCurrent();
+  await resumeViews();
 }
 
 // Status and the session list are re-read every REFRESH_MS while connected.

@@ -22,21 +22,41 @@ const DECISIONS = [
   ["reject", "Reject", "danger"],
 ];
 
-/** The buttons of an approval_request; `expire(reason)` locks them if the tool's result comes first. */
+const DECISION_WORDS = { allow_once: "allow once", allow_always: "allow always", reject: "reject", reject_with_edit: "reject (with an edit)" };
+
+/**
+ * The buttons of an approval_request. `expire(reason)` locks them if the tool's result comes first;
+ * `resolved(decision)` takes them away when another tab or client answered first (`approval_resolved`, R-MULTI-3).
+ * A request known only by its id (`pendingApprovals` of session/attach: asked before this page followed the
+ * session) has no tool name or arguments to show.
+ */
 export function approvalBox(sessionId, params) {
   const result = h("p", { class: "approval-result", role: "status", hidden: true });
   const buttons = DECISIONS.map(([decision, label, cls]) =>
     h("button", { type: "button", class: `small ${cls}`, dataset: { decision }, text: label, on: { click: () => decide(decision, label) } }),
   );
+  const row = h("div", { class: "buttons" }, buttons);
+  const known = params.arguments !== undefined;
   const el = h(
     "div",
     { class: "approval", dataset: { requestId: params.requestId ?? "" } },
-    h("p", { class: "approval-title" }, "Approve ", h("strong", { class: "mono", text: params.toolName ?? "tool" }), " with these arguments?"),
-    h("pre", { text: pretty(params.arguments ?? {}) }),
-    h("p", { class: "muted small", text: `Rejected automatically after ${params.timeoutSecs ?? "?"} s without an answer.` }),
-    h("div", { class: "buttons" }, buttons),
+    known
+      ? [
+          h("p", { class: "approval-title" }, "Approve ", h("strong", { class: "mono", text: params.toolName ?? "tool" }), " with these arguments?"),
+          h("pre", { text: pretty(params.arguments ?? {}) }),
+          h("p", { class: "muted small", text: `Rejected automatically after ${params.timeoutSecs ?? "?"} s without an answer.` }),
+        ]
+      : h("p", { class: "approval-title" }, "A tool waits for approval ", h("span", { class: "mono", text: params.requestId ?? "" }), " (asked before this page followed the session)."),
+    row,
     result,
   );
+  let sending = false; // our own answer is on its way: its reply, not approval_resolved, says how it went
+  const settle = (text, kind) => {
+    box.answered = true;
+    row.remove(); // nothing left to click
+    el.classList.add("answered");
+    showInline(result, text, kind);
+  };
   const box = {
     el,
     answered: false,
@@ -46,12 +66,23 @@ export function approvalBox(sessionId, params) {
       for (const b of buttons) b.disabled = true;
       showInline(result, `No longer pending: ${reason}`, "note");
     },
+    resolved(decision) {
+      if (box.answered || sending) return;
+      const timeout = decision === "reject" ? ", or it timed out" : "";
+      settle(`Answered elsewhere: ${DECISION_WORDS[decision] ?? decision} (in another tab or client${timeout}).`, "note");
+    },
   };
   async function decide(decision, label) {
-    if (box.answered) return;
+    if (box.answered || sending) return;
+    sending = true;
     for (const b of buttons) b.disabled = true;
     try {
-      await call("session/approve", { sessionId, requestId: params.requestId, decision });
+      const answer = await call("session/approve", { sessionId, requestId: params.requestId, decision });
+      if (answer?.acknowledged === false) {
+        // Another tab or client (or the timeout) settled it first; this answer changed nothing.
+        settle("Already answered elsewhere: this answer came too late.", "note");
+        return;
+      }
       box.answered = true;
       el.classList.add("answered");
       for (const b of buttons) if (b.dataset.decision === decision) b.setAttribute("aria-pressed", "true");
@@ -62,6 +93,8 @@ export function approvalBox(sessionId, params) {
       const gone = err instanceof RpcError && (err.code === -32602 || err.code === -32000);
       if (gone) box.answered = true;
       else for (const b of buttons) b.disabled = false;
+    } finally {
+      sending = false;
     }
   }
   return box;

@@ -2,11 +2,13 @@
 // confirmation bar), the composer (`session/prompt`, `session/cancel`), and the daemon's traffic for sessions
 // (`session/update` notifications and `elicitation/create` requests), routed to each session's SessionView.
 
+import { expireQuestions } from "./approvals.js";
 import { byId, formatTime, h } from "./dom.js";
 import { call, connected, tryCall } from "./connection.js";
 import { reportError, showInline } from "./errors.js";
 import { on } from "./events.js";
-import { RpcError } from "./rpc.js";
+import { follow } from "./follow.js";
+import { ConnectionError, RpcError } from "./rpc.js";
 import { markCurrent, refreshSessions, sessionEntry, sessionState } from "./sessions.js";
 import { refreshStatus } from "./status.js";
 import { selectTab, tabShown } from "./tabs.js";
@@ -53,7 +55,10 @@ function setCurrent(view) {
   current = view;
 }
 
-/** Show a session: its transcript (session/messages); a live one is also attached (session/new {sessionId}). */
+/**
+ * Show a session. A live one is followed (follow.js: session/attach, its transcript, then every update whoever
+ * prompts; shown again, it carries on from the last seq shown). Another is only read (session/messages).
+ */
 export async function openSession(id, { fresh = false } = {}) {
   const view = getView(id);
   setCurrent(view);
@@ -67,12 +72,10 @@ export async function openSession(id, { fresh = false } = {}) {
   updateComposer();
   if (fresh) return;
   const entry = sessionEntry(id);
-  if (entry?.live && !view.attached) {
-    // Attach as a watcher: turns this principal runs from other clients stream here too (R-STREAM).
-    const opened = await tryCall("Attach to session", "session/new", { sessionId: id });
-    if (opened) view.attached = true;
-  }
-  if (!view.running) await view.load();
+  if (entry && !entry.live) view.attached = false; // closed or killed since: the daemon dropped its followers
+  if (view.attached) return; // up to date: every update has been arriving
+  if (entry?.live) await follow(view);
+  else if (!view.running) await view.load();
   view.scrollToEnd();
 }
 
@@ -82,14 +85,32 @@ export async function adoptSession(created) {
   view.info = { ...created, live: true, killed: false };
   view.renderHistory([], 0);
   view.loaded = true;
+  view.attached = true; // session/new follows the session it starts
+  view.seq = 0; // its first update is seq 1
   await refreshSessions();
   await openSession(created.sessionId, { fresh: true });
   refreshStatus();
   el.prompt.focus();
 }
 
-/** After (re)connecting: show the session that was on screen again. */
-export async function reopenCurrent() {
+/**
+ * After (re)connecting: follow again every session that was followed (or ran a turn) when the connection dropped,
+ * from the last seq each showed — the daemon replays what was missed (R-MULTI-2) — then show the current one.
+ */
+export async function resumeViews() {
+  const dropped = [...views.values()].filter((view) => view.following);
+  if (current) dropped.sort((a, b) => (b === current) - (a === current)); // the one on screen first
+  for (const view of dropped) {
+    view.following = false;
+    const entry = sessionEntry(view.id);
+    // Not listed (past the first page): it was live when the connection dropped, so follow it again.
+    if (entry ? entry.live : true) await follow(view);
+    else {
+      // Closed, killed, or the daemon restarted: its turn is over; the transcript says how it ended.
+      if (view.running) view.failTurn(view.turn, new ConnectionError("The session is no longer live; its turn ended while this page was disconnected."));
+      await view.load();
+    }
+  }
   if (current) await openSession(current.id);
 }
 
@@ -122,7 +143,8 @@ function updateComposer() {
   el.prompt.disabled = !online || killed;
   el.cancel.disabled = !online || !view.running;
   el.reload.disabled = view.running;
-  if (killed) showInline(el.note, "This session was killed: its history is read-only and it can never be resumed.", "note");
+  if (!online && view.running) showInline(el.note, "Disconnected: the turn goes on in the daemon, and reconnecting shows the rest of it here.", "note");
+  else if (killed) showInline(el.note, "This session was killed: its history is read-only and it can never be resumed.", "note");
   else if (view.running) showInline(el.note, "The agent is working… Cancel stops the turn.", "note");
   else showInline(el.note, "", "note");
 }
@@ -204,6 +226,8 @@ async function sendPrompt(event) {
     const result = await call("session/prompt", { sessionId: view.id, prompt: text });
     view.finishTurn(turn, result?.stopReason, result?.content);
   } catch (err) {
+    // A dropped connection loses only the answer: the turn runs on (R-MULTI-3), and the reconnect resumes it.
+    if (err instanceof ConnectionError && err.dropped) return;
     reportError("Send message", err);
     view.failTurn(turn, err);
   } finally {
@@ -226,12 +250,13 @@ export function onDaemonNotification(method, params) {
   if (method !== "session/update" || !params || typeof params.sessionId !== "string") return;
   const view = views.get(params.sessionId);
   if (!view) return; // a session this page has not opened
+  let shown = false;
   try {
-    view.onUpdate(params);
+    shown = view.receive(params);
   } catch (err) {
     reportError("Showing an update", err);
   }
-  if (params.type === "approval_request") bringForward(view);
+  if (shown && params.type === "approval_request") bringForward(view);
   if (params.type === "turn_complete") refreshSessions();
 }
 
@@ -259,8 +284,11 @@ function bringForward(view) {
 
 function onLost() {
   for (const view of views.values()) {
+    // Turns and approvals outlive the connection (R-MULTI-3): keep them on screen for resumeViews. A question is
+    // asked of a connection, so it is gone with this one.
+    view.following ||= view.attached || view.running;
     view.attached = false;
-    view.closePending("The connection to the daemon was lost.");
+    expireQuestions(view.id, "The connection to the daemon was lost.");
   }
   updateComposer();
 }

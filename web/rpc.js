@@ -12,11 +12,15 @@ export class RpcError extends Error {
   }
 }
 
-/** The connection itself failed: could not connect, closed, timed out. */
+/**
+ * The connection itself failed: could not connect, closed, timed out. `dropped`: the socket closed while the call
+ * was out, so the daemon may have received it (a prompt sent then goes on running there, R-MULTI-3).
+ */
 export class ConnectionError extends Error {
-  constructor(message) {
+  constructor(message, { dropped = false } = {}) {
     super(message);
     this.name = "ConnectionError";
+    this.dropped = dropped;
   }
 }
 
@@ -68,7 +72,7 @@ export class RpcClient {
       ws.addEventListener("close", (event) => {
         clearTimeout(timer);
         const reason = `Connection to the daemon closed (code ${event.code}${event.reason ? `: ${event.reason}` : ""})`;
-        this._failAll(new ConnectionError(reason));
+        this._failAll(new ConnectionError(reason, { dropped: true }));
         if (!settled) {
           settled = true;
           reject(new ConnectionError(`Cannot connect to ${this.url} (code ${event.code})`));

@@ -2,7 +2,7 @@
 // banner with Reconnect when the socket drops. What to load once signed in is the caller's (initSignIn).
 
 import { byId, h } from "./dom.js";
-import { connect, disconnect } from "./connection.js";
+import { connect, connected, disconnect, signedIn } from "./connection.js";
 import { clearErrors, reportError, showInline } from "./errors.js";
 import { emit, on } from "./events.js";
 import { RpcError, describeError } from "./rpc.js";
@@ -59,22 +59,52 @@ function signOut() {
   showSignIn("Signed out.");
 }
 
-async function reconnect() {
+// A dropped connection is tried again by itself: after 1 s, then twice as long each time (at most 30 s), so a
+// network blip heals without a click and the followed sessions carry on from their last seq (follow.js).
+const RETRY_FIRST_MS = 1000;
+const RETRY_MAX_MS = 30000;
+const retry = { timer: null, delay: RETRY_FIRST_MS, busy: false };
+
+/** Sign in again with the stored token; true once connected. `auto`: a timed retry, its failure goes to the banner. */
+async function reconnect({ auto = false } = {}) {
   const token = sessionStorage.getItem(TOKEN_KEY);
   if (!token) {
     showSignIn("Sign in again.");
-    return;
+    return false;
   }
+  if (retry.busy) return false;
+  retry.busy = true;
   try {
     await connect(token);
-    await loadEverything();
   } catch (err) {
-    reportError("Reconnect", err);
     if (err instanceof RpcError && err.code === -32010) {
       sessionStorage.removeItem(TOKEN_KEY);
       showSignIn(`Sign in again. ${describeError(err)}`);
-    }
+    } else if (auto) {
+      el.bannerText.textContent = `Connection to the daemon lost; trying again in ${retry.delay / 1000} s (${describeError(err)}).`;
+      scheduleRetry();
+    } else reportError("Reconnect", err);
+    return false;
+  } finally {
+    retry.busy = false;
   }
+  await loadEverything();
+  return true;
+}
+
+function scheduleRetry() {
+  clearTimeout(retry.timer);
+  retry.timer = setTimeout(() => {
+    retry.timer = null;
+    if (signedIn() && !connected()) reconnect({ auto: true });
+  }, retry.delay);
+  retry.delay = Math.min(retry.delay * 2, RETRY_MAX_MS);
+}
+
+function stopRetrying() {
+  clearTimeout(retry.timer);
+  retry.timer = null;
+  retry.delay = RETRY_FIRST_MS;
 }
 
 function showPrincipal(init) {
@@ -88,8 +118,9 @@ function showPrincipal(init) {
 }
 
 function showLost(event) {
-  el.bannerText.textContent = `Connection to the daemon lost (WebSocket close code ${event.code}${event.reason ? `: ${event.reason}` : ""}).`;
+  el.bannerText.textContent = `Connection to the daemon lost (WebSocket close code ${event.code}${event.reason ? `: ${event.reason}` : ""}); reconnecting…`;
   el.banner.hidden = false;
+  scheduleRetry();
 }
 
 /** `load()`: what to read once signed in (and after a reconnect). */
@@ -105,8 +136,10 @@ export function initSignIn({ load }) {
     signIn(token);
   });
   el.signout.addEventListener("click", signOut);
-  el.reconnect.addEventListener("click", reconnect);
+  el.reconnect.addEventListener("click", () => reconnect());
   on("connected", showPrincipal);
+  on("connected", stopRetrying);
+  on("closed", stopRetrying);
   on("lost", showLost);
 }
 

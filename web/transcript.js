@@ -25,6 +25,11 @@ export class SessionView {
     this.firstIndex = null;
     this.total = 0;
     this.cards = new Map(); // toolCallId → tool card, for results that arrive later
+    this.approvals = new Map(); // requestId → approval box, for approval_resolved (answered in another tab)
+    // R-MULTI: the last `seq` shown (null: none yet), and the updates held back while the transcript is redrawn.
+    this.seq = null;
+    this.held = null;
+    this.following = false; // followed (or running a turn) when the connection dropped: resumed on reconnect
   }
 
   get isShown() {
@@ -90,6 +95,7 @@ export class SessionView {
 
   renderHistory(rows, total) {
     this.cards.clear();
+    this.approvals.clear();
     this.total = total;
     this.firstIndex = rows.length ? rows[0].index : 0;
     const nodes = rows.map((row) => this.historyRow(row));
@@ -152,9 +158,35 @@ export class SessionView {
   beginTurn(external = false) {
     this.turn = { text: null, thought: null, tools: [], completed: false, sawText: false };
     this.running = true;
-    if (external) this.note("A turn started from another client of yours:");
+    if (external) this.note(external === true ? "A turn started from another client of yours:" : external);
     if (this.isShown) this.changed();
     return this.turn;
+  }
+
+  /**
+   * A `session/update` for this session, from whichever source (the page's own prompt, a followed session, a
+   * replay after a reconnect): held while follow.js attaches, dropped if its seq was shown already. True if shown.
+   */
+  receive(params) {
+    if (this.held) {
+      this.held.push(params);
+      return false;
+    }
+    const seq = params.seq;
+    if (Number.isInteger(seq)) {
+      if (this.seq !== null && seq <= this.seq) return false; // shown already (replayed after a reconnect)
+      this.seq = seq;
+    }
+    this.onUpdate(params);
+    return true;
+  }
+
+  /** An approval known only by id (session/attach `pendingApprovals`): its buttons, unless they are shown. */
+  pendingApproval(requestId) {
+    if (this.approvals.has(requestId)) return;
+    const box = approvalBox(this.id, { requestId });
+    this.approvals.set(requestId, box);
+    this.add(box.el);
   }
 
   onUpdate(params) {
@@ -195,13 +227,20 @@ export class SessionView {
         break;
       }
       case "approval_request": {
+        if (this.approvals.has(params.requestId)) break;
         const card = [...turn.tools].reverse().find((c) => !c.done && c.name === params.toolName) ?? null;
         const box = approvalBox(this.id, params);
+        this.approvals.set(params.requestId, box);
         if (card) card.attach(box.el, box);
         else this.add(box.el);
         this.scrollToEnd();
         break;
       }
+      case "approval_resolved":
+        // Settled by this page, another tab or client, or the timeout: nobody here needs to answer it any more.
+        this.approvals.get(params.requestId)?.resolved(params.decision);
+        this.approvals.delete(params.requestId);
+        break;
       case "tool_result": {
         let card = this.cards.get(params.toolCallId);
         if (!card) {

@@ -1,0 +1,67 @@
+// Following a session (SPEC R-MULTI-2, R-MULTI-3): `session/attach` makes the daemon send this page every update
+// of a session, whoever prompts — another tab, zerocode, an editor. Each SessionView remembers the last `seq` it
+// showed; after a dropped connection the page attaches again with `afterSeq` and the daemon replays exactly what
+// was missed (or says `gap`, and the transcript is read again). Replayed and live updates may arrive before the
+// attach answer, so a view holds them (`view.held`) until the answer says where it stands.
+
+import { call } from "./connection.js";
+import { reportError } from "./errors.js";
+import { ConnectionError, RpcError } from "./rpc.js";
+
+const attaching = new Map(); // sessionId → the follow() under way, so two callers share one attach
+
+/** Attach `view` to its live session: the first time, its transcript then live updates; again, after `view.seq`. */
+export function follow(view) {
+  let pending = attaching.get(view.id);
+  if (!pending) {
+    pending = attach(view).finally(() => attaching.delete(view.id));
+    attaching.set(view.id, pending);
+  }
+  return pending;
+}
+
+async function attach(view) {
+  const after = view.seq; // null: nothing of this session shown yet
+  view.held ??= [];
+  let result;
+  try {
+    result = await call("session/attach", after === null ? { sessionId: view.id } : { sessionId: view.id, afterSeq: after });
+  } catch (err) {
+    release(view);
+    if (after !== null && err instanceof RpcError && err.code === -32602) {
+      // The session's count is behind ours (another session under the same id): start again from its transcript.
+      view.seq = null;
+      return attach(view);
+    }
+    reportError("Follow session", err);
+    return false;
+  }
+  view.attached = true;
+  if (after === null || result.gap) {
+    // Nothing shown yet, or the daemon no longer has every update since: read the transcript, then go on live.
+    view.turn = null;
+    view.running = false;
+    await view.load();
+    view.seq = result.seq;
+    if (result.running) view.beginTurn("A turn is running; its output continues here:");
+  }
+  release(view, result.seq);
+  if (!result.running && view.running) {
+    // Everything up to result.seq is shown and the daemon runs no turn: the prompt this page sent never got there.
+    view.failTurn(view.turn, new ConnectionError("The message did not reach the daemon before the connection dropped; send it again."));
+  }
+  // Approvals asked before this page followed (their approval_request is not replayed) still need an answer.
+  for (const requestId of result.pendingApprovals ?? []) view.pendingApproval(requestId);
+  release(view);
+  view.scrollToEnd();
+  return true;
+}
+
+/** Show the held updates numbered up to `upTo` (all of them without it), in seq order; keep holding the rest. */
+function release(view, upTo = Infinity) {
+  const held = (view.held ?? []).sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
+  view.held = null;
+  const later = held.filter((params) => Number.isInteger(params.seq) && params.seq > upTo);
+  for (const params of held) if (!later.includes(params)) view.receive(params);
+  if (upTo !== Infinity) view.held = later;
+}
