@@ -232,7 +232,7 @@ async function sendPrompt(event) {
     view.failTurn(turn, err);
   } finally {
     updateComposer();
-    refreshSessions();
+    if (connected()) refreshSessions(); // else the reconnect reads the list again
   }
 }
 

@@ -1,0 +1,297 @@
+"""The panel follows sessions (R-MULTI-2, R-MULTI-3) in real headless Chromium against a real daemon.
+
+Two tabs on one session both stream a turn prompted in one of them; a WebSocket broken mid-turn reconnects by
+itself and the replay by `seq` fills the hole (every chunk exactly once); an approval shown in two tabs and
+answered in one disappears from the other; an approval asked before a tab opened the session is shown from the
+attach result; a late answer is told it came late. Set-up (daemon, token, Chromium) is test_e2e_panel's.
+
+The tabs' sockets go through Playwright's WebSocket routing (`Tap`): the frames from the daemon are recorded, some
+can be held back, and a socket can be broken like a network drop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import pytest
+from e2e_harness import Daemon, DaemonFactory
+from playwright.async_api import Browser, BrowserContext, Page, WebSocketRoute, expect
+from test_e2e_panel import (
+    WAIT_MS,
+    browser,  # noqa: F401 - a fixture
+    chromium_installed,  # noqa: F401 - an autouse fixture
+    new_session,
+    pair,
+    send,
+    sign_in,
+    start_daemon,
+    transcript,
+)
+
+pytestmark = pytest.mark.skipif(not hasattr(Page, "route_web_socket"), reason="Playwright without WebSocket routing")
+
+SLEPT = re.compile(r"^Sleeping for (\d+) s\.+ Done\.$")  # /sleep's whole text: how many dots depends on timing
+
+
+@pytest.fixture(scope="module")
+def attach_daemon() -> Iterator[tuple[Daemon, str, str]]:
+    factory = DaemonFactory()
+    try:
+        d, url = start_daemon(factory)
+        yield d, url, asyncio.run(pair(d))
+    finally:
+        factory.close()
+
+
+class Tap:
+    """A page's `/rpc` WebSockets, routed through Playwright: what the daemon sent is recorded; frames `hold`
+    matches are not delivered; `drop()` breaks the newest socket like a network failure (both ends close)."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.routes: list[tuple[WebSocketRoute, WebSocketRoute]] = []
+        self.frames: list[dict[str, Any]] = []
+        self.hold: Callable[[dict[str, Any]], bool] = lambda frame: False
+
+    async def install(self) -> None:
+        await self.page.route_web_socket(re.compile(r"/rpc$"), self._route)
+
+    def _route(self, ws: WebSocketRoute) -> None:
+        server = ws.connect_to_server()
+
+        def from_daemon(message: str | bytes) -> None:
+            frame = json.loads(message)
+            self.frames.append(frame)
+            if not self.hold(frame):
+                ws.send(message)
+
+        server.on_message(from_daemon)  # page → daemon is forwarded as is
+        self.routes.append((ws, server))
+
+    async def drop(self) -> None:
+        ws, server = self.routes[-1]
+        await server.close(code=1001, reason="network drop")
+        await ws.close(code=4000, reason="network drop")
+
+    def results(self, key: str) -> list[dict[str, Any]]:
+        """The results the daemon answered that have `key` (e.g. `replayed`: session/attach answers)."""
+        return [f["result"] for f in self.frames if isinstance(f.get("result"), dict) and key in f["result"]]
+
+
+class Tab:
+    def __init__(self, page: Page, tap: Tap) -> None:
+        self.page = page
+        self.tap = tap
+        self.errors: list[str] = []
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def assert_clean(self) -> None:
+        assert not self.errors, self.errors
+
+
+@pytest.fixture
+async def context(browser: Browser) -> AsyncIterator[BrowserContext]:  # noqa: F811 - the imported fixture
+    ctx = await browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        yield ctx
+    finally:
+        await ctx.close()
+
+
+async def open_tab(context: BrowserContext, url: str, token: str) -> Tab:
+    """A tab of one browser window, signed in (each tab keeps its own token in sessionStorage)."""
+    page = await context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    tap = Tap(page)
+    await tap.install()
+    await page.goto(url + "/", wait_until="load")
+    await sign_in(page, token)
+    return Tab(page, tap)
+
+
+async def open_listed(page: Page, sid: str) -> None:
+    """Open a session from the list (refreshing it first: it may have been started in another tab)."""
+    await page.click("#refresh-sessions")
+    await page.locator(f'#session-list li[data-session-id="{sid}"] button').click()
+    await expect(page.locator("#chat-title")).to_have_text(sid)
+
+
+async def stored_reply(d: Daemon, sid: str) -> str:
+    """The last assistant message of the session's stored transcript."""
+    async with await d.client() as c:
+        rows = (await c.call("session/messages", {"sessionId": sid, "limit": 50}))["messages"]
+    return str([r for r in rows if r["role"] == "assistant"][-1]["content"])
+
+
+async def panel_errors(page: Page) -> list[str]:
+    return await page.locator("#errors .error-message").all_text_contents()
+
+
+# ------------------------------------------------------------------------------------------------ two tabs
+
+
+@pytest.mark.req("R-MULTI-2")
+async def test_two_tabs_on_one_session_both_stream(
+    attach_daemon: tuple[Daemon, str, str], context: BrowserContext
+) -> None:
+    d, url, token = attach_daemon
+    a = await open_tab(context, url, token)
+    sid = await new_session(a.page)
+    b = await open_tab(context, url, token)
+    await open_listed(b.page, sid)
+
+    await send(a.page, "/sleep 2")
+    # B streams while the turn still runs (A's Cancel is enabled), not only once it ended
+    b_text = transcript(b.page).locator(".bubble.assistant .text")
+    await expect(b_text).to_contain_text(re.compile(r"Sleeping for 2 s\.\."))
+    await expect(a.page.locator("#cancel")).to_be_enabled()
+    await expect(b.page.locator("#send")).to_be_disabled()  # B knows a turn runs
+    await expect(transcript(b.page)).to_contain_text("A turn started from another client of yours")
+
+    a_text = transcript(a.page).locator(".bubble.assistant .text")
+    await expect(a_text).to_have_text(SLEPT)
+    await expect(b_text).to_have_text(SLEPT)
+    final = await stored_reply(d, sid)
+    assert await a_text.text_content() == final
+    assert await b_text.text_content() == final  # every chunk once, in both
+    await expect(b.page.locator("#send")).to_be_enabled()
+
+    # and the other way round: a prompt from B streams into A
+    await send(b.page, "hello from tab B")
+    await expect(transcript(a.page).locator(".bubble.assistant .text").last).to_contain_text("hello from tab B")
+    await expect(transcript(b.page).locator(".bubble.assistant .text").last).to_contain_text("hello from tab B")
+    assert await transcript(a.page).locator(".bubble.assistant").count() == 2
+    assert await transcript(b.page).locator(".bubble.assistant").count() == 2
+    for tab in (a, b):
+        assert await panel_errors(tab.page) == []
+        tab.assert_clean()
+
+
+# ------------------------------------------------------------------------------------------------ network drop
+
+
+@pytest.mark.req("R-MULTI-2")
+@pytest.mark.req("R-MULTI-3")
+async def test_a_dropped_connection_resumes_the_turn_by_seq(
+    attach_daemon: tuple[Daemon, str, str], context: BrowserContext
+) -> None:
+    d, url, token = attach_daemon
+    tab = await open_tab(context, url, token)
+    page = tab.page
+    sid = await new_session(page)
+    await send(page, "/sleep 3")
+    text = transcript(page).locator(".bubble.assistant .text")
+    await expect(text).to_contain_text(re.compile(r"Sleeping for 3 s\.\.\."))
+
+    await tab.tap.drop()
+    await expect(page.locator("#conn-banner")).to_be_visible()
+    await expect(page.locator("#conn-banner-text")).to_contain_text("4000")
+    await expect(page.locator("#composer-note")).to_contain_text("the turn goes on in the daemon")
+    # it reconnects by itself (after 1 s) and attaches again after the last seq shown
+    await expect(page.locator("#conn-banner")).to_be_hidden()
+    await expect(text).to_have_text(SLEPT)
+    final = await stored_reply(d, sid)
+    assert await text.text_content() == final  # every chunk exactly once, none lost in the drop
+    assert await transcript(page).locator(".bubble.assistant").count() == 1
+    assert await transcript(page).locator(".stop").count() == 0  # the turn was not failed
+    await expect(page.locator("#send")).to_be_enabled()
+
+    attached = tab.tap.results("replayed")
+    assert len(attached) == 1, attached
+    assert attached[0]["sessionId"] == sid and attached[0]["gap"] is False
+    assert attached[0]["replayed"] >= 1, attached  # the dots sent while the socket was down came as a replay
+    seqs = [f["params"]["seq"] for f in tab.tap.frames if f.get("method") == "session/update"]
+    assert sorted(set(seqs)) == list(range(1, max(seqs) + 1)), seqs  # nothing lost on the wire either
+    assert await panel_errors(page) == []
+    tab.assert_clean()
+
+
+@pytest.mark.req("R-MULTI-2")
+async def test_a_session_reopened_after_a_drop_while_another_was_shown(
+    attach_daemon: tuple[Daemon, str, str], context: BrowserContext
+) -> None:
+    """A followed session that is not on screen resumes too, and shows the turn prompted elsewhere meanwhile."""
+    d, url, token = attach_daemon
+    tab = await open_tab(context, url, token)
+    page = tab.page
+    first = await new_session(page)
+    await send(page, "before the drop")
+    await expect(transcript(page).locator(".bubble.assistant .text")).to_contain_text("before the drop")
+    await new_session(page)  # the first one is followed off screen
+    await tab.tap.drop()
+    await expect(page.locator("#conn-banner")).to_be_visible()
+    async with await d.client() as c:  # while the tab is away: a turn in the first session from another client
+        await c.call("session/prompt", {"sessionId": first, "prompt": "while you were away"})
+    await expect(page.locator("#conn-banner")).to_be_hidden()
+    await open_listed(page, first)
+    texts = transcript(page).locator(".bubble.assistant .text")
+    await expect(texts).to_have_count(2)
+    await expect(texts.last).to_contain_text("while you were away")
+    assert await panel_errors(page) == []
+    tab.assert_clean()
+
+
+# ------------------------------------------------------------------------------------------------ approvals
+
+
+@pytest.mark.req("R-MULTI-3")
+async def test_an_approval_answered_in_one_tab_leaves_the_other(
+    attach_daemon: tuple[Daemon, str, str], context: BrowserContext
+) -> None:
+    _, url, token = attach_daemon
+    a = await open_tab(context, url, token)
+    sid = await new_session(a.page)
+    b = await open_tab(context, url, token)
+    await open_listed(b.page, sid)
+
+    await send(a.page, "/bash echo hi")
+    a_box = transcript(a.page).locator(".approval").last
+    b_box = transcript(b.page).locator(".approval").last
+    for box in (a_box, b_box):
+        await expect(box.locator("button[data-decision=allow_once]")).to_be_visible()
+    await b_box.locator("button[data-decision=allow_once]").click()
+    await expect(b_box.locator(".approval-result")).to_contain_text("Decision sent: allow once")
+    await expect(a_box.locator("button")).to_have_count(0)  # gone from the tab that did not answer
+    await expect(a_box.locator(".approval-result")).to_contain_text("Answered elsewhere: allow once")
+    for page in (a.page, b.page):
+        await expect(transcript(page).locator(".tool-output").last).to_have_text("hi\n[exit code 0]")
+        await expect(transcript(page).locator(".bubble.assistant .text").last).to_contain_text("Command output")
+
+    # a tab that opens the session while an approval waits shows it from the attach result, and may answer it
+    await send(a.page, "/bash echo later")
+    await expect(a_box.locator("button")).to_have_count(0)
+    a_box = transcript(a.page).locator(".approval").last
+    await expect(a_box.locator("button[data-decision=reject]")).to_be_visible()
+    c = await open_tab(context, url, token)
+    await open_listed(c.page, sid)
+    await expect(transcript(c.page)).to_contain_text("A turn is running")
+    c_box = transcript(c.page).locator(".approval").last
+    await expect(c_box).to_contain_text("A tool waits for approval")
+    await c_box.locator("button[data-decision=reject]").click()
+    await expect(c_box.locator(".approval-result")).to_contain_text("Decision sent: reject")
+    await expect(a_box.locator("button")).to_have_count(0)
+    await expect(a_box.locator(".approval-result")).to_contain_text("Answered elsewhere: reject")
+    await expect(transcript(c.page).locator(".bubble.assistant .text").last).to_contain_text("rejected")
+    await expect(c.page.locator("#send")).to_be_enabled()
+
+    # a late answer: B hears nothing after the request (as if slow), A answers, then B clicks and is told it
+    # came too late (acknowledged:false)
+    await send(a.page, "/bash echo third")
+    a_box = transcript(a.page).locator(".approval").last
+    b_box = transcript(b.page).locator(".approval").last
+    await expect(b_box).to_contain_text("echo third")
+    b.tap.hold = lambda f: f.get("method") == "session/update"
+    await a_box.locator("button[data-decision=allow_once]").click()
+    await expect(a_box.locator(".approval-result")).to_contain_text("Decision sent")
+    await expect(transcript(a.page).locator(".tool-output").last).to_contain_text("third")
+    await b_box.locator("button[data-decision=reject]").click()
+    await expect(b_box.locator(".approval-result")).to_contain_text("Already answered elsewhere")
+    await expect(b_box.locator("button")).to_have_count(0)
+    for tab in (a, b, c):
+        assert await panel_errors(tab.page) == []
+        tab.assert_clean()
