@@ -21,6 +21,7 @@ import pytest
 from e2e_harness import Daemon, DaemonFactory
 from playwright.async_api import Browser, BrowserContext, Page, WebSocketRoute, expect
 from test_e2e_panel import (
+    CONFIG,
     WAIT_MS,
     browser,  # noqa: F401 - a fixture
     chromium_installed,  # noqa: F401 - an autouse fixture
@@ -49,18 +50,25 @@ def attach_daemon() -> Iterator[tuple[Daemon, str, str]]:
 
 class Tap:
     """A page's `/rpc` WebSockets, routed through Playwright: what the daemon sent is recorded; frames `hold`
-    matches are not delivered; `drop()` breaks the newest socket like a network failure (both ends close)."""
+    matches are not delivered; `drop()` breaks the newest socket like a network failure (both ends close); while
+    `offline`, a new socket is closed at once, as if the daemon could not be reached."""
 
     def __init__(self, page: Page) -> None:
         self.page = page
         self.routes: list[tuple[WebSocketRoute, WebSocketRoute]] = []
         self.frames: list[dict[str, Any]] = []
         self.hold: Callable[[dict[str, Any]], bool] = lambda frame: False
+        self.offline = False
+        self.refused = 0
 
     async def install(self) -> None:
         await self.page.route_web_socket(re.compile(r"/rpc$"), self._route)
 
-    def _route(self, ws: WebSocketRoute) -> None:
+    async def _route(self, ws: WebSocketRoute) -> None:
+        if self.offline:
+            self.refused += 1
+            await ws.close(code=4001, reason="offline")
+            return
         server = ws.connect_to_server()
 
         def from_daemon(message: str | bytes) -> None:
@@ -126,6 +134,13 @@ async def stored_reply(d: Daemon, sid: str) -> str:
     async with await d.client() as c:
         rows = (await c.call("session/messages", {"sessionId": sid, "limit": 50}))["messages"]
     return str([r for r in rows if r["role"] == "assistant"][-1]["content"])
+
+
+async def listed_with(page: Page, sid: str, messages: int) -> None:
+    """The list shows the session with `messages` messages: the refresh after its turn is over (a call still out
+    when the connection drops fails, and is shown as such)."""
+    item = page.locator(f'#session-list li[data-session-id="{sid}"] .session-sub')
+    await expect(item).to_contain_text(f" {messages} msg ")
 
 
 async def panel_errors(page: Page) -> list[str]:
@@ -211,6 +226,18 @@ async def test_a_dropped_connection_resumes_the_turn_by_seq(
     tab.assert_clean()
 
 
+async def away(tab: Tab, while_away: Callable[[], Any]) -> None:
+    """Break the tab's connection, keep it offline while `while_away()` runs, then let it reconnect by itself."""
+    tab.tap.offline = True
+    await tab.tap.drop()
+    await expect(tab.page.locator("#conn-banner")).to_be_visible()
+    await while_away()
+    await expect(tab.page.locator("#conn-banner-text")).to_contain_text("trying again")  # a retry was refused
+    tab.tap.offline = False
+    await expect(tab.page.locator("#conn-banner")).to_be_hidden(timeout=WAIT_MS)
+    assert tab.tap.refused >= 1
+
+
 @pytest.mark.req("R-MULTI-2")
 async def test_a_session_reopened_after_a_drop_while_another_was_shown(
     attach_daemon: tuple[Daemon, str, str], context: BrowserContext
@@ -222,18 +249,51 @@ async def test_a_session_reopened_after_a_drop_while_another_was_shown(
     first = await new_session(page)
     await send(page, "before the drop")
     await expect(transcript(page).locator(".bubble.assistant .text")).to_contain_text("before the drop")
+    await listed_with(page, first, 2)
     await new_session(page)  # the first one is followed off screen
-    await tab.tap.drop()
-    await expect(page.locator("#conn-banner")).to_be_visible()
-    async with await d.client() as c:  # while the tab is away: a turn in the first session from another client
-        await c.call("session/prompt", {"sessionId": first, "prompt": "while you were away"})
-    await expect(page.locator("#conn-banner")).to_be_hidden()
+
+    async def prompt_elsewhere() -> None:  # a turn in the first session from another client
+        async with await d.client() as c:
+            await c.call("session/prompt", {"sessionId": first, "prompt": "while you were away"})
+
+    await away(tab, prompt_elsewhere)
     await open_listed(page, first)
     texts = transcript(page).locator(".bubble.assistant .text")
     await expect(texts).to_have_count(2)
     await expect(texts.last).to_contain_text("while you were away")
+    resumed = [r for r in tab.tap.results("replayed") if r["sessionId"] == first]
+    assert resumed and resumed[-1]["replayed"] >= 2 and resumed[-1]["gap"] is False, resumed
     assert await panel_errors(page) == []
     tab.assert_clean()
+
+
+@pytest.mark.req("R-MULTI-2")
+async def test_a_gap_reloads_the_transcript(daemon_factory: DaemonFactory, browser: Browser) -> None:  # noqa: F811
+    """More updates than the daemon keeps went by while the tab was away: `gap`, so it reads the transcript."""
+    d, url = start_daemon(daemon_factory, config=CONFIG + "\n[limits]\nreplay_events = 5\n")
+    token = await pair(d)
+    context = await browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = await open_tab(context, url, token)
+    page = tab.page
+    sid = await new_session(page)
+    await send(page, "first words")
+    await expect(transcript(page).locator(".bubble.assistant .text")).to_contain_text("first words")
+    await listed_with(page, sid, 2)
+
+    async def stream_elsewhere() -> None:
+        async with await d.client() as c:
+            await c.call("session/prompt", {"sessionId": sid, "prompt": "/stream 40"})
+
+    await away(tab, stream_elsewhere)
+    texts = transcript(page).locator(".bubble.assistant .text")
+    await expect(texts).to_have_count(2)
+    assert await texts.last.text_content() == await stored_reply(d, sid)  # the whole turn, once
+    await expect(transcript(page).locator(".bubble.user .text")).to_have_text(["first words", "/stream 40"])
+    resumed = tab.tap.results("replayed")[-1]
+    assert resumed["gap"] is True and resumed["replayed"] == 0, resumed
+    assert await panel_errors(page) == []
+    tab.assert_clean()
+    await context.close()
 
 
 # ------------------------------------------------------------------------------------------------ approvals
