@@ -73,9 +73,11 @@ export async function openSession(id, { fresh = false } = {}) {
   if (fresh) return;
   const entry = sessionEntry(id);
   if (entry && !entry.live) view.attached = false; // closed or killed since: the daemon dropped its followers
-  if (view.attached) return; // up to date: every update has been arriving
-  if (entry?.live) await follow(view);
-  else if (!view.running) await view.load();
+  // A followed view is up to date (every update has been arriving): shown again, it is not read again.
+  if (!view.attached) {
+    if (entry?.live) await follow(view);
+    else if (!view.running) await view.load();
+  }
   view.scrollToEnd();
 }
 
