@@ -7,7 +7,7 @@ import { byId, formatTime, h } from "./dom.js";
 import { call, connected, tryCall } from "./connection.js";
 import { reportError, showInline } from "./errors.js";
 import { on } from "./events.js";
-import { follow } from "./follow.js";
+import { follow, redrawJoined } from "./follow.js";
 import { ConnectionError, RpcError } from "./rpc.js";
 import { markCurrent, refreshSessions, sessionEntry, sessionState } from "./sessions.js";
 import { refreshStatus } from "./status.js";
@@ -252,6 +252,7 @@ export function onDaemonNotification(method, params) {
   if (method !== "session/update" || !params || typeof params.sessionId !== "string") return;
   const view = views.get(params.sessionId);
   if (!view) return; // a session this page has not opened
+  const joined = Boolean(view.turn?.joined); // running before this view followed the session (follow.js)
   let shown = false;
   try {
     shown = view.receive(params);
@@ -259,6 +260,7 @@ export function onDaemonNotification(method, params) {
     reportError("Showing an update", err);
   }
   if (shown && params.type === "approval_request") bringForward(view);
+  if (shown && params.type === "turn_complete" && joined) redrawJoined(view);
   if (params.type === "turn_complete") refreshSessions();
 }
 

@@ -43,7 +43,7 @@ async function attach(view) {
     view.running = false;
     await view.load();
     view.seq = result.seq;
-    if (result.running) view.beginTurn("A turn is running; its output continues here:");
+    if (result.running) view.beginTurn("A turn is running; its output continues here:").joined = true;
   }
   release(view, result.seq);
   if (!result.running && view.running) {
@@ -55,6 +55,17 @@ async function attach(view) {
   release(view);
   view.scrollToEnd();
   return true;
+}
+
+/**
+ * A turn that was running when the view first followed it ended. What it had said before came from the
+ * transcript (the daemon's checkpoint of it), which may end a little before or after the attach, so the join can
+ * repeat or miss a few characters: now that the turn is stored whole, read the transcript again.
+ */
+export async function redrawJoined(view) {
+  view.held ??= [];
+  await view.load();
+  release(view);
 }
 
 /** Show the held updates numbered up to `upTo` (all of them without it), in seq order; keep holding the rest. */
