@@ -33,7 +33,9 @@ async function attach(view) {
       view.seq = null;
       return attach(view);
     }
-    reportError("Follow session", err);
+    // The connection dropped (the banner says so): try again on the next reconnect (chat.js resumeViews).
+    if (err instanceof ConnectionError) view.following = true;
+    else reportError("Follow session", err);
     return false;
   }
   view.attached = true;

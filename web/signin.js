@@ -72,7 +72,10 @@ async function reconnect({ auto = false } = {}) {
     showSignIn("Sign in again.");
     return false;
   }
-  if (retry.busy) return false;
+  if (retry.busy) {
+    if (auto) scheduleRetry(); // a click is trying right now; keep the timed retries going in case it fails
+    return false;
+  }
   retry.busy = true;
   try {
     await connect(token);
