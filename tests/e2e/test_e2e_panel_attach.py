@@ -51,13 +51,15 @@ def attach_daemon() -> Iterator[tuple[Daemon, str, str]]:
 class Tap:
     """A page's `/rpc` WebSockets, routed through Playwright: what the daemon sent is recorded; frames `hold`
     matches are not delivered; `drop()` breaks the newest socket like a network failure (both ends close); while
-    `offline`, a new socket is closed at once, as if the daemon could not be reached."""
+    `offline`, a new socket is closed at once, as if the daemon could not be reached; frames `twice` matches are
+    delivered twice."""
 
     def __init__(self, page: Page) -> None:
         self.page = page
         self.routes: list[tuple[WebSocketRoute, WebSocketRoute]] = []
         self.frames: list[dict[str, Any]] = []
         self.hold: Callable[[dict[str, Any]], bool] = lambda frame: False
+        self.twice: Callable[[dict[str, Any]], bool] = lambda frame: False
         self.offline = False
         self.refused = 0
 
@@ -76,6 +78,8 @@ class Tap:
             self.frames.append(frame)
             if not self.hold(frame):
                 ws.send(message)
+                if self.twice(frame):
+                    ws.send(message)
 
         server.on_message(from_daemon)  # page → daemon is forwarded as is
         self.routes.append((ws, server))
@@ -216,6 +220,32 @@ async def test_a_tab_opened_mid_turn_joins_it(attach_daemon: tuple[Daemon, str, 
     assert await text.text_content() == await stored_reply(d, sid)
     await expect(transcript(page).locator(".bubble.user .text")).to_have_text(["/sleep 2"])
     await expect(page.locator("#send")).to_be_enabled()
+    assert await panel_errors(page) == []
+    tab.assert_clean()
+
+
+@pytest.mark.req("R-MULTI-2")
+async def test_an_update_shown_already_is_dropped(
+    attach_daemon: tuple[Daemon, str, str], context: BrowserContext
+) -> None:
+    """Every update reaches the page twice (as a replay racing live ones could): each is shown once, by its seq."""
+    d, url, token = attach_daemon
+    tab = await open_tab(context, url, token)
+    page = tab.page
+    sid = await new_session(page)
+    tab.tap.twice = lambda frame: frame.get("method") == "session/update"
+    await send(page, "/bash echo twice")
+    box = transcript(page).locator(".approval")
+    await expect(box).to_have_count(1)
+    await box.locator("button[data-decision=allow_once]").click()
+    text = transcript(page).locator(".bubble.assistant .text")
+    await expect(text).to_contain_text("Command output")
+    assert await text.text_content() == await stored_reply(d, sid)
+    await expect(transcript(page).locator("details.tool")).to_have_count(1)
+    await expect(transcript(page).locator(".tool-output")).to_have_text("twice\n[exit code 0]")
+    await send(page, "/sleep 1")
+    await expect(text.last).to_have_text(SLEPT)
+    assert await text.last.text_content() == await stored_reply(d, sid)
     assert await panel_errors(page) == []
     tab.assert_clean()
 
