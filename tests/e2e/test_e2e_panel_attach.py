@@ -196,29 +196,25 @@ async def test_a_tab_opened_mid_turn_joins_it(attach_daemon: tuple[Daemon, str, 
     """A session whose turn (prompted by another client) already runs: the tab says so, streams the rest, and once
     the turn ends shows it as stored."""
     d, url, token = attach_daemon
+    tab = await open_tab(context, url, token)
+    page = tab.page
     async with await d.client() as c:
         sid = (await c.call("session/new"))["sessionId"]
-        await c.send(
-            {
-                "jsonrpc": "2.0",
-                "id": "p",
-                "method": "session/prompt",
-                "params": {"sessionId": sid, "prompt": "/sleep 2"},
-            }
-        )
-        tab = await open_tab(context, url, token)
-        await open_listed(tab.page, sid)
-        page = tab.page
+        prompt = {"sessionId": sid, "prompt": "/sleep 4"}  # long enough to open the tab on a loaded machine
+        await c.send({"jsonrpc": "2.0", "id": "p", "method": "session/prompt", "params": prompt})
+        while (await c.recv(timeout=5)).get("params", {}).get("type") != "agent_message_chunk":
+            pass  # it runs
+        await open_listed(page, sid)
         await expect(transcript(page)).to_contain_text("A turn is running; its output continues here")
         await expect(page.locator("#cancel")).to_be_enabled()  # this tab may cancel it, or wait
         await expect(page.locator("#send")).to_be_disabled()
-        while (await c.recv(timeout=5)).get("id") != "p":  # the turn's answer, to the client that prompted
+        while (await c.recv(timeout=10)).get("id") != "p":  # the turn's answer, to the client that prompted
             pass
     text = transcript(page).locator(".bubble.assistant .text")
     await expect(text).to_have_count(1)  # the checkpointed start and the streamed rest, redrawn as one
     await expect(text).to_have_text(SLEPT)
     assert await text.text_content() == await stored_reply(d, sid)
-    await expect(transcript(page).locator(".bubble.user .text")).to_have_text(["/sleep 2"])
+    await expect(transcript(page).locator(".bubble.user .text")).to_have_text(["/sleep 4"])
     await expect(page.locator("#send")).to_be_enabled()
     assert await panel_errors(page) == []
     tab.assert_clean()
