@@ -26,6 +26,11 @@ async function attach(view) {
   let result;
   try {
     result = await call("session/attach", after === null ? { sessionId: view.id } : { sessionId: view.id, afterSeq: after });
+    if (after === null && result.running) {
+      // A turn runs already: ask again for every update the daemon keeps, to show that turn from its first one
+      // (as `zeroclaw chat --session` does). Attaching again restarts this connection's stream from there.
+      result = await call("session/attach", { sessionId: view.id, afterSeq: 0 });
+    }
   } catch (err) {
     release(view);
     if (after !== null && err instanceof RpcError && err.code === -32602) {
@@ -43,9 +48,14 @@ async function attach(view) {
     // Nothing shown yet, or the daemon no longer has every update since: read the transcript, then go on live.
     view.turn = null;
     view.running = false;
-    await view.load();
-    view.seq = result.seq;
-    if (result.running) view.beginTurn("A turn is running; its output continues here:").joined = true;
+    // With the whole replay (no gap), the running turn starts after the last turn_complete it holds (or at 1).
+    const start = after === null && result.running && !result.gap ? lastEnd(view, result.seq) : null;
+    if (start !== null && (await view.load({ runningTurn: true }))) view.seq = start;
+    else {
+      if (start === null) await view.load();
+      view.seq = result.seq;
+      if (result.running) view.beginTurn("A turn is running; its output continues here:").joined = true;
+    }
   }
   release(view, result.seq);
   if (!result.running && view.running) {
@@ -59,8 +69,14 @@ async function attach(view) {
   return true;
 }
 
+/** The seq of the last turn_complete held up to `upTo`; 0 if none. */
+function lastEnd(view, upTo) {
+  const ends = (view.held ?? []).filter((u) => u.type === "turn_complete" && Number.isInteger(u.seq) && u.seq <= upTo);
+  return Math.max(0, ...ends.map((u) => u.seq));
+}
+
 /**
- * A turn that was running when the view first followed it ended. What it had said before came from the
+ * A turn that was running when the view first followed it, and whose start the daemon no longer kept, ended. What it had said before came from the
  * transcript (the daemon's checkpoint of it), which may end a little before or after the attach, so the join can
  * repeat or miss a few characters: now that the turn is stored whole, read the transcript again.
  */

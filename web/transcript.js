@@ -60,11 +60,21 @@ export class SessionView {
     return node;
   }
 
-  async load() {
-    const result = await tryCall("Read transcript", "session/messages", { sessionId: this.id, limit: HISTORY_PAGE });
-    if (!result || this.running) return;
-    this.renderHistory(result.messages || [], result.total ?? 0);
+  /**
+   * Read the transcript. `runningTurn`: a turn runs that follow.js shows from its updates, so the history stops
+   * before that turn's prompt (the last user row after the last ended turn), which starts the turn; true if it did.
+   */
+  async load({ runningTurn = false } = {}) {
+    const params = { sessionId: this.id, limit: HISTORY_PAGE, ...(runningTurn ? { turnEnds: true } : {}) };
+    const result = await tryCall("Read transcript", "session/messages", params);
+    if (!result || this.running) return false;
+    let rows = result.messages || [];
+    const ended = Math.max(-1, ...(result.turnEnds ?? []).map((end) => end.index));
+    const at = runningTurn ? rows.findLastIndex((row) => row.role === "user" && row.index > ended) : -1;
+    this.renderHistory(at < 0 ? rows : rows.slice(0, at), result.total ?? 0);
     this.loaded = true;
+    if (at >= 0) this.startTurn(rows[at].content);
+    return at >= 0;
   }
 
   async loadEarlier(button) {

@@ -193,8 +193,8 @@ async def test_two_tabs_on_one_session_both_stream(
 
 @pytest.mark.req("R-MULTI-2")
 async def test_a_tab_opened_mid_turn_joins_it(attach_daemon: tuple[Daemon, str, str], context: BrowserContext) -> None:
-    """A session whose turn (prompted by another client) already runs: the tab says so, streams the rest, and once
-    the turn ends shows it as stored."""
+    """A session whose turn (prompted by another client) already runs: the tab shows that turn from its first
+    update (replayed: `afterSeq:0`), its prompt included, then live to its end, as stored."""
     d, url, token = attach_daemon
     tab = await open_tab(context, url, token)
     page = tab.page
@@ -205,13 +205,14 @@ async def test_a_tab_opened_mid_turn_joins_it(attach_daemon: tuple[Daemon, str, 
         while (await c.recv(timeout=5)).get("params", {}).get("type") != "agent_message_chunk":
             pass  # it runs
         await open_listed(page, sid)
-        await expect(transcript(page)).to_contain_text("A turn is running; its output continues here")
+        text = transcript(page).locator(".bubble.assistant .text")
+        await expect(text).to_have_text(re.compile(r"^Sleeping for 4 s\.*$"))  # from its start, while it runs
+        await expect(transcript(page).locator(".bubble.user .text")).to_have_text(["/sleep 4"])
         await expect(page.locator("#cancel")).to_be_enabled()  # this tab may cancel it, or wait
         await expect(page.locator("#send")).to_be_disabled()
         while (await c.recv(timeout=10)).get("id") != "p":  # the turn's answer, to the client that prompted
             pass
-    text = transcript(page).locator(".bubble.assistant .text")
-    await expect(text).to_have_count(1)  # the checkpointed start and the streamed rest, redrawn as one
+    await expect(text).to_have_count(1)
     await expect(text).to_have_text(SLEPT)
     assert await text.text_content() == await stored_reply(d, sid)
     await expect(transcript(page).locator(".bubble.user .text")).to_have_text(["/sleep 4"])
@@ -352,6 +353,45 @@ async def test_a_gap_reloads_the_transcript(daemon_factory: DaemonFactory, brows
     assert resumed["gap"] is True and resumed["replayed"] == 0, resumed
     assert await panel_errors(page) == []
     tab.assert_clean()
+
+    # a tab opened while a turn runs whose start is no longer kept: the transcript so far (the daemon's
+    # checkpoint), then live; once the turn ends, the transcript as stored
+    async with await d.client() as c:
+        prompt = {"sessionId": sid, "prompt": "/sleep 3"}
+        await c.send({"jsonrpc": "2.0", "id": "p", "method": "session/prompt", "params": prompt})
+        for _ in range(10):  # more updates than the 5 kept
+            while (await c.recv(timeout=5)).get("params", {}).get("type") != "agent_message_chunk":
+                pass
+        late = await open_tab(context, url, token)
+        await open_listed(late.page, sid)
+        await expect(transcript(late.page)).to_contain_text("A turn is running; its output continues here")
+        await expect(late.page.locator("#cancel")).to_be_enabled()
+        while (await c.recv(timeout=10)).get("id") != "p":
+            pass
+    texts = transcript(late.page).locator(".bubble.assistant .text")
+    await expect(texts).to_have_count(3)
+    await expect(texts.last).to_have_text(SLEPT)
+    assert await texts.last.text_content() == await stored_reply(d, sid)
+    assert [r["gap"] for r in late.tap.results("replayed")] == [False, True]  # afterSeq:0 asked for too much
+    assert await panel_errors(late.page) == []
+    late.assert_clean()
+
+    # likewise with an approval waiting: only its id is known (pendingApprovals), and that is enough to answer it
+    await send(page, "/bash echo gone")
+    box = transcript(page).locator(".approval").last
+    await expect(box.locator("button[data-decision=allow_once]")).to_be_visible()
+    third = await open_tab(context, url, token)
+    await open_listed(third.page, sid)
+    third_box = transcript(third.page).locator(".approval").last
+    await expect(third_box).to_contain_text("A tool waits for approval")
+    await third_box.locator("button[data-decision=allow_once]").click()
+    await expect(third_box.locator(".approval-result")).to_contain_text("Decision sent: allow once")
+    await expect(box.locator("button")).to_have_count(0)
+    await expect(box.locator(".approval-result")).to_contain_text("Answered elsewhere: allow once")
+    for p in (page, third.page):
+        await expect(transcript(p).locator(".bubble.assistant .text").last).to_contain_text("gone")
+    assert await panel_errors(third.page) == []
+    third.assert_clean()
     await context.close()
 
 
@@ -381,16 +421,18 @@ async def test_an_approval_answered_in_one_tab_leaves_the_other(
         await expect(transcript(page).locator(".tool-output").last).to_have_text("hi\n[exit code 0]")
         await expect(transcript(page).locator(".bubble.assistant .text").last).to_contain_text("Command output")
 
-    # a tab that opens the session while an approval waits shows it from the attach result, and may answer it
+    # a tab that opens the session while an approval waits shows the turn from its start (replayed), the
+    # approval with it, and may answer it
     await send(a.page, "/bash echo later")
     await expect(a_box.locator("button")).to_have_count(0)
     a_box = transcript(a.page).locator(".approval").last
     await expect(a_box.locator("button[data-decision=reject]")).to_be_visible()
     c = await open_tab(context, url, token)
     await open_listed(c.page, sid)
-    await expect(transcript(c.page)).to_contain_text("A turn is running")
+    await expect(transcript(c.page).locator(".bubble.user .text").last).to_have_text("/bash echo later")
     c_box = transcript(c.page).locator(".approval").last
-    await expect(c_box).to_contain_text("A tool waits for approval")
+    await expect(c_box).to_contain_text("echo later")
+    assert c.tap.results("replayed")[-1]["pendingApprovals"] == [await a_box.get_attribute("data-request-id")]
     await c_box.locator("button[data-decision=reject]").click()
     await expect(c_box.locator(".approval-result")).to_contain_text("Decision sent: reject")
     await expect(a_box.locator("button")).to_have_count(0)
