@@ -7,7 +7,7 @@ import { byId, formatTime, h } from "./dom.js";
 import { call, connected, tryCall } from "./connection.js";
 import { reportError, showInline } from "./errors.js";
 import { on } from "./events.js";
-import { follow, redrawJoined } from "./follow.js";
+import { follow, redrawJoined, showPrompt } from "./follow.js";
 import { ConnectionError, RpcError } from "./rpc.js";
 import { markCurrent, refreshSessions, sessionEntry, sessionState } from "./sessions.js";
 import { refreshStatus } from "./status.js";
@@ -252,13 +252,15 @@ export function onDaemonNotification(method, params) {
   if (method !== "session/update" || !params || typeof params.sessionId !== "string") return;
   const view = views.get(params.sessionId);
   if (!view) return; // a session this page has not opened
-  const joined = Boolean(view.turn?.joined); // running before this view followed the session (follow.js)
+  const before = view.turn;
+  const joined = Boolean(before?.joined); // joined mid-way without its start: redrawn once it ends (follow.js)
   let shown = false;
   try {
     shown = view.receive(params);
   } catch (err) {
     reportError("Showing an update", err);
   }
+  if (view.turn && view.turn !== before && view.turn.note) showPrompt(view, view.turn); // prompted elsewhere
   if (shown && params.type === "approval_request") bringForward(view);
   if (shown && params.type === "turn_complete" && joined) redrawJoined(view);
   if (params.type === "turn_complete") refreshSessions();
@@ -326,5 +328,10 @@ export function initChat() {
   on("connected", updateComposer);
   on("lost", onLost);
   on("signed-out", onSignedOut);
-  on("sessions-changed", () => current && renderChatHead(current));
+  on("sessions-changed", () => {
+    if (!current) return;
+    renderChatHead(current);
+    // The session on screen came to life (this page's prompt rehydrated it, or another client did): follow it.
+    if (sessionEntry(current.id)?.live && !current.attached && connected()) follow(current);
+  });
 }

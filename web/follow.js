@@ -7,6 +7,7 @@
 import { call } from "./connection.js";
 import { reportError } from "./errors.js";
 import { ConnectionError, RpcError } from "./rpc.js";
+import { bubble } from "./transcript.js";
 
 const attaching = new Map(); // sessionId → the follow() under way, so two callers share one attach
 
@@ -76,14 +77,25 @@ function lastEnd(view, upTo) {
 }
 
 /**
- * A turn that was running when the view first followed it, and whose start the daemon no longer kept, ended. What it had said before came from the
- * transcript (the daemon's checkpoint of it), which may end a little before or after the attach, so the join can
- * repeat or miss a few characters: now that the turn is stored whole, read the transcript again.
+ * A turn that was already running when the view first followed it, and whose start the daemon no longer kept,
+ * ended. What it had said before came from the transcript (the daemon's checkpoint, which may end a little before
+ * or after the attach), so the join can repeat or miss a few characters: now that the turn is stored whole, read
+ * the transcript again.
  */
 export async function redrawJoined(view) {
   view.held ??= [];
   await view.load();
   release(view);
+}
+
+/**
+ * A turn prompted elsewhere (another tab, zerocode) began: its updates do not carry the prompt, the transcript
+ * does (stored as the turn starts). Show it as the user's bubble where the turn's note stands.
+ */
+export async function showPrompt(view, turn) {
+  const page = await call("session/messages", { sessionId: view.id, limit: 50 }).catch(() => null);
+  const row = (page?.messages ?? []).findLast((r) => r.role === "user");
+  if (row && turn.note?.isConnected) turn.note.replaceWith(bubble("user", row.content));
 }
 
 /** Show the held updates numbered up to `upTo` (all of them without it), in seq order; keep holding the rest. */

@@ -165,10 +165,11 @@ export class SessionView {
     return this.beginTurn();
   }
 
+  /** `external`: a turn this page did not start; its note (`turn.note`) stands where its prompt goes. */
   beginTurn(external = false) {
-    this.turn = { text: null, thought: null, tools: [], completed: false, sawText: false };
+    this.turn = { text: null, thought: null, tools: [], completed: false, sawText: false, note: null };
     this.running = true;
-    if (external) this.note(external === true ? "A turn started from another client of yours:" : external);
+    if (external) this.turn.note = this.note(external === true ? "A turn started from another client of yours:" : external);
     if (this.isShown) this.changed();
     return this.turn;
   }
@@ -329,7 +330,7 @@ export class SessionView {
   }
 }
 
-function bubble(role, text, streaming = false) {
+export function bubble(role, text, streaming = false) {
   return h(
     "div",
     { class: `bubble ${role}${streaming ? " streaming" : ""}`, dataset: { role } },

@@ -170,7 +170,7 @@ async def test_two_tabs_on_one_session_both_stream(
     await expect(b_text).to_contain_text(re.compile(r"Sleeping for 2 s\.\."))
     await expect(a.page.locator("#cancel")).to_be_enabled()
     await expect(b.page.locator("#send")).to_be_disabled()  # B knows a turn runs
-    await expect(transcript(b.page)).to_contain_text("A turn started from another client of yours")
+    await expect(transcript(b.page).locator(".bubble.user .text")).to_have_text(["/sleep 2"])  # its prompt too
 
     a_text = transcript(a.page).locator(".bubble.assistant .text")
     await expect(a_text).to_have_text(SLEPT)
@@ -185,7 +185,41 @@ async def test_two_tabs_on_one_session_both_stream(
     await expect(transcript(a.page).locator(".bubble.assistant .text").last).to_contain_text("hello from tab B")
     await expect(transcript(b.page).locator(".bubble.assistant .text").last).to_contain_text("hello from tab B")
     assert await transcript(a.page).locator(".bubble.assistant").count() == 2
+    await expect(transcript(a.page).locator(".bubble.user .text")).to_have_text(["/sleep 2", "hello from tab B"])
     assert await transcript(b.page).locator(".bubble.assistant").count() == 2
+    for tab in (a, b):
+        assert await panel_errors(tab.page) == []
+        tab.assert_clean()
+
+
+@pytest.mark.req("R-MULTI-2")
+async def test_a_closed_session_brought_back_is_followed(
+    attach_daemon: tuple[Daemon, str, str], context: BrowserContext
+) -> None:
+    """Tabs showing a closed session only read it; once a prompt brings it back to life, each follows it."""
+    d, url, token = attach_daemon
+    async with await d.client() as c:
+        sid = (await c.call("session/new"))["sessionId"]
+        await c.call("session/prompt", {"sessionId": sid, "prompt": "before closing"})
+        await c.call("session/close", {"sessionId": sid})
+    a = await open_tab(context, url, token)
+    b = await open_tab(context, url, token)
+    for tab in (a, b):
+        await open_listed(tab.page, sid)
+        await expect(tab.page.locator("#chat-state")).to_have_text("closed")
+        assert tab.tap.results("replayed") == []  # read, not attached (that would bring it back)
+    await send(a.page, "wake up")  # an ACP session is rehydrated by a prompt
+    await expect(transcript(a.page).locator(".bubble.assistant .text").last).to_contain_text("wake up")
+    await expect(a.page.locator("#chat-state")).to_have_text("live")
+    await b.page.click("#refresh-sessions")
+    await expect(b.page.locator("#chat-state")).to_have_text("live")
+    await send(a.page, "/sleep 1")
+    await expect(transcript(b.page).locator(".bubble.assistant .text").last).to_have_text(SLEPT)
+    assert await transcript(b.page).locator(".bubble.assistant .text").last.text_content() == await stored_reply(d, sid)
+    assert b.tap.results("replayed"), "B never attached"
+    await expect(transcript(b.page).locator(".bubble.user .text")).to_have_text(
+        ["before closing", "wake up", "/sleep 1"]
+    )
     for tab in (a, b):
         assert await panel_errors(tab.page) == []
         tab.assert_clean()
