@@ -68,7 +68,7 @@ export class SessionView {
     const params = { sessionId: this.id, limit: HISTORY_PAGE, ...(runningTurn ? { turnEnds: true } : {}) };
     const result = await tryCall("Read transcript", "session/messages", params);
     if (!result || this.running) return false;
-    let rows = result.messages || [];
+    const rows = result.messages || [];
     const ended = Math.max(-1, ...(result.turnEnds ?? []).map((end) => end.index));
     const at = runningTurn ? rows.findLastIndex((row) => row.role === "user" && row.index > ended) : -1;
     this.renderHistory(at < 0 ? rows : rows.slice(0, at), result.total ?? 0);
@@ -293,6 +293,9 @@ export class SessionView {
     if (this.turn === turn) {
       this.turn = null;
       this.running = false;
+      // A cancelled turn withdraws its approvals without approval_resolved; those outside a card expire here.
+      for (const box of this.approvals.values()) box.expire("The turn ended before this was answered.");
+      this.approvals.clear();
     }
     if (this.isShown) this.changed();
   }
