@@ -185,8 +185,16 @@ async def test_two_tabs_on_one_session_both_stream(
     await expect(transcript(a.page).locator(".bubble.assistant .text").last).to_contain_text("hello from tab B")
     await expect(transcript(b.page).locator(".bubble.assistant .text").last).to_contain_text("hello from tab B")
     assert await transcript(a.page).locator(".bubble.assistant").count() == 2
-    await expect(transcript(a.page).locator(".bubble.user .text")).to_have_text(["/sleep 2", "hello from tab B"])
     assert await transcript(b.page).locator(".bubble.assistant").count() == 2
+    await expect(transcript(a.page).locator(".bubble.user .text")).to_have_text(["/sleep 2", "hello from tab B"])
+
+    # a turn prompted in A is cancelled from B (R-MULTI-3: any attached connection of the owner)
+    await send(a.page, "/sleep 20")
+    await expect(transcript(b.page).locator(".bubble.assistant .text").last).to_contain_text("Sleeping for 20 s")
+    await b.page.click("#cancel")
+    for tab in (a, b):
+        await expect(transcript(tab.page).locator(".stop[data-stop-reason=cancelled]")).to_have_count(1)
+        await expect(tab.page.locator("#send")).to_be_enabled()
     for tab in (a, b):
         assert await panel_errors(tab.page) == []
         tab.assert_clean()
