@@ -51,11 +51,12 @@ async function attach(view) {
     view.running = false;
     // With the whole replay (no gap), the running turn starts after the last turn_complete it holds (or at 1).
     const start = after === null && result.running && !result.gap ? lastEnd(view, result.seq) : null;
-    if (start !== null && (await view.load({ runningTurn: true }))) view.seq = start;
+    if (start !== null && (await view.load({ cutTurns: turnsAfter(view, start) }))) view.seq = start;
     else {
       if (start === null) await view.load();
       view.seq = result.seq;
       if (result.running) view.beginTurn("A turn is running; its output continues here:").joined = true;
+      else await turnBegunMeanwhile(view, result.seq);
     }
   }
   release(view, result.seq);
@@ -68,6 +69,24 @@ async function attach(view) {
   release(view);
   view.scrollToEnd();
   return true;
+}
+
+/**
+ * No turn ran at `seq` (the attach), but one began while the transcript was being read (its updates are held), so
+ * the transcript read may hold part or all of it. Read it again up to that turn's prompt, which starts it; its
+ * updates follow from the first. (Each turn's prompt is stored before its first update.)
+ */
+async function turnBegunMeanwhile(view, seq) {
+  const turns = turnsAfter(view, seq);
+  if (turns > 0) await view.load({ cutTurns: turns }); // view.seq stays at `seq`
+}
+
+/** How many turns the held updates after `seq` belong to: those they end, and one they leave running. */
+function turnsAfter(view, seq) {
+  const bySeq = new Map((view.held ?? []).filter((u) => Number.isInteger(u.seq) && u.seq > seq).map((u) => [u.seq, u]));
+  const after = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+  const ends = after.filter((u) => u.type === "turn_complete").length;
+  return ends + (after.length && after.at(-1).type !== "turn_complete" ? 1 : 0);
 }
 
 /** The seq of the last turn_complete held up to `upTo`; 0 if none. */

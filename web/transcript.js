@@ -61,16 +61,15 @@ export class SessionView {
   }
 
   /**
-   * Read the transcript. `runningTurn`: a turn runs that follow.js shows from its updates, so the history stops
-   * before that turn's prompt (the last user row after the last ended turn), which starts the turn; true if it did.
+   * Read the transcript. `cutTurns`: the last turns are shown from their updates instead (follow.js), so the history
+   * stops before the prompt of the first of them, which starts it; true if it did.
    */
-  async load({ runningTurn = false } = {}) {
-    const params = { sessionId: this.id, limit: HISTORY_PAGE, ...(runningTurn ? { turnEnds: true } : {}) };
-    const result = await tryCall("Read transcript", "session/messages", params);
+  async load({ cutTurns = 0 } = {}) {
+    const result = await tryCall("Read transcript", "session/messages", { sessionId: this.id, limit: HISTORY_PAGE });
     if (!result || this.running) return false;
     const rows = result.messages || [];
-    const ended = Math.max(-1, ...(result.turnEnds ?? []).map((end) => end.index));
-    const at = runningTurn ? rows.findLastIndex((row) => row.role === "user" && row.index > ended) : -1;
+    const users = rows.flatMap((row, i) => (row.role === "user" ? [i] : []));
+    const at = cutTurns > 0 && users.length >= cutTurns ? users[users.length - cutTurns] : -1;
     this.renderHistory(at < 0 ? rows : rows.slice(0, at), result.total ?? 0);
     this.loaded = true;
     if (at >= 0) this.startTurn(rows[at].content);

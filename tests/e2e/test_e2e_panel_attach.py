@@ -52,7 +52,7 @@ class Tap:
     """A page's `/rpc` WebSockets, routed through Playwright: what the daemon sent is recorded; frames `hold`
     matches are not delivered; `drop()` breaks the newest socket like a network failure (both ends close); while
     `offline`, a new socket is closed at once, as if the daemon could not be reached; frames `twice` matches are
-    delivered twice."""
+    delivered twice; requests `slow` gives a delay reach the daemon that much later."""
 
     def __init__(self, page: Page) -> None:
         self.page = page
@@ -60,6 +60,7 @@ class Tap:
         self.frames: list[dict[str, Any]] = []
         self.hold: Callable[[dict[str, Any]], bool] = lambda frame: False
         self.twice: Callable[[dict[str, Any]], bool] = lambda frame: False
+        self.slow: Callable[[dict[str, Any]], float] = lambda frame: 0.0  # seconds a page's request is held
         self.offline = False
         self.refused = 0
 
@@ -81,7 +82,15 @@ class Tap:
                 if self.twice(frame):
                     ws.send(message)
 
-        server.on_message(from_daemon)  # page → daemon is forwarded as is
+        def from_page(message: str | bytes) -> None:
+            delay = self.slow(json.loads(message))
+            if delay:
+                asyncio.get_running_loop().call_later(delay, server.send, message)
+            else:
+                server.send(message)
+
+        server.on_message(from_daemon)
+        ws.on_message(from_page)
         self.routes.append((ws, server))
 
     async def drop(self) -> None:
@@ -231,6 +240,44 @@ async def test_a_closed_session_brought_back_is_followed(
     for tab in (a, b):
         assert await panel_errors(tab.page) == []
         tab.assert_clean()
+
+
+@pytest.mark.req("R-MULTI-2")
+@pytest.mark.parametrize("prompt", ["/sleep 2", "quick"])
+async def test_a_turn_begun_while_the_transcript_is_read(
+    attach_daemon: tuple[Daemon, str, str], context: BrowserContext, prompt: str
+) -> None:
+    """A turn starts (and, `quick`, ends) between the attach answer and the transcript read, which then holds part
+    or all of it: the tab still shows it once, from its prompt."""
+    d, url, token = attach_daemon
+    tab = await open_tab(context, url, token)
+    page = tab.page
+    async with await d.client() as c:
+        sid = (await c.call("session/new"))["sessionId"]
+        await c.call("session/prompt", {"sessionId": sid, "prompt": "earlier"})
+        tab.tap.slow = lambda f: 1.5 if f.get("method") == "session/messages" else 0.0
+        await page.click("#refresh-sessions")
+        await page.locator(f'#session-list li[data-session-id="{sid}"] button').click()
+        for _ in range(100):  # attached: the transcript request is on its slow way
+            if any(r.get("sessionId") == sid for r in tab.tap.results("pendingApprovals")):
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("no attach")
+        await c.send(
+            {"jsonrpc": "2.0", "id": "p", "method": "session/prompt", "params": {"sessionId": sid, "prompt": prompt}}
+        )
+        while (await c.recv(timeout=10)).get("id") != "p":
+            pass
+    tab.tap.slow = lambda f: 0.0
+    final = await stored_reply(d, sid)
+    texts = transcript(page).locator(".bubble.assistant .text")
+    await expect(texts.last).to_have_text(final)  # once the tab has read the transcript again
+    await expect(transcript(page).locator(".bubble.user .text")).to_have_text(["earlier", prompt])
+    await expect(texts).to_have_count(2)
+    await expect(page.locator("#send")).to_be_enabled()
+    assert await panel_errors(page) == []
+    tab.assert_clean()
 
 
 @pytest.mark.req("R-MULTI-2")
