@@ -74,8 +74,8 @@ class LiveSession:
     seq_reserved: int = 0
     # R-MULTI-2: the latest events, for `session/attach` to replay (`[limits] replay_events` of them).
     retained: deque[SessionEvent] = field(default_factory=deque)
-    # Beside each retained update, its standard-dialect frame when it was encoded once for several receivers
-    # (None when one receiver had it alone): followers then share one encoding (`encode`).
+    # Beside each retained update, its standard-dialect frame when it was encoded once for several
+    # receivers (None when one receiver had it alone): followers then share one encoding (`encode`).
     frames: deque[bytes | None] = field(default_factory=deque)
     encode: Callable[[Sequence[SessionEvent]], list[bytes]] | None = None
     # Approval ids count on from the stored seq, so an id is never given twice to one session,
