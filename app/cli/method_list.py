@@ -8,8 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.cli import terminal
-from app.cli.hints import error_line
-from rpc.client import Client, RemoteError
+from rpc.client import Client
 
 __all__ = ["MethodCompleter", "discover", "list_methods"]
 
@@ -23,24 +22,20 @@ async def discover(client: Client) -> list[dict[str, Any]]:
 
 async def list_methods(config_dir: str | None) -> int:
     """One line per method: its name, then its summary; `(local only)` where the gateway refuses it."""
-    from app.cli.rpc_command import connect
+    from app.cli.rpc_command import with_client
 
-    client = await connect(config_dir)
-    try:
-        methods = await discover(client)
-    except RemoteError as exc:
-        terminal.say(error_line(exc.error, config_dir))
-        return 1
-    except ConnectionError as exc:
-        print(f"zeroclaw: {exc}; is the daemon still running?", file=sys.stderr)
-        return 1
-    finally:
-        await client.close()
+    async def show(client: Client) -> int:
+        _print(await discover(client))
+        return 0
+
+    return await with_client(config_dir, show)
+
+
+def _print(methods: list[dict[str, Any]]) -> None:
     width = max(len(method["name"]) for method in methods)
     for method in methods:
         where = " (local only)" if method.get("x-local-only") else ""
         terminal.write_out(f"{method['name']:<{width}}  {method.get('summary', '')}{where}\n")
-    return 0
 
 
 class MethodCompleter:

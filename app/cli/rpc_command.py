@@ -7,6 +7,7 @@ import contextlib
 import os
 import sys
 import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from app.cli.terminal import CliError
 from app.paths import resolve
 from rpc.client import Client, RemoteError
 
-__all__ = ["CLIENT_CAPABILITIES", "connect", "interactive", "one_shot"]
+__all__ = ["CLIENT_CAPABILITIES", "connect", "interactive", "one_shot", "with_client"]
 
 CANCEL: dict[str, Any] = {"action": "cancel"}
 
@@ -59,13 +60,26 @@ async def one_shot(config_dir: str | None, method: str, params_json: str | None)
     except orjson.JSONDecodeError:
         print(f'zeroclaw: PARAMS must be JSON, e.g. zeroclaw rpc {method} \'{{"sessionId": "s1"}}\'', file=sys.stderr)
         return 2
-    client = await connect(config_dir)
-    try:
+
+    async def call(client: Client) -> int:
         await client.call("initialize", {"protocolVersion": 1, "clientInfo": {"name": "zeroclaw-cli"}})
         _print_json(await client.call(method, params))
         return 0
+
+    return await with_client(config_dir, call, error_json=True)
+
+
+async def with_client(
+    config_dir: str | None, work: Callable[[Client], Awaitable[int]], *, error_json: bool = False
+) -> int:
+    """Connect, run `work` (its exit status), and close; an error answer or a lost daemon is one line on stderr
+    and status 1 (`error_json`: the error object is printed too, so stdout stays machine-readable)."""
+    client = await connect(config_dir)
+    try:
+        return await work(client)
     except RemoteError as exc:
-        _print_json({"error": exc.error})  # stdout stays machine-readable; the hint goes to stderr
+        if error_json:
+            _print_json({"error": exc.error})
         terminal.say(error_line(exc.error, config_dir))
         return 1
     except ConnectionError as exc:
