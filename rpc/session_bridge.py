@@ -52,12 +52,12 @@ class ClientSink:
     def closed(self) -> bool:
         return self.client.closed
 
-    async def send_updates(self, updates: Sequence[SessionEvent], frames: Sequence[bytes] | None = None) -> None:
+    async def send_updates(self, updates: Sequence[SessionEvent], frames: list[bytes] | None = None) -> None:
         """Domain events (`app.sessions.events`) out as `session/update` notifications, in their wire shape
         (`frames`: already encoded in the standard dialect)."""
         client = self.client
         if frames is not None and client.dialect is STANDARD:
-            await client.send_encoded(list(frames))
+            await client.send_encoded(frames)
         else:
             await client.dialect.deliver(client, self._authority, updates, self._sessions)
         if client.one_shot and len(updates) == 1 and updates[0]["type"] == "approval_request":  # emitted alone

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -37,7 +37,7 @@ class UpdateSink(Protocol):
     @property
     def closed(self) -> bool: ...
 
-    async def send_updates(self, updates: Sequence[SessionEvent], frames: Sequence[bytes] | None = None) -> None:
+    async def send_updates(self, updates: Sequence[SessionEvent], frames: list[bytes] | None = None) -> None:
         """Deliver updates in order; waits while the receiver is slow; raises if it is gone. `frames`, when
         given, are the updates already encoded in the standard dialect (one per update), shared by receivers."""
         ...
@@ -75,9 +75,8 @@ class LiveSession:
     # R-MULTI-2: the latest events, for `session/attach` to replay (`[limits] replay_events` of them).
     retained: deque[SessionEvent] = field(default_factory=deque)
     # Beside each retained update, its standard-dialect frame when it was encoded once for several
-    # receivers (None when one receiver had it alone): followers then share one encoding (`encode`).
+    # receivers (None when one receiver had it alone): followers then share one encoding.
     frames: deque[bytes | None] = field(default_factory=deque)
-    encode: Callable[[Sequence[SessionEvent]], list[bytes]] | None = None
     # Approval ids count on from the stored seq, so an id is never given twice to one session,
     # even across restarts: every approval took one seq before (R-MULTI-3: a late answer is told
     # it came late).

@@ -179,7 +179,7 @@ class SessionRegistry:
         keep = self._config().limits.replay_events
         live = LiveSession(
             sid, owner, agent, mode, workspace, surface, seq=seq, seq_reserved=reserved,
-            retained=deque(maxlen=keep), frames=deque(maxlen=keep), encode=self._encode,
+            retained=deque(maxlen=keep), frames=deque(maxlen=keep),
         )  # fmt: skip
         self.live[sid] = live
         return live
@@ -300,7 +300,7 @@ class SessionRegistry:
     ) -> TurnOutcome:
         config = self._config()
         agent = config.agents[live.agent_alias]
-        updates = TurnUpdates(live, sink, partial(self._reserve_seq, live))
+        updates = TurnUpdates(live, sink, partial(self._reserve_seq, live), self._encode)
         tools = build_tools([t for t in agent.tools])
         settings = _turn_settings(config, agent, live, client)
         provider_config = config.providers.get(agent.provider)

@@ -23,11 +23,16 @@ SEQ_BLOCK = 65_536
 
 class TurnUpdates:
     def __init__(
-        self, live: LiveSession, prompter: UpdateSink | None, reserve: Callable[[int], Awaitable[None]]
+        self,
+        live: LiveSession,
+        prompter: UpdateSink | None,
+        reserve: Callable[[int], Awaitable[None]],
+        encode: Callable[[Sequence[SessionEvent]], list[bytes]] | None = None,
     ) -> None:
         self._live = live
         self._prompter = prompter
         self._reserve = reserve  # stores a reservation of seqs up to the given one (`live.seq_reserved`)
+        self._encode = encode  # standard-dialect frames, made once when several receivers share them
 
     async def emit(self, event: SessionEvent) -> None:
         """One update (`app.sessions.events`: its session id, `type` and fields)."""
@@ -62,7 +67,8 @@ class TurnUpdates:
         watchers = live.watchers
         own = watchers.get(prompter) if prompter is not None else None
         # Encoded once here when others follow, not once per receiver (benchmarks/attach_bench.py).
-        frames = live.encode(events) if live.encode is not None and len(watchers) > (own is not None) else None
+        encode = self._encode
+        frames = encode(events) if encode is not None and len(watchers) > (own is not None) else None
         live.frames.extend(frames if frames is not None else repeat(None, len(events)))
         if own is not None and own.cursor == before:
             own.cursor = seq  # sent below, in step with the turn

@@ -44,19 +44,18 @@ class Sink:
         self.dropped = True
 
 
-def live_session(keep: int = 100, encode: Any = None) -> LiveSession:
+def live_session(keep: int = 100) -> LiveSession:
     return LiveSession(
-        "s1", "alice", "default", "acp", Path("/tmp"), "rpc", retained=deque(maxlen=keep), frames=deque(maxlen=keep),
-        encode=encode,
-    )  # fmt: skip
+        "s1", "alice", "default", "acp", Path("/tmp"), "rpc", retained=deque(maxlen=keep), frames=deque(maxlen=keep)
+    )
 
 
-def updates_for(live: LiveSession, prompter: Any, reserved: list[int]) -> TurnUpdates:
+def updates_for(live: LiveSession, prompter: Any, reserved: list[int], encode: Any = None) -> TurnUpdates:
     async def reserve(up_to: int) -> None:
         reserved.append(up_to)
         live.seq_reserved = up_to
 
-    return TurnUpdates(live, prompter, reserve)
+    return TurnUpdates(live, prompter, reserve, encode)
 
 
 def seqs(updates: Sequence[dict[str, Any]]) -> list[int]:
@@ -118,9 +117,9 @@ async def test_several_receivers_share_one_encoding() -> None:
         calls.append(len(events))
         return [b"frame-%d" % e["seq"] for e in events]
 
-    live, prompter, reserved = live_session(encode=encode), Sink(), []
+    live, prompter, reserved = live_session(), Sink(), []
     live.watch(prompter)  # the prompter follows too (it called session/new)
-    alone = updates_for(live, prompter, reserved)
+    alone = updates_for(live, prompter, reserved, encode)
     await alone.text(["a", "b"])
     assert calls == [] and prompter.frames == []  # one receiver: it encodes its own, as before
     other = Sink()
