@@ -1,11 +1,9 @@
-"""Admission as a pure function of (method spec, principal, surface), and the call path without import cycles
-(issue 14, R-ARCH-1, R-ARCH-2, R-WIRE-3 order of checks)."""
+"""Admission as a pure function of (method spec, principal, surface) (issue 14, R-ARCH-2, R-WIRE-3 order of checks).
+The call path without import cycles: tests/unit/test_import_cycles.py."""
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
@@ -13,8 +11,6 @@ from rpc.admission import Admissions, admit
 from rpc.context import Surface
 from rpc.errors import AuthRequired, Forbidden
 from rpc.registry import MethodSpec, NoParams
-
-RPC = Path(__file__).resolve().parents[3] / "rpc"
 
 
 @dataclass(frozen=True)
@@ -68,34 +64,3 @@ def test_admission_tables_are_shared_per_principal_and_surface_and_start_empty_p
     assert tables.table(READER, Surface.WEBSOCKET, 1) is not first  # type: ignore[arg-type]
     first["m"] = spec()
     assert tables.table(READER, Surface.LOCAL, 2) == {}  # type: ignore[arg-type]
-
-
-def _imports(path: Path) -> set[str]:
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("rpc."):
-            found.add(node.module)
-    return found
-
-
-@pytest.mark.req("R-ARCH-1")
-def test_no_import_cycle_among_rpc_modules_not_even_for_type_checking() -> None:
-    graph = {
-        ".".join(p.relative_to(RPC.parent).with_suffix("").parts): _imports(p)
-        for p in RPC.rglob("*.py")
-        if p.name != "__init__.py"
-    }
-    state: dict[str, int] = {}  # 1: on the current path, 2: done
-
-    def visit(module: str, path: list[str]) -> None:
-        state[module] = 1
-        for dep in sorted(graph.get(module, ())):
-            assert state.get(dep) != 1, " -> ".join([*path, dep])
-            if dep in graph and dep not in state:
-                visit(dep, [*path, dep])
-        state[module] = 2
-
-    for module in sorted(graph):
-        if module not in state:
-            visit(module, [module])
-    assert {"rpc.dispatcher", "rpc.connection", "rpc.context", "rpc.admission"} <= set(graph)
