@@ -153,7 +153,7 @@ def _client_command(args: argparse.Namespace) -> Callable[[], int]:
     """The command to run for `args` (every one but `daemon`), returning its exit status."""
     config_dir: str | None = args.config_dir
     if args.command == "rpc" and args.list:
-        from app.cli.method_list import list_methods
+        from app.cli.rpc_command import list_methods
 
         return lambda: asyncio.run(list_methods(config_dir))
     if args.command == "docs":

@@ -1,5 +1,5 @@
-"""The methods a daemon serves, from its own `rpc.discover` (R-DISC-1): `zeroclaw rpc --list`, and the method
-names the interactive `zeroclaw rpc` completes with Tab."""
+"""The methods a daemon serves, from its own `rpc.discover` (R-DISC-1): what `zeroclaw rpc --list` prints, and the
+method names the interactive `zeroclaw rpc` completes with Tab."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from app.cli import terminal
 from rpc.client import Client
 
-__all__ = ["MethodCompleter", "discover", "list_methods"]
+__all__ = ["MethodCompleter", "discover"]
 
 
 async def discover(client: Client) -> list[dict[str, Any]]:
@@ -18,24 +17,6 @@ async def discover(client: Client) -> list[dict[str, Any]]:
     document = await client.call("rpc.discover")
     methods: list[dict[str, Any]] = document["methods"]
     return methods
-
-
-async def list_methods(config_dir: str | None) -> int:
-    """One line per method: its name, then its summary; `(local only)` where the gateway refuses it."""
-    from app.cli.rpc_command import with_client
-
-    async def show(client: Client) -> int:
-        _print(await discover(client))
-        return 0
-
-    return await with_client(config_dir, show)
-
-
-def _print(methods: list[dict[str, Any]]) -> None:
-    width = max(len(method["name"]) for method in methods)
-    for method in methods:
-        where = " (local only)" if method.get("x-local-only") else ""
-        terminal.write_out(f"{method['name']:<{width}}  {method.get('summary', '')}{where}\n")
 
 
 class MethodCompleter:

@@ -1,4 +1,4 @@
-"""`zeroclaw rpc` and `zeroclaw status`: one call with JSON out, or an interactive line client."""
+"""`zeroclaw rpc` and `zeroclaw status`: one call with JSON out, an interactive line client, or `--list`."""
 
 from __future__ import annotations
 
@@ -16,11 +16,12 @@ import orjson
 from app.cli import terminal
 from app.cli.elicit import Question
 from app.cli.hints import config_dir_flag, error_line, no_daemon
+from app.cli.method_list import MethodCompleter, discover
 from app.cli.terminal import CliError
 from app.paths import resolve
 from rpc.client import Client, RemoteError
 
-__all__ = ["CLIENT_CAPABILITIES", "connect", "interactive", "one_shot", "with_client"]
+__all__ = ["CLIENT_CAPABILITIES", "connect", "interactive", "list_methods", "one_shot", "with_client"]
 
 CANCEL: dict[str, Any] = {"action": "cancel"}
 
@@ -67,6 +68,24 @@ async def one_shot(config_dir: str | None, method: str, params_json: str | None)
         return 0
 
     return await with_client(config_dir, call, error_json=True)
+
+
+async def list_methods(config_dir: str | None) -> int:
+    """`zeroclaw rpc --list`: one line per method, its name then its summary; `(local only)` where the gateway
+    refuses it."""
+
+    async def show(client: Client) -> int:
+        _print_methods(await discover(client))
+        return 0
+
+    return await with_client(config_dir, show)
+
+
+def _print_methods(methods: list[dict[str, Any]]) -> None:
+    width = max(len(method["name"]) for method in methods)
+    for method in methods:
+        where = " (local only)" if method.get("x-local-only") else ""
+        terminal.write_out(f"{method['name']:<{width}}  {method.get('summary', '')}{where}\n")
 
 
 async def with_client(
@@ -193,8 +212,6 @@ class _Interactive:
 
     def complete_method_names(self, client: Client) -> None:
         """Tab completes the daemon's method names, as its `rpc.discover` lists them."""
-        from app.cli.method_list import MethodCompleter, discover
-
         try:
             methods = self.bg.run(discover(client))
         except (ConnectionError, RemoteError, KeyError, TypeError):

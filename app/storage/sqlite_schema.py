@@ -4,7 +4,7 @@ which would import Alembic and SQLAlchemy at the daemon's first start (Alembic's
 with the schema frozen as SQL like Rails' `structure.sql`).
 
 Generated; do not edit. `tests/unit/storage/test_storage_sqlite_schema.py` fails when this differs from what the
-migrations produce; regenerate with `python -m app.storage.sqlite_schema` after adding a migration.
+migrations produce; regenerate with `python -m app.storage.freeze_schema` after adding a migration.
 """
 
 # ruff: noqa: E501  (generated: SQL lines as SQLite stores them)
@@ -156,40 +156,3 @@ STATEMENTS: tuple[str, ...] = (
     ),
 )
 # END OF GENERATED PART
-
-
-def _render(text: str) -> str:
-    """`text` (this module) with the schema the migrations produce now; imports Alembic and SQLAlchemy."""
-    import sqlite3
-    import tempfile
-    from pathlib import Path
-
-    from app.storage.engine import default_url
-    from app.storage.migrate import HEAD_REVISION, upgrade
-
-    with tempfile.TemporaryDirectory() as tmp:
-        upgrade(default_url(Path(tmp)))
-        with sqlite3.connect(Path(tmp) / "zeroclaw.db") as con:
-            statements = [row[0] for row in con.execute(DUMP)]
-
-    def literal(piece: str) -> str:
-        escaped = piece.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t").replace("\n", "\\n")
-        return f'"{escaped}"'
-
-    body = f'REVISION = "{HEAD_REVISION}"\nSTATEMENTS: tuple[str, ...] = (\n'
-    for statement in statements:
-        pieces = statement.splitlines(keepends=True)
-        if len(pieces) == 1:
-            body += f"    {literal(statement)},\n"
-        else:
-            body += "    (\n" + "".join(f"        {literal(piece)}\n" for piece in pieces) + "    ),\n"
-    head, _, rest = text.partition("REVISION = ")
-    _, _, tail = rest.partition("# END OF GENERATED PART\n")
-    return head + body + ")\n# END OF GENERATED PART\n" + tail
-
-
-if __name__ == "__main__":
-    import pathlib
-
-    here = pathlib.Path(__file__)
-    here.write_text(_render(here.read_text()))

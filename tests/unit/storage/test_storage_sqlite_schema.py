@@ -15,10 +15,11 @@ from alembic.migration import MigrationContext
 
 from app.storage import sqlite_schema
 from app.storage.engine import default_url
+from app.storage.freeze_schema import render
 from app.storage.migrate import HEAD_REVISION, create_new_sqlite, is_current_sqlite_file, upgrade
 from app.storage.models import Base
 
-REGENERATE = "run `python -m app.storage.sqlite_schema` after adding a migration"
+REGENERATE = "run `python -m app.storage.freeze_schema` after adding a migration"
 
 
 def _master(path: Path) -> list[tuple[str, str, str, str | None]]:
@@ -98,3 +99,10 @@ def test_a_current_file_that_cannot_be_written_is_not_current(tmp_path: Path, mi
         con.execute("UPDATE alembic_version SET version_num = '0001'")
     assert not is_current_sqlite_file(migrated)
     assert not is_current_sqlite_file(tmp_path / "missing.db")
+
+
+def test_the_freezer_writes_the_schema_module_as_it_stands() -> None:
+    """`python -m app.storage.freeze_schema` would leave a current module as it is (and only its generated part
+    is ever rewritten)."""
+    text = Path(sqlite_schema.__file__).read_text()
+    assert render(text) == text, REGENERATE
