@@ -34,7 +34,7 @@ class GatewayInfo:
 @dataclass(frozen=True, slots=True)
 class DaemonStatus:
     """The daemon half of `status` (`Services.describe`); the protocol layer adds what it knows. The gateway's
-    OpenAPI `Status` schema is derived from these fields (`gateway.openapi_models.wire_model`): add one here only."""
+    OpenAPI `Status` schema is derived from these fields (`gateway.openapi.models.wire_model`): add one here only."""
 
     server_version: str
     pid: int

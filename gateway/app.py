@@ -44,9 +44,13 @@ from gateway.errors import (
     rpc_error_handler,
 )
 from gateway.middleware import BODY_LIMIT, BodyLimit, BodyTooLarge, CatchAll, HostAllowlist, SecurityHeaders
-from gateway.rest import RestApi
-from gateway.rest_sessions import SessionApi
-from gateway.webhook import WebhookApi
+from gateway.openapi.document import openapi_endpoint
+from gateway.rest.config import ConfigApi
+from gateway.rest.pairing import PairingApi
+from gateway.rest.public import PublicApi
+from gateway.rest.sessions import SessionApi
+from gateway.rest.system import SystemApi
+from gateway.rest.webhook import WebhookApi
 from gateway.ws import rpc_endpoint, rpc_without_upgrade
 from rpc.dispatcher import Dispatcher
 from rpc.errors import RpcError
@@ -116,7 +120,10 @@ def create_app(
     """The gateway app. `app.state.pairing_codes` is where the daemon issues pairing codes."""
     codes = pairing_codes if pairing_codes is not None else PairingCodes()
     services = dispatcher.services
-    api = RestApi(dispatcher, codes)
+    public_api = PublicApi(dispatcher)
+    pairing_api = PairingApi(dispatcher, codes)
+    system_api = SystemApi(dispatcher)
+    config_api = ConfigApi(dispatcher)
     turns = HttpTurns(services.sessions)
     session_api = SessionApi(dispatcher, turns)
     webhook_api = WebhookApi(dispatcher, turns)
@@ -132,14 +139,14 @@ def create_app(
     # What a bearer route raises outside `dispatcher.call` meets the dispatcher's error boundary too.
     bearer = domain_boundary(dispatcher, passthrough=(BodyTooLarge,))
     routes = [
-        Route("/health", api.health, methods=["GET"]),
-        Route("/openapi.json", api.openapi, methods=["GET"]),
-        Route("/openrpc.json", api.openrpc, methods=["GET"]),
-        Route("/pair", api.pair, methods=["POST"]),
-        Route("/api/status", bearer(api.status), methods=["GET"]),
-        Route("/metrics", bearer(api.metrics), methods=["GET"]),
-        Route("/api/config", bearer(api.get_config), methods=["GET"]),
-        Route("/api/config/{prop}", bearer(api.put_config), methods=["PUT"]),
+        Route("/health", public_api.health, methods=["GET"]),
+        Route("/openapi.json", openapi_endpoint(services.version), methods=["GET"]),
+        Route("/openrpc.json", public_api.openrpc, methods=["GET"]),
+        Route("/pair", pairing_api.pair, methods=["POST"]),
+        Route("/api/status", bearer(system_api.status), methods=["GET"]),
+        Route("/metrics", bearer(system_api.metrics), methods=["GET"]),
+        Route("/api/config", bearer(config_api.get_config), methods=["GET"]),
+        Route("/api/config/{prop}", bearer(config_api.put_config), methods=["PUT"]),
         Route("/api/sessions", bearer(session_api.list_sessions), methods=["GET"]),
         Route("/api/sessions/{id}/messages", bearer(session_api.messages), methods=["GET"]),
         Route("/api/sessions/{id}/prompt", bearer(session_api.prompt), methods=["POST"]),

@@ -1,4 +1,4 @@
-"""The one JSON Schema generator of the daemon's documents: `/openapi.json` (gateway/openapi.py) and the OpenRPC
+"""The one JSON Schema generator of the daemon's documents: `/openapi.json` (gateway/openapi/) and the OpenRPC
 document of `rpc.discover` (rpc/openrpc.py) both describe their models through `Components`.
 
 Every model is a msgspec Struct, so one generator (`msgspec.json.schema_components`) serves them all and a length,

@@ -176,7 +176,7 @@ class Registry:
 def validate(model: type[P], data: object, *, strict: bool = True) -> P:
     """`data` (a JSON object) as `model`, or `InvalidParams` naming the first field that fails (R-WIRE-4), never
     its value; an entry of a map reads `*` (`env.*`). `strict=False` coerces strings to numbers and booleans, for
-    query strings (gateway/rest_sessions.py)."""
+    query strings (gateway/rest/sessions.py)."""
     if isinstance(data, dict):
         data = (_NORMALISE.get(model) or _normaliser(model))(data)
     try:

@@ -1,5 +1,5 @@
 """What each JSON-RPC method answers, as msgspec Structs: the result schemas of the OpenRPC document
-(rpc/openrpc.py) and, for the methods REST shares, of `/openapi.json` (gateway/openapi_models.py).
+(rpc/openrpc.py) and, for the methods REST shares, of `/openapi.json` (gateway/openapi/models.py).
 
 They describe the standard dialect's answers exactly: unknown keys are refused, so the tests that convert real
 answers into them (tests/unit/rpc/test_wire_samples.py, tests/unit/gateway/test_gateway_openapi.py) fail on any

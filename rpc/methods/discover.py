@@ -1,5 +1,5 @@
 """`rpc.discover` (R-DISC-1): the OpenRPC document of this daemon, answered before `initialize` too, on every
-surface, and served at `GET /openrpc.json` (gateway/rest.py). Built on the first call, not at start-up, then
+surface, and served at `GET /openrpc.json` (gateway/rest/public.py). Built on the first call, not at start-up, then
 answered from the encoded bytes."""
 
 from __future__ import annotations

@@ -232,3 +232,12 @@ def test_the_counter_sees_every_kind_of_edge(
     sources: dict[str, str], expected: list[list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert _graph_of(sources, tmp_path, monkeypatch) == expected
+
+
+@pytest.mark.req("R-GW-2")
+def test_the_openapi_document_sits_above_the_rest_routes_it_describes() -> None:
+    """gateway/openapi/ reads the routes' bodies; gateway/rest/ never reaches back (the old cycle, issue 38)."""
+    edges = import_graph()
+    upward = [e for e in edges if e.source.startswith("gateway.rest") and e.target.startswith("gateway.openapi")]
+    assert upward == []
+    assert any(e.source == "gateway.openapi.paths" and e.target == "gateway.rest.pairing" for e in edges)

@@ -24,9 +24,9 @@ from starlette.applications import Starlette
 from app.auth.policy import Principal
 from gateway.app import create_app
 from gateway.auth import Caller
-from gateway.rest import RestApi
-from gateway.rest_sessions import SessionApi
-from gateway.webhook import WebhookApi
+from gateway.rest.config import ConfigApi
+from gateway.rest.sessions import SessionApi
+from gateway.rest.webhook import WebhookApi
 from rpc.context import CallContext
 from rpc.registry import NoParams, Registry
 from rpc.dispatcher import Dispatcher
@@ -41,8 +41,8 @@ async def handler(ctx: CallContext, params: NoParams) -> None:
     await ctx.client.request("elicitation/create", {}, timeout=1.0)
 
 
-async def routes(rest: RestApi, sessions: SessionApi, webhook: WebhookApi, principal: Principal) -> None:
-    rest.services.config_stor.get(None)  # E: attr-defined
+async def routes(config: ConfigApi, sessions: SessionApi, webhook: WebhookApi, principal: Principal) -> None:
+    config.dispatcher.services.config_stor.get(None)  # E: attr-defined
     await sessions.dispatcher.services.sessions.close(principal)  # E: call-arg
     webhook.services.sessions.live.get(1)  # E: call-overload
     await sessions.dispatcher.services.sessions.close(principal, "s")

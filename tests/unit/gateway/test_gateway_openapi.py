@@ -1,4 +1,4 @@
-"""`/openapi.json` is generated from the params and result models (R-GW-2, gateway/openapi.py): every answer
+"""`/openapi.json` is generated from the params and result models (R-GW-2, gateway/openapi/): every answer
 is described (no bare `object`), every operation lists the statuses it can answer, the constraints are the
 models' own, and the result models describe what a running gateway really answers (so they cannot drift)."""
 
@@ -15,9 +15,9 @@ from jsonschema import Draft202012Validator
 
 from app.config.props import MAX_PROP_CHARS
 from app.services import DaemonStatus
-from gateway import openapi_models as m
-from gateway import rest
-from gateway.openapi import openapi_spec
+from gateway.openapi import models as m
+from gateway.openapi.document import openapi_spec
+from gateway.rest.pairing import PairBody
 from rpc.methods import config as config_methods
 from rpc.methods.session import MessagesParams
 
@@ -106,9 +106,9 @@ def test_limits_are_the_models_own() -> None:
     for path in ("/api/sessions/{id}/messages", "/api/sessions/{id}/prompt"):
         (item,) = paths[path].values()
         assert item["parameters"][0]["schema"]["pattern"] == pattern
-    # `POST /pair` is validated with the very model the document states (gateway/rest.py).
+    # `POST /pair` is validated with the very model the document states (gateway/rest/pairing.py).
     pair = paths["/pair"]["post"]["requestBody"]["content"]["application/json"]["schema"]
-    assert pair["properties"] == _properties(rest.PairBody)
+    assert pair["properties"] == _properties(PairBody)
     webhook = paths["/webhook/{agent}"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert webhook["properties"]["sessionId"]["anyOf"][0]["pattern"] == pattern
 
@@ -179,7 +179,7 @@ async def test_real_answers_match_the_result_models(client: httpx.AsyncClient, e
 async def test_the_status_schema_is_the_status_answer(
     client: httpx.AsyncClient, env: Env, gateway_url: str | None
 ) -> None:
-    """The `Status` schema is derived from `DaemonStatus` (gateway/openapi_models.py): its properties are the keys
+    """The `Status` schema is derived from `DaemonStatus` (gateway/openapi/models.py): its properties are the keys
     of the real `status` answer (the domain's and the protocol layer's), in their order, all required."""
     _, token = await env.token("boss")
     env.services.gateway_url = gateway_url

@@ -1,5 +1,5 @@
 """The answer shapes of the REST surface, as msgspec Structs, so `/openapi.json` states them from one place
-(`gateway/openapi.py`). They describe what the routes answer today, exactly: unknown keys are refused, so a unit
+(`gateway/openapi/`). They describe what the routes answer today, exactly: unknown keys are refused, so a unit
 test that converts real answers into them (tests/unit/gateway/test_gateway_openapi.py) fails on any drift.
 
 The answers a route shares with its JSON-RPC twin (`Status`, `SessionList`, `Messages`, …) are the RPC results of

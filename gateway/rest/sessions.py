@@ -25,7 +25,7 @@ from starlette.responses import Response
 from app.sessions.http_turns import HttpTurns
 from gateway.auth import caller_context
 from gateway.errors import json_response
-from gateway.rest import json_object
+from gateway.rest.body import json_object
 from rpc.dispatcher import Dispatcher
 
 __all__ = ["SessionApi"]

@@ -16,7 +16,7 @@ or a chat session of another agent is 400 `invalid_params` (field `sessionId`). 
 Each call leaves the session as it found it: one it had to create or resume is released from the live table
 after the turn (its chat record stays open and resumable), unless a client is watching it, so webhook
 conversations never use up `max_sessions`. Tools that need approval are rejected at once (no client can
-approve them); `ask_user`/`poll` get "no interactive client is attached" (see gateway/rest_sessions.py).
+approve them); `ask_user`/`poll` get "no interactive client is attached" (see gateway/rest/sessions.py).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from app.sessions.errors import AgentNotAllowed
 from app.sessions.http_turns import HttpTurns
 from gateway.auth import caller_context
 from gateway.errors import ApiError, json_response
-from gateway.rest import json_object
+from gateway.rest.body import json_object
 from rpc.context import CallContext
 from rpc.dispatcher import Dispatcher
 from rpc.registry import Params, SessionId, validate
