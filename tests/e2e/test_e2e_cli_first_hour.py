@@ -87,6 +87,22 @@ def test_a_second_instance_on_the_gateway_port_says_how_to_run_beside_it(daemon_
     assert first.is_running()
 
 
+@pytest.mark.req("R-EPH-3")
+def test_an_ephemeral_daemon_takes_a_free_port_when_its_gateway_port_is_taken(daemon_factory: DaemonFactory) -> None:
+    """issue 38 §5.1: the daemon a client starts for itself (`--ephemeral`, no `--gateway-port`) comes up beside a
+    daemon holding its configured port, on a free one, and says so; one started by hand with that port still fails
+    (the test above)."""
+    first = daemon_factory.start(args=["--gateway-port", "0"], no_gateway=False)
+    match = READY_RE.match(first.ready_line or "")
+    assert match is not None, first.describe()
+    port = int(match["gateway"].rsplit(":", 1)[1])
+    second = daemon_factory.start({"gateway": {"port": port}}, args=["--ephemeral"], no_gateway=False)
+    match = READY_RE.match(second.ready_line or "")
+    assert match is not None, second.describe()
+    assert int(match["gateway"].rsplit(":", 1)[1]) not in (port, 0), second.ready_line
+    assert any(f"the gateway port {port} is in use" in line for line in second.stderr_lines), second.describe()
+
+
 def test_readme_says_how_to_run_a_second_instance() -> None:
     """issue 29 §4.2: the README names the two ways out, where it tells about `--config-dir`."""
     readme = (REPO_ROOT / "README.md").read_text()
