@@ -261,26 +261,29 @@ class _Chat:
     # -- loop thread -----------------------------------------------------------------------------------
 
     async def attach(self) -> tuple[list[dict[str, Any]], bool] | None:
-        """Follow the session with every retained update replayed. None when no turn runs (or the daemon has no
-        `session/attach`); else the running turn's updates so far (after the last `turn_complete` replayed) and
-        whether they go back to its start: not when the daemon no longer keeps them (`gap`), and the turn is then
-        shown from now on, after the transcript so far."""
+        """Follow the session from now on. None when no turn runs (or the daemon has no `session/attach`); else
+        attach again from the running turn's start (`turnStartSeq`, R-MULTI-2: right also after a restart made
+        the numbering jump) and give its updates so far, and whether they go back to its start: not when the
+        daemon no longer keeps them (`gap`), and the turn is then shown from now on, after the transcript so far."""
         try:
-            state = await self.client.call("session/attach", {"sessionId": self.sid, "afterSeq": 0})
+            state = await self.client.call("session/attach", {"sessionId": self.sid})
+            if not state.get("running"):
+                return None
+            start = state.get("turnStartSeq") or 0
+            state = await self.client.call("session/attach", {"sessionId": self.sid, "afterSeq": start})
         except RemoteError:
             return None
-        replayed: list[dict[str, Any]] = []
+        by_seq: dict[int, dict[str, Any]] = {}  # live ones of the first attach may come again in the replay
         while not self.inbox.empty():  # replayed before the answer, so all here now
             message = self.inbox.get_nowait()
             update = message.get("params") if message.get("method") == "session/update" else None
-            if isinstance(update, dict) and update.get("sessionId") == self.sid:
-                replayed.append(update)
-        if not state.get("running"):
-            return None
+            if isinstance(update, dict) and update.get("sessionId") == self.sid and update.get("seq", 0) > start:
+                by_seq[update.get("seq", 0)] = update
+        replayed = [by_seq[seq] for seq in sorted(by_seq)]
         ends = [i for i, update in enumerate(replayed) if update.get("type") == "turn_complete"]
-        if ends:
-            return replayed[ends[-1] + 1 :], True
-        return replayed, not state.get("gap") and bool(replayed) and replayed[0].get("seq") == 1
+        if ends:  # it ended meanwhile: what came after its end is the next turn's (shown live)
+            return replayed[: ends[0] + 1], not state.get("gap")
+        return replayed, not state.get("gap")
 
     async def _follow_turn(self, replayed: list[dict[str, Any]], asker: Asker) -> dict[str, Any]:
         settled = {u.get("requestId") for u in replayed if u.get("type") == "approval_resolved"}

@@ -613,6 +613,47 @@ def test_chat_session_joins_a_turn_running_elsewhere_and_shows_it_from_its_start
     assert "joined-42" in asyncio.run(scenario())
 
 
+@pytest.mark.req("R-MULTI-2")
+def test_chat_session_joins_a_running_turn_from_its_start_after_a_crash_renumbered_the_session(
+    daemon_factory: DaemonFactory, terminals: list[Terminal]
+) -> None:
+    """issue 38 §5.4: after a SIGKILL the session's numbering jumps on restart, so a replay from 0 is a gap; the
+    chat replays from the attach result's `turnStartSeq` and shows the turn from its start, not "from here"."""
+    first = daemon_factory.start(CONFIG)
+
+    async def before_the_crash() -> None:
+        owner = await first.client()
+        await owner.call("session/new", {"sessionId": "chat-renumbered"})
+        await owner.call("session/prompt", {"sessionId": "chat-renumbered", "prompt": "before the crash"})
+        await owner.close()
+
+    asyncio.run(before_the_crash())
+    first.send_signal(signal.SIGKILL)
+    first.wait_exit()
+    second = daemon_factory.start(config_dir=first.config_dir, root=first.root)
+
+    async def scenario() -> None:
+        owner = await second.client()
+        await owner.call("session/new", {"sessionId": "chat-renumbered"})
+        await owner.send(
+            {"jsonrpc": "2.0", "id": 99, "method": "session/prompt",
+             "params": {"sessionId": "chat-renumbered", "prompt": "/sleep 2"}}
+        )  # fmt: skip
+        while (await owner.recv(timeout=WAIT)).get("params", {}).get("type") != "agent_message_chunk":
+            pass  # the turn has said something: a join must replay it
+        t = zeroclaw(terminals, second, "chat", "--session", "chat-renumbered")
+        await asyncio.to_thread(t.expect, r"a turn is running; following it\)")  # not "following it from here"
+        await asyncio.to_thread(t.expect, r"you> /sleep 2")
+        await asyncio.to_thread(t.expect, r"Sleeping for 2 s")  # replayed: it came before this chat started
+        await asyncio.to_thread(t.expect, "you> ")
+        t.ctrl_d()
+        assert await asyncio.to_thread(t.wait) == 0, t.output
+        assert "from here" not in t.output, t.output
+        await owner.close()
+
+    asyncio.run(scenario())
+
+
 @pytest.mark.req("R-MULTI-3")
 def test_chat_answering_an_approval_another_client_answered_first_is_told_so(
     pty_daemon: Daemon, terminals: list[Terminal]

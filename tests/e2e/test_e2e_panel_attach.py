@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import signal
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -311,6 +312,47 @@ async def test_a_tab_opened_mid_turn_joins_it(attach_daemon: tuple[Daemon, str, 
 
 
 @pytest.mark.req("R-MULTI-2")
+async def test_a_tab_opened_mid_turn_after_a_crash_joins_it_from_its_start(
+    daemon_factory: DaemonFactory,
+    browser: Browser,  # noqa: F811
+) -> None:
+    """issue 38 §5.4: a SIGKILL makes the session's numbering jump at the restart, so `afterSeq:0` would be a gap;
+    the tab replays from the attach result's `turnStartSeq` and shows the running turn from its first update."""
+    first, _ = start_daemon(daemon_factory)
+    token = await pair(first)
+    async with await first.client() as c:
+        sid = (await c.call("session/new"))["sessionId"]
+        await c.call("session/prompt", {"sessionId": sid, "prompt": "before the crash"})
+    first.send_signal(signal.SIGKILL)
+    first.wait_exit()
+    d, url = start_daemon(daemon_factory, config=None, config_dir=first.config_dir, root=first.root)
+    context = await browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = await open_tab(context, url, token)
+    page = tab.page
+    async with await d.client() as c:
+        prompt = {"sessionId": sid, "prompt": "/sleep 3"}
+        await c.send({"jsonrpc": "2.0", "id": "p", "method": "session/prompt", "params": prompt})
+        while (await c.recv(timeout=5)).get("params", {}).get("type") != "agent_message_chunk":
+            pass  # it runs
+        await open_listed(page, sid)
+        text = transcript(page).locator(".bubble.assistant .text")
+        await expect(text.last).to_have_text(re.compile(r"^Sleeping for 3 s\.*$"))
+        attached = tab.tap.results("replayed")
+        assert [r["gap"] for r in attached] == [False, False], attached  # the second from turnStartSeq
+        assert attached[1]["replayed"] >= 1 and attached[0]["turnStartSeq"] == attached[1]["turnStartSeq"]
+        while (await c.recv(timeout=10)).get("id") != "p":
+            pass
+    await expect(text).to_have_count(2)
+    await expect(text.last).to_have_text(SLEPT)
+    assert await text.last.text_content() == await stored_reply(d, sid)
+    await expect(transcript(page).locator(".bubble.user .text")).to_have_text(["before the crash", "/sleep 3"])
+    await expect(transcript(page)).not_to_contain_text("its output continues here")
+    assert await panel_errors(page) == []
+    tab.assert_clean()
+    await context.close()
+
+
+@pytest.mark.req("R-MULTI-2")
 async def test_an_update_shown_already_is_dropped(
     attach_daemon: tuple[Daemon, str, str], context: BrowserContext
 ) -> None:
@@ -461,15 +503,17 @@ async def test_a_gap_reloads_the_transcript(daemon_factory: DaemonFactory, brows
     await expect(texts).to_have_count(3)
     await expect(texts.last).to_have_text(SLEPT)
     assert await texts.last.text_content() == await stored_reply(d, sid)
-    assert [r["gap"] for r in late.tap.results("replayed")] == [False, True]  # afterSeq:0 asked for too much
+    assert [r["gap"] for r in late.tap.results("replayed")] == [False, True]  # from turnStartSeq: more than kept
     assert await panel_errors(late.page) == []
     late.assert_clean()
 
-    # likewise with an approval waiting: only its id is known (pendingApprovals), and that is enough to answer it
+    # likewise with an approval waiting whose request is no longer kept (a long turn before it; here its replay is
+    # held back, as the turn is short): only its id is known (pendingApprovals), and that is enough to answer it
     await send(page, "/bash echo gone")
     box = transcript(page).locator(".approval").last
     await expect(box.locator("button[data-decision=allow_once]")).to_be_visible()
     third = await open_tab(context, url, token)
+    third.tap.hold = lambda frame: (frame.get("params") or {}).get("type") == "approval_request"
     await open_listed(third.page, sid)
     third_box = transcript(third.page).locator(".approval").last
     await expect(third_box).to_contain_text("A tool waits for approval")
