@@ -28,7 +28,7 @@ from rpc.client import Client, RemoteError
 
 __all__ = ["HISTORY_ROWS", "chat"]
 
-console = Console(highlight=False)
+console = Console(highlight=False, file=terminal.GuardedStdout())  # type: ignore[arg-type]  # sys.stdout, guarded
 
 HISTORY_ROWS = 50  # transcript rows shown when a session is resumed
 _CLIP_LINES = 8  # a tool result in the resumed transcript shows this many lines

@@ -134,6 +134,42 @@ def test_rpc_to_a_closed_stdout_leaves_quietly(first_daemon: Daemon, stdin: str 
     assert proc.stderr == ""
 
 
+@pytest.mark.req("R-CLI")
+def test_chat_to_a_closed_stdout_leaves_quietly(first_daemon: Daemon) -> None:
+    """issue 38 §5.5: `zeroclaw chat` printed a `BrokenPipeError` traceback and exited 1; now as `zeroclaw rpc`."""
+    write_end = closed_pipe()
+    try:
+        proc = run(first_daemon, "chat", stdin="hello\n", stdout=write_end)
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 141, proc.stderr
+    assert proc.stderr == ""
+
+
+@pytest.mark.req("R-CLI")
+def test_chat_piped_to_head_leaves_quietly_mid_turn(first_daemon: Daemon) -> None:
+    """`zeroclaw chat … | head -1`: the reader leaves while a turn streams (written from the chat's loop thread);
+    status 141 and nothing on stderr, not the daemon blamed."""
+    proc = subprocess.Popen(
+        [*zeroclaw_command(), "chat", "--config-dir", str(first_daemon.config_dir)],
+        cwd=REPO_ROOT,
+        env=first_daemon.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(b"/stream 20000\n")
+    proc.stdin.close()
+    assert proc.stdout.readline().startswith(b"session ")
+    assert proc.stdout.readline()  # the chat goes on writing
+    proc.stdout.close()  # as `head -1` does once it has its line
+    assert proc.wait(WAIT * 3) == 141
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert err == "", err
+
+
 # -- §4.6 ---------------------------------------------------------------------------------------------------------
 
 DANGLING = """\
