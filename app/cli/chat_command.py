@@ -34,7 +34,7 @@ HISTORY_ROWS = 50  # transcript rows shown when a session is resumed
 _CLIP_LINES = 8  # a tool result in the resumed transcript shows this many lines
 
 
-def chat(config_dir: str | None, session_id: str | None, agent: str) -> int:
+def chat(config_dir: str | None, session_id: str | None, agent: str, *, create: bool = False) -> int:
     bg = Background()
     client: Client | None = None
     sid: str | None = None
@@ -47,7 +47,7 @@ def chat(config_dir: str | None, session_id: str | None, agent: str) -> int:
     try:
         client = bg.run(connect(config_dir))
         client.on_close = on_close
-        opened = bg.run(_open(client, config_dir, session_id, agent))
+        opened = bg.run(_open(client, config_dir, session_id, agent, create=create))
         sid = str(opened["sessionId"])
         state = "resumed" if opened["resumed"] else "new"
         header = f" ({state}, agent {opened['agentAlias']}); Ctrl-C cancels a turn, Ctrl-D leaves"
@@ -83,13 +83,22 @@ def chat(config_dir: str | None, session_id: str | None, agent: str) -> int:
         bg.close()
 
 
-async def _open(client: Client, config_dir: str | None, session_id: str | None, agent: str) -> dict[str, Any]:
+async def _open(
+    client: Client, config_dir: str | None, session_id: str | None, agent: str, *, create: bool = False
+) -> dict[str, Any]:
     params: dict[str, Any] = {"agentAlias": agent}
     if session_id:
         params["sessionId"] = session_id
     try:
         init = {"protocolVersion": 1, "clientInfo": {"name": "zeroclaw-chat"}}
         await client.call("initialize", {**init, "clientCapabilities": CLIENT_CAPABILITIES})
+        if session_id and not create and not await _exists(client, session_id):
+            flag = config_dir_flag(config_dir)
+            raise CliError(
+                f"zeroclaw: no session has the id {session_id}; `zeroclaw rpc{flag} session/list` lists yours, "
+                f"`zeroclaw chat{flag} --session {session_id} --create` creates one with that id",
+                2,
+            )
         opened: dict[str, Any] = await client.call("session/new", params)
         return opened
     except RemoteError as exc:
@@ -110,6 +119,16 @@ def _lost_message(config_dir: str | None, sid: str | None) -> str:
     flag = config_dir_flag(config_dir)
     resume = f" and resume with `zeroclaw chat{flag} --session {sid}`" if sid else ""
     return f"zeroclaw: the daemon closed the connection; start it again (`zeroclaw daemon{flag}`){resume}"
+
+
+async def _exists(client: Client, session_id: str) -> bool:
+    """Whether a session has this id (`session/new` would create one silently): its transcript can be read, or it
+    cannot be told (no `sessions:read` grant, another owner's: `session/new` then says what it says)."""
+    try:
+        await client.call("session/messages", {"sessionId": session_id, "limit": 0})
+    except RemoteError as exc:
+        return (exc.error.get("data") or {}).get("kind") != "session_not_found"
+    return True
 
 
 def _is_unknown_agent(error: dict[str, Any]) -> bool:

@@ -86,7 +86,7 @@ def test_every_command_takes_config_dir_before_or_after_it(cli_daemon: Daemon, t
         assert paired.returncode == 0 and json.loads(paired.stdout)["user"] == "alice", paired.stderr
         upgraded = run(*before, "db", "upgrade", *after, env=env)
         assert upgraded.returncode == 0 and "is at revision" in upgraded.stdout, upgraded.stderr
-        chat = run(*before, "chat", *after, "--session", "cfgdir-chat", env=env)  # stdin at EOF: leaves at once
+        chat = run(*before, "chat", *after, "--session", "cfgdir-chat", "--create", env=env)  # stdin at EOF: leaves
         assert chat.returncode == 0 and "session cfgdir-chat" in chat.stdout, chat.stderr
         source = tmp_path / "note.txt"
         source.write_text("hello")

@@ -135,6 +135,26 @@ def test_rpc_to_a_closed_stdout_leaves_quietly(first_daemon: Daemon, stdin: str 
 
 
 @pytest.mark.req("R-CLI")
+def test_chat_session_with_an_unknown_id_says_so_and_creates_nothing(first_daemon: Daemon) -> None:
+    """issue 38 §5.3: `zeroclaw chat --session s_typo` silently made an empty session with that id; now it says that
+    none has that id, how to list yours and how to create one on purpose (`--create`), and exits 2."""
+    proc = run(first_daemon, "chat", "--session", "s_typo")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+    flag = f"--config-dir {first_daemon.config_dir}"
+    assert proc.stderr.strip() == (
+        f"zeroclaw: no session has the id s_typo; `zeroclaw rpc {flag} session/list` lists yours, "
+        f"`zeroclaw chat {flag} --session s_typo --create` creates one with that id"
+    )
+    listed = json.loads(run(first_daemon, "rpc", "session/list").stdout)["sessions"]
+    assert "s_typo" not in [s["sessionId"] for s in listed]
+    created = run(first_daemon, "chat", "--session", "s_typo", "--create")
+    assert created.returncode == 0 and created.stdout.startswith("session s_typo (new"), created
+    resumed = run(first_daemon, "chat", "--session", "s_typo")
+    assert resumed.returncode == 0 and resumed.stdout.startswith("session s_typo (resumed"), resumed
+
+
+@pytest.mark.req("R-CLI")
 def test_chat_to_a_closed_stdout_leaves_quietly(first_daemon: Daemon) -> None:
     """issue 38 §5.5: `zeroclaw chat` printed a `BrokenPipeError` traceback and exited 1; now as `zeroclaw rpc`."""
     write_end = closed_pipe()

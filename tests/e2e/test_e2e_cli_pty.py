@@ -344,7 +344,7 @@ def test_rpc_interactive_ctrl_c_leaves_cleanly(pty_daemon: Daemon, terminals: li
 
 
 def test_chat_ctrl_c_at_the_idle_prompt_leaves_at_once(pty_daemon: Daemon, terminals: list[Terminal]) -> None:
-    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-idle")
+    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-idle", "--create")
     t.expect(r"session chat-idle \(new")
     t.expect("you> ")
     t.ctrl_c()  # no Enter follows
@@ -355,7 +355,7 @@ def test_chat_ctrl_c_at_the_approval_prompt_leaves_and_cancels_the_turn(
     pty_daemon: Daemon, terminals: list[Terminal]
 ) -> None:
     """docs/cli.md's keys; issue 29 §4.4: the turn is cancelled, not rejected first (and then carried on)."""
-    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-approve")
+    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-approve", "--create")
     t.expect("you> ")
     t.line("/bash touch approval-marker")
     t.expect(r"allow bash .*\[N\]o: ")
@@ -390,7 +390,7 @@ def test_chat_ctrl_c_at_the_approval_prompt_leaves_and_cancels_the_turn(
 
 
 def test_chat_ctrl_c_during_a_turn_cancels_it(pty_daemon: Daemon, terminals: list[Terminal]) -> None:
-    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-cancel")
+    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-cancel", "--create")
     t.expect("you> ")
     t.line("/sleep 30")
     t.expect("Sleeping for 30")
@@ -409,7 +409,7 @@ def test_chat_resumed_session_shows_a_cancelled_turn_as_cancelled(
     """issue 29 §4.9: the interrupted turn had its marker when resumed, the cancelled one had none. A cancelled turn
     adds no row (the transcript is the contract's, R-ACP-4): the chat asks `session/messages` for `turnEnds` and
     shows `(cancelled)` after the turn's last row, and nothing after a turn that ended as usual."""
-    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-cancel-resume")
+    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-cancel-resume", "--create")
     t.expect("you> ")
     t.line("hello")
     t.expect("You said: «hello»")
@@ -434,7 +434,7 @@ def test_chat_resumed_session_shows_a_cancelled_turn_as_cancelled(
 def test_chat_asks_the_agents_questions_and_asks_again_for_a_non_option(
     pty_daemon: Daemon, terminals: list[Terminal]
 ) -> None:
-    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-poll")
+    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-poll", "--create")
     t.expect("you> ")
     t.line("/poll Pick a colour | red | blue")
     t.expect(r"\? Pick a colour \[red / blue\] > ")
@@ -464,7 +464,7 @@ def test_chat_asks_the_agents_questions_and_asks_again_for_a_non_option(
 
 
 def test_chat_thought_is_set_apart_from_the_reply(pty_daemon: Daemon, terminals: list[Terminal]) -> None:
-    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-think")
+    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-think", "--create")
     t.expect("you> ")
     t.line("/think this through")
     t.expect(r"\nthinking: this through\nI have thought it over\.\n")
@@ -566,7 +566,7 @@ def test_chat_daemon_lost_mid_stream_is_reported_on_a_line_of_its_own(
 ) -> None:
     """issue 29 §4.9: the message no longer runs on after the streamed text."""
     d = daemon_factory.start()
-    t = zeroclaw(terminals, d, "chat", "--session", "chat-lost")
+    t = zeroclaw(terminals, d, "chat", "--session", "chat-lost", "--create")
     t.expect("you> ")
     t.line("/sleep 30")
     t.expect("Sleeping for 30 s")
