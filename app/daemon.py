@@ -175,7 +175,7 @@ async def _serve(
         cleanup.push_async_callback(services.sessions.shutdown)
         cleanup.callback(_close_files, services)
         grace = config_store.current.daemon.ephemeral_grace_secs
-        watch = EphemeralWatch(grace, stop.set) if options.ephemeral else None
+        watch = EphemeralWatch(grace, lambda: _idle_exit(grace, stop)) if options.ephemeral else None
         dispatcher = Dispatcher(
             build_registry(),
             services,
@@ -426,6 +426,11 @@ async def _start_wss(services: Services, dispatcher: Dispatcher) -> GatewayHandl
     # Before the ready line, so whoever waits for that one can read this one too.
     print(f"zeroclaw daemon: zerocode remote mode on {remote_url(handle)}", file=sys.stderr, flush=True)
     return handle
+
+
+def _idle_exit(grace: float, stop: asyncio.Event) -> None:
+    log.info("stopping: no client for %g s (--ephemeral)", grace)
+    stop.set()
 
 
 def _address_in_use(exc: BaseException) -> bool:
