@@ -8,6 +8,7 @@ checked against what the SDK parsed, so an update the SDK would drop cannot pass
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -325,6 +326,9 @@ async def test_questions_only_for_clients_with_forms(acp_daemon: Daemon) -> None
         sid = (await conn.new_session(cwd=workdir(acp_daemon), mcp_servers=[])).session_id
         assert await prompt(conn, sid, "/ask what now?", timeout=5) == "end_turn"
         assert [m for d, m in recorder.frames if m.get("method") == "elicitation/create"] == []
+        # issue 38 §5.8: the editor is attached; it is told that it cannot answer, not that nobody is there
+        said = json.dumps([m for d, m in recorder.frames if d == "incoming"])
+        assert "the attached client cannot answer questions" in said and "no interactive client" not in said, said
     async with open_acp(acp_daemon, unstable=True) as (conn, recorder, _process):
         form = ElicitationCapabilities(form=ElicitationFormCapabilities())
         await initialized(conn, elicitation=form)
