@@ -550,6 +550,8 @@ async def test_an_approval_answered_in_one_tab_leaves_the_other(
     await expect(b_box.locator(".approval-result")).to_contain_text("Decision sent: allow once")
     await expect(a_box.locator("button")).to_have_count(0)  # gone from the tab that did not answer
     await expect(a_box.locator(".approval-result")).to_contain_text("Answered elsewhere: allow once")
+    for box in (a_box, b_box):  # answered: no deadline left to tell
+        await expect(box).not_to_contain_text("rejected automatically")
     for page in (a.page, b.page):
         await expect(transcript(page).locator(".tool-output").last).to_have_text("hi\n[exit code 0]")
         await expect(transcript(page).locator(".bubble.assistant .text").last).to_contain_text("Command output")
