@@ -150,6 +150,13 @@ async def stored_reply(d: Daemon, sid: str) -> str:
     return str([r for r in rows if r["role"] == "assistant"][-1]["content"])
 
 
+async def stored_markers(d: Daemon, sid: str) -> int:
+    """How many `interrupted` markers the session's stored transcript holds."""
+    async with await d.client() as c:
+        rows = (await c.call("session/messages", {"sessionId": sid, "limit": 1000}))["messages"]
+    return sum(1 for r in rows if r.get("marker") == "interrupted")
+
+
 async def listed_with(page: Page, sid: str, messages: int) -> None:
     """The list shows the session with `messages` messages: the refresh after its turn is over (a call still out
     when the connection drops fails, and is shown as such)."""
@@ -397,7 +404,7 @@ async def test_a_dropped_connection_resumes_the_turn_by_seq(
     await tab.tap.drop()
     await expect(page.locator("#conn-banner")).to_be_visible()
     await expect(page.locator("#conn-banner-text")).to_contain_text("4000")
-    await expect(page.locator("#composer-note")).to_contain_text("the turn goes on in the daemon")
+    await expect(page.locator("#composer-note")).to_contain_text("If the daemon still runs, so does the turn")
     # it reconnects by itself (after 1 s) and attaches again after the last seq shown
     await expect(page.locator("#conn-banner")).to_be_hidden()
     await expect(text).to_have_text(SLEPT)
@@ -456,6 +463,44 @@ async def test_a_session_reopened_after_a_drop_while_another_was_shown(
     assert resumed and resumed[-1]["replayed"] >= 2 and resumed[-1]["gap"] is False, resumed
     assert await panel_errors(page) == []
     tab.assert_clean()
+
+
+@pytest.mark.req("R-ACP-5")
+@pytest.mark.req("R-MULTI-3")
+async def test_a_daemon_killed_mid_turn_the_open_tab_shows_the_interruption_once_reconnected(
+    daemon_factory: DaemonFactory,
+    browser: Browser,  # noqa: F811
+) -> None:
+    """issue 38 §5.7: the note said "the turn goes on in the daemon" though the daemon may be gone; after a
+    restart the open tab lacked the `interrupted` marker until the session was reopened."""
+    first, url = start_daemon(daemon_factory)
+    token = await pair(first)
+    context = await browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = await open_tab(context, url, token)
+    page = tab.page
+    sid = await new_session(page)
+    await send(page, "/sleep 30")
+    await expect(transcript(page).locator(".bubble.assistant .text").last).to_contain_text("Sleeping for 30 s..")
+    first.send_signal(signal.SIGKILL)
+    first.wait_exit()
+    await expect(page.locator("#conn-banner")).to_be_visible()
+    note = page.locator("#composer-note")
+    await expect(note).to_contain_text("If the daemon still runs, so does the turn")
+    await expect(note).to_contain_text("if the daemon stopped, the turn was interrupted")
+    port = url.rsplit(":", 1)[1]
+    second = daemon_factory.start(
+        config_dir=first.config_dir, root=first.root, no_gateway=False, args=["--gateway-port", port]
+    )
+    await expect(page.locator("#conn-banner")).to_be_hidden(timeout=WAIT_MS * 2)  # it reconnected by itself
+    marker = transcript(page).locator(".marker[data-marker=interrupted]")
+    await expect(marker).to_have_count(1)  # in the open tab, without reopening the session
+    await expect(transcript(page).locator(".bubble.user .text")).to_have_text(["/sleep 30"])
+    await expect(page.locator("#send")).to_be_enabled()
+    await expect(note).not_to_contain_text("Disconnected")
+    assert await panel_errors(page) == []
+    assert await stored_markers(second, sid) == 1  # the recovery ran once
+    tab.assert_clean()
+    await context.close()
 
 
 @pytest.mark.req("R-MULTI-2")
