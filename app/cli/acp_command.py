@@ -35,6 +35,7 @@ START_TIMEOUT_SECS = 20.0
 _NOTIFICATION = b'{"jsonrpc":"2.0","method":'  # the daemon's notifications: relayed without parsing
 _GONE = -32603
 READY = "zeroclaw daemon ready:"  # app/daemon.py's readiness line
+ANOTHER_DAEMON = "already serves"  # app/daemon.py's line when another daemon holds the endpoint's lock
 
 
 class DaemonGone(Exception):
@@ -175,7 +176,8 @@ async def _connect(
         try:
             return await open_endpoint(endpoint, limit=READ_LIMIT)
         except (FileNotFoundError, ConnectionRefusedError):
-            if (why := started.failure()) is not None:
+            # Another client's daemon won the start (it holds the endpoint's lock): wait for its socket instead.
+            if (why := started.failure()) is not None and ANOTHER_DAEMON not in why:
                 raise DaemonGone(why) from None
             if time.monotonic() > deadline:
                 raise DaemonGone(f"no daemon at {endpoint}, and `zeroclaw daemon --ephemeral` did not start") from None

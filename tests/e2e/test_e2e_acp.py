@@ -459,6 +459,24 @@ async def test_acp_started_daemon_takes_a_free_port_when_the_default_one_is_take
 
 
 @pytest.mark.req("R-EPH-3")
+async def test_two_editors_starting_at_once_share_one_daemon(daemon_factory: DaemonFactory) -> None:
+    """Two bridges with no daemon running each start one; the one that loses the endpoint's lock says so and
+    exits, and its bridge connects to the winner instead of failing."""
+    daemon = daemon_factory.start(CONFIG)
+    daemon.stop()
+    first, second = await _bridge(daemon), await _bridge(daemon)
+    for process in (first, second):
+        await _send(process, INIT)
+    for process in (first, second):
+        assert (await _line(process))["result"]["protocolVersion"] == 1
+        assert process.stdin is not None
+        process.stdin.close()
+        assert await asyncio.wait_for(process.wait(), TIMEOUT) == 0
+        assert process.stderr is not None
+        assert (await process.stderr.read()) == b""
+
+
+@pytest.mark.req("R-EPH-3")
 async def test_acp_prints_the_line_of_a_daemon_that_cannot_start(daemon_factory: DaemonFactory) -> None:
     daemon = daemon_factory.start(CONFIG)
     daemon.stop()
