@@ -175,7 +175,7 @@ async def _serve(
         cleanup.push_async_callback(services.sessions.shutdown)
         cleanup.callback(_close_files, services)
         grace = config_store.current.daemon.ephemeral_grace_secs
-        watch = EphemeralWatch(grace, stop.set) if options.ephemeral else None
+        watch = EphemeralWatch(grace, lambda: _idle_exit(grace, stop)) if options.ephemeral else None
         dispatcher = Dispatcher(
             build_registry(),
             services,
@@ -378,8 +378,9 @@ async def _start_gateway(
     config = services.config
     app = AppOnFirstRequest("gateway.app", build)
     port = options.gateway_port if options.gateway_port is not None else config.gateway.port
-    try:
-        handle = await start_gateway(
+
+    async def start(port: int) -> GatewayHandle:
+        return await start_gateway(
             app,
             host=config.gateway.host,
             port=port,
@@ -388,6 +389,17 @@ async def _start_gateway(
             ws_max_size=ws_max_size(config.limits.max_frame_bytes),
             sock=sock,
         )
+
+    try:
+        try:
+            handle = await start(port)
+        except (GatewayStartError, OSError) as exc:
+            # R-EPH-3: a daemon a client started for itself (`--ephemeral`, no port asked for) takes any free port
+            # rather than fail because another daemon holds the configured one.
+            if not (_address_in_use(exc) and options.ephemeral and options.gateway_port is None and sock is None):
+                raise
+            handle = await start(0)
+            log.warning("the gateway port %d is in use; this ephemeral daemon's gateway is %s", port, handle.url)
     except (GatewayStartError, OSError) as exc:
         if _address_in_use(exc):
             raise StartupError(_port_in_use(config.gateway.host, port)) from None
@@ -414,6 +426,11 @@ async def _start_wss(services: Services, dispatcher: Dispatcher) -> GatewayHandl
     # Before the ready line, so whoever waits for that one can read this one too.
     print(f"zeroclaw daemon: zerocode remote mode on {remote_url(handle)}", file=sys.stderr, flush=True)
     return handle
+
+
+def _idle_exit(grace: float, stop: asyncio.Event) -> None:
+    log.info("stopping: no client for %g s (--ephemeral)", grace)
+    stop.set()
 
 
 def _address_in_use(exc: BaseException) -> bool:

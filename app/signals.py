@@ -9,6 +9,7 @@ Proactor loop also wakes on a signal by itself, through its `signal.set_wakeup_f
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 import sys
 from collections.abc import Callable
@@ -17,6 +18,8 @@ from types import FrameType
 __all__ = ["install_signal_handlers"]
 
 _Handler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
+
+log = logging.getLogger("zeroclaw.daemon")
 
 
 def install_signal_handlers(
@@ -27,9 +30,12 @@ def install_signal_handlers(
     Returns the undo. Handlers the loop took stay until it closes (asyncio removes them then), so the undo does
     nothing for them; the `signal.signal` fallback's are put back to what they were, since they would outlive
     the loop."""
-    wanted: list[tuple[signal.Signals, Callable[[], None]]] = [(signal.SIGINT, stop), (signal.SIGTERM, stop)]
+    wanted: list[tuple[signal.Signals, Callable[[], None]]] = [
+        (signal.SIGINT, _saying(signal.SIGINT, stop)),
+        (signal.SIGTERM, _saying(signal.SIGTERM, stop)),
+    ]
     if sys.platform == "win32":
-        wanted.append((signal.SIGBREAK, stop))  # Ctrl-Break
+        wanted.append((signal.SIGBREAK, _saying(signal.SIGBREAK, stop)))  # Ctrl-Break
     elif reload is not None:  # no SIGHUP on Windows, where the stat poll alone sees edits
         wanted.append((signal.SIGHUP, reload))
     added: list[signal.Signals] = []
@@ -42,6 +48,16 @@ def install_signal_handlers(
             loop.remove_signal_handler(sig)
         return _install_fallback(loop, wanted)
     return _nothing
+
+
+def _saying(sig: signal.Signals, stop: Callable[[], None]) -> Callable[[], None]:
+    """`stop`, after the one line saying why the daemon stops (a daemon never stops without a word)."""
+
+    def stopping() -> None:
+        log.info("stopping: %s received", sig.name)
+        stop()
+
+    return stopping
 
 
 def _install_fallback(

@@ -269,6 +269,9 @@ class SessionAttached(Answer, frozen=True):
     replayed: Annotated[int, Meta(ge=0)]  # updates sent again, those after afterSeq, before this answer
     gap: bool  # some updates after afterSeq are no longer retained: read the transcript (session/messages)
     running: bool  # a turn runs now
+    # R-MULTI-2: the seq just before the running turn's first update (null when idle): the `afterSeq` that shows
+    # the turn from its start, whatever the numbering did before it (a restart jumps it)
+    turn_start_seq: Annotated[int, Meta(ge=0)] | None
     pending_approvals: list[str]  # request ids of the approval_requests still waiting for an answer
 
 

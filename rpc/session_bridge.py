@@ -129,7 +129,7 @@ class Elicitor:
         self, client: ClientChannel, message: str, requested_schema: dict[str, Any], timeout: float
     ) -> Elicitation:
         if client.closed or "elicitation" not in client.capabilities:
-            return Elicitation("unavailable", reason="no interactive client is attached")
+            return Elicitation("unavailable", reason=_why_not(client))
         question = client.dialect.question(requested_schema)
         if question is None:  # R-ZC-5: a form this client cannot show fails at once, as ZeroClaw's do
             return Elicitation("failed", reason=FREE_FORM_REFUSED)
@@ -152,6 +152,16 @@ class Elicitor:
         except PendingLimitReached:
             return Elicitation("failed", reason="too many questions are already waiting (pending_client_requests)")
         return _parse(answer, question)
+
+
+NO_CLIENT = "no interactive client is attached to this session"
+CANNOT_ASK = "the attached client cannot answer questions (it did not announce the elicitation capability)"
+
+
+def _why_not(client: ClientChannel) -> str:
+    """Why `client` is not asked: there is no one (an HTTP call, a connection gone), or there is one that cannot
+    show a question (an editor without elicitation): the user is told which."""
+    return NO_CLIENT if client.closed or client.one_shot else CANNOT_ASK
 
 
 def _can_ask(client: ClientChannel) -> bool:

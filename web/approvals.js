@@ -37,6 +37,8 @@ export function approvalBox(sessionId, params) {
   );
   const row = h("div", { class: "buttons" }, buttons);
   const known = params.arguments !== undefined;
+  // While it waits: the deadline, as a time (reckoned from when this page got the request); gone once answered.
+  const deadline = h("p", { class: "muted small approval-deadline", text: deadlineText(params.timeoutSecs) });
   const el = h(
     "div",
     { class: "approval", dataset: { requestId: params.requestId ?? "" } },
@@ -44,7 +46,7 @@ export function approvalBox(sessionId, params) {
       ? [
           h("p", { class: "approval-title" }, "Approve ", h("strong", { class: "mono", text: params.toolName ?? "tool" }), " with these arguments?"),
           h("pre", { text: pretty(params.arguments ?? {}) }),
-          h("p", { class: "muted small", text: `Rejected automatically after ${params.timeoutSecs ?? "?"} s without an answer.` }),
+          deadline,
         ]
       : h("p", { class: "approval-title" }, "A tool waits for approval ", h("span", { class: "mono", text: params.requestId ?? "" }), " (asked before this page followed the session)."),
     row,
@@ -53,6 +55,7 @@ export function approvalBox(sessionId, params) {
   let sending = false; // our own answer is on its way: its reply, not approval_resolved, says how it went
   const settle = (text, kind) => {
     box.answered = true;
+    deadline.remove();
     row.remove(); // nothing left to click
     el.classList.add("answered");
     showInline(result, text, kind);
@@ -63,6 +66,7 @@ export function approvalBox(sessionId, params) {
     expire(reason) {
       if (box.answered) return;
       box.answered = true;
+      deadline.remove();
       for (const b of buttons) b.disabled = true;
       showInline(result, `No longer pending: ${reason}`, "note");
     },
@@ -84,6 +88,7 @@ export function approvalBox(sessionId, params) {
         return;
       }
       box.answered = true;
+      deadline.remove();
       el.classList.add("answered");
       for (const b of buttons) if (b.dataset.decision === decision) b.setAttribute("aria-pressed", "true");
       showInline(result, `Decision sent: ${label.toLowerCase()}.`, "ok");
@@ -91,13 +96,23 @@ export function approvalBox(sessionId, params) {
       reportError("Approve", err);
       showInline(result, describeError(err));
       const gone = err instanceof RpcError && (err.code === -32602 || err.code === -32000);
-      if (gone) box.answered = true;
+      if (gone) {
+        box.answered = true;
+        deadline.remove();
+      }
       else for (const b of buttons) b.disabled = false;
     } finally {
       sending = false;
     }
   }
   return box;
+}
+
+/** "Answer by 14:05:32, or it is rejected automatically (120 s after it was asked)." */
+function deadlineText(timeoutSecs) {
+  if (typeof timeoutSecs !== "number") return "Rejected automatically if nobody answers in time.";
+  const at = new Date(Date.now() + timeoutSecs * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  return `Answer by ${at}, or it is rejected automatically (${timeoutSecs} s after it was asked).`;
 }
 
 // ------------------------------------------------------------------------------------------------ questions

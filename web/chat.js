@@ -4,7 +4,7 @@
 
 import { expireQuestions } from "./approvals.js";
 import { byId, formatTime, h } from "./dom.js";
-import { call, connected, tryCall } from "./connection.js";
+import { call, connected, daemonRestarted, tryCall } from "./connection.js";
 import { reportError, showInline } from "./errors.js";
 import { on } from "./events.js";
 import { follow, redrawJoined, showPrompt } from "./follow.js";
@@ -107,7 +107,10 @@ export async function resumeViews() {
     const entry = sessionEntry(view.id);
     // Not listed (past the first page): it was live when the connection dropped, so follow it again.
     if (entry ? entry.live : true) await follow(view);
-    else {
+    else if (view.running && daemonRestarted() && !entry.killed && (await follow(view))) {
+      // The daemon stopped mid-turn, so the turn was interrupted. Attaching brought the session back, which
+      // recovers the turn (the `interrupted` marker, docs/durability.md), and the transcript was read with it.
+    } else {
       // Closed, killed, or the daemon restarted: its turn is over; the transcript says how it ended.
       if (view.running) view.failTurn(view.turn, new ConnectionError("The session is no longer live; its turn ended while this page was disconnected."));
       await view.load();
@@ -145,7 +148,7 @@ function updateComposer() {
   el.prompt.disabled = !online || killed;
   el.cancel.disabled = !online || !view.running;
   el.reload.disabled = view.running;
-  if (!online && view.running) showInline(el.note, "Disconnected: the turn goes on in the daemon, and reconnecting shows the rest of it here.", "note");
+  if (!online && view.running) showInline(el.note, "Disconnected. If the daemon still runs, so does the turn, and reconnecting shows the rest of it here; if the daemon stopped, the turn was interrupted.", "note");
   else if (killed) showInline(el.note, "This session was killed: its history is read-only and it can never be resumed.", "note");
   else if (view.running) showInline(el.note, "The agent is working… Cancel stops the turn.", "note");
   else showInline(el.note, "", "note");

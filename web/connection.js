@@ -11,6 +11,7 @@ let client = null; // the signed-in RpcClient
 let init = null; // its initialize result
 let lost = false; // its socket closed under us
 let closing = false; // we closed it on purpose
+let restarted = false; // this connection reached another daemon process than the one before (its pid changed)
 
 // Daemon → panel traffic, set by the chat view (answerDaemonWith).
 let daemon = {
@@ -46,6 +47,7 @@ export async function connect(token) {
     throw err;
   }
   if (client && client !== rpc) client.close();
+  restarted = init !== null && init.serverPid !== result.serverPid;
   client = rpc;
   init = result;
   lost = false;
@@ -75,6 +77,8 @@ function onClose(rpc, event) {
 export const signedIn = () => client !== null;
 /** Signed in and the socket still open. */
 export const connected = () => client !== null && !lost;
+/** The daemon was restarted while the connection was down (a reconnect reached another process). */
+export const daemonRestarted = () => restarted;
 /** `principal` of the initialize result: {id, admin, …}, or null. */
 export const principal = () => init?.principal ?? null;
 

@@ -28,9 +28,10 @@ async function attach(view) {
   try {
     result = await call("session/attach", after === null ? { sessionId: view.id } : { sessionId: view.id, afterSeq: after });
     if (after === null && result.running) {
-      // A turn runs already: ask again for every update the daemon keeps, to show that turn from its first one
-      // (as `zeroclaw chat --session` does). Attaching again restarts this connection's stream from there.
-      result = await call("session/attach", { sessionId: view.id, afterSeq: 0 });
+      // A turn runs already: ask again from its start (`turnStartSeq`, R-MULTI-2; right also after a restart made
+      // the numbering jump, where afterSeq 0 is a gap), to show it from its first update (as `zeroclaw chat
+      // --session` does). Attaching again restarts this connection's stream from there.
+      result = await call("session/attach", { sessionId: view.id, afterSeq: result.turnStartSeq ?? 0 });
     }
   } catch (err) {
     release(view);
@@ -49,8 +50,9 @@ async function attach(view) {
     // Nothing shown yet, or the daemon no longer has every update since: read the transcript, then go on live.
     view.turn = null;
     view.running = false;
-    // With the whole replay (no gap), the running turn starts after the last turn_complete it holds (or at 1).
-    const start = after === null && result.running && !result.gap ? lastEnd(view, result.seq) : null;
+    // With the whole replay (no gap), the running turn starts after `turnStartSeq` (a daemon without it: after the
+    // last turn_complete held, or at 1).
+    const start = after === null && result.running && !result.gap ? (result.turnStartSeq ?? lastEnd(view, result.seq)) : null;
     if (start !== null && (await view.load({ cutTurns: turnsAfter(view, start) }))) view.seq = start;
     else {
       if (start === null) await view.load();

@@ -63,7 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     pair.add_argument("--code", action="store_true", help="issue a one-time 6-digit code for POST /pair instead")
 
     chat = sub.add_parser("chat", parents=[common], help="chat with an agent in the terminal")
-    chat.add_argument("--session", metavar="ID", help="resume (or choose) this session id")
+    chat.add_argument("--session", metavar="ID", help="resume this session")
+    chat.add_argument("--create", action="store_true", help="with --session: create it when no session has that id")
     chat.add_argument("--agent", metavar="A", default="default", help="agent alias (default: default)")
 
     acp = sub.add_parser("acp", parents=[common], help="an Agent Client Protocol agent on stdio, for editors")
@@ -192,7 +193,7 @@ def _client_command(args: argparse.Namespace) -> Callable[[], int]:
     if args.command == "chat":
         from app.cli.chat_command import chat
 
-        return lambda: chat(config_dir, args.session, args.agent)
+        return lambda: chat(config_dir, args.session, args.agent, create=args.create)
     if args.command == "service" and args.service_command == "install":
         from app.cli.service_command import install
 

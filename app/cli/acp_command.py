@@ -3,7 +3,8 @@
 The bridge is a relay, not a second agent: each line from the editor goes to the daemon's local socket as it is,
 but the `initialize` gets the dialect marker (`_meta["zeroclaw.acp"]`, with `--agent`), and each line from the
 daemon goes to stdout as it is. Nothing else is written to stdout; the one line this command may write is on
-stderr. When no daemon runs, `zeroclaw daemon --ephemeral` is started (gone about a second after its last client).
+stderr. When no daemon runs, `zeroclaw daemon --ephemeral` is started (gone about a second after its last client);
+when that one cannot start, its own line saying why is the line on stderr (R-EPH-3).
 
 The editor's requests are remembered until answered: when the daemon goes away, each gets an error at once, and
 the bridge exits with status 1. At the end of stdin the socket's sending side is closed; the daemon answers what
@@ -16,6 +17,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any
 
@@ -32,6 +34,8 @@ READ_CHUNK = 1024 * 1024
 START_TIMEOUT_SECS = 20.0
 _NOTIFICATION = b'{"jsonrpc":"2.0","method":'  # the daemon's notifications: relayed without parsing
 _GONE = -32603
+READY = "zeroclaw daemon ready:"  # app/daemon.py's readiness line
+ANOTHER_DAEMON = "already serves"  # app/daemon.py's line when another daemon holds the endpoint's lock
 
 
 class DaemonGone(Exception):
@@ -51,22 +55,29 @@ def bridge(config_dir: str | None, agent: str | None) -> int:
 
 async def _bridge(config_dir: str | None, agent: str | None) -> int:
     endpoint = resolve(config_dir).endpoint
-    reader, writer = await _connect(config_dir, endpoint)
-    stdin = await _stdin()
-    stdout = _Stdout()
-    pending: dict[bytes, Any] = {}  # the editor's request ids (encoded) → as it sent them
-    ended = asyncio.Event()  # the editor closed stdin
-    up = asyncio.create_task(_up(stdin, writer, pending, agent, ended))
+    started = _Started()
     try:
-        await _down(reader, stdout, pending)
+        reader, writer = await _connect(config_dir, endpoint, started)
+        stdin = await _stdin()
+        stdout = _Stdout()
+        pending: dict[bytes, Any] = {}  # the editor's request ids (encoded) → as it sent them
+        ended = asyncio.Event()  # the editor closed stdin
+        up = asyncio.create_task(_up(stdin, writer, pending, agent, ended))
+        try:
+            await _down(reader, stdout, pending)
+        finally:
+            up.cancel()
+        if ended.is_set() and not pending:
+            return 0
+        for rid in pending.values():
+            stdout.write(_gone_error(rid))
+        await stdout.drain()
+        # The daemon we started took the connection, then failed later in its start (a listener): its line says why.
+        if (why := started.failure(wait=1.0)) is not None:
+            raise DaemonGone(why)
+        raise DaemonGone(f"the daemon went away; {len(pending)} pending request(s) answered with an error")
     finally:
-        up.cancel()
-    if ended.is_set() and not pending:
-        return 0
-    for rid in pending.values():
-        stdout.write(_gone_error(rid))
-    await stdout.drain()
-    raise DaemonGone(f"the daemon went away; {len(pending)} pending request(s) answered with an error")
+        started.close()
 
 
 async def _up(
@@ -112,7 +123,7 @@ async def _down(reader: asyncio.StreamReader, stdout: _Stdout, pending: dict[byt
     """The daemon's bytes to stdout as they come (one write per read); only the lines that may answer one of
     the editor's requests are parsed, never a notification."""
     rest = b""
-    while data := await reader.read(READ_CHUNK):
+    while data := await _read(reader):
         lines = (rest + data).split(b"\n") if rest or b"\n" in data else [data]
         rest = lines.pop()
         for line in lines:
@@ -122,6 +133,14 @@ async def _down(reader: asyncio.StreamReader, stdout: _Stdout, pending: dict[byt
         await stdout.drain()
     if rest:
         stdout.write(b"\n")  # a line cut off by the daemon's end: the errors start anew
+
+
+async def _read(reader: asyncio.StreamReader) -> bytes:
+    """The next bytes from the daemon; b"" at its end, a reset included (the daemon went away)."""
+    try:
+        return await reader.read(READ_CHUNK)
+    except (ConnectionError, OSError):
+        return b""
 
 
 def _answered(line: bytes, pending: dict[bytes, Any]) -> None:
@@ -141,37 +160,73 @@ def _gone_error(rid: Any) -> bytes:
 # -- the daemon
 
 
-async def _connect(config_dir: str | None, endpoint: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+async def _connect(
+    config_dir: str | None, endpoint: str, started: _Started
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     try:
         return await open_endpoint(endpoint, limit=READ_LIMIT)
     except (FileNotFoundError, ConnectionRefusedError):
         pass
     except OSError as exc:  # another user's socket, say: starting a daemon would not help
         raise DaemonGone(f"cannot connect to {endpoint}: {exc.strerror or exc}") from None
-    daemon = _start_daemon(config_dir)
+    started.start(config_dir)
     deadline = time.monotonic() + START_TIMEOUT_SECS
     while True:
         await asyncio.sleep(0.05)
         try:
             return await open_endpoint(endpoint, limit=READ_LIMIT)
         except (FileNotFoundError, ConnectionRefusedError):
-            if daemon.poll() is not None or time.monotonic() > deadline:
+            # Another client's daemon won the start (it holds the endpoint's lock): wait for its socket instead.
+            if (why := started.failure()) is not None and ANOTHER_DAEMON not in why:
+                raise DaemonGone(why) from None
+            if time.monotonic() > deadline:
                 raise DaemonGone(f"no daemon at {endpoint}, and `zeroclaw daemon --ephemeral` did not start") from None
         except OSError as exc:
             raise DaemonGone(f"cannot connect to {endpoint}: {exc.strerror or exc}") from None
 
 
-def _start_daemon(config_dir: str | None) -> subprocess.Popen[bytes]:
-    """`zeroclaw daemon --ephemeral` for this config dir, in a session of its own; stdout stays the editor's."""
-    argv = [sys.executable, "-m", "app.cli", *(["--config-dir", config_dir] if config_dir else []), "daemon"]
-    return subprocess.Popen(
-        [*argv, "--ephemeral"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        env=os.environ.copy(),
-    )
+class _Started:
+    """The `zeroclaw daemon --ephemeral` this bridge started, if any (R-EPH-3), in a session of its own; stdout
+    stays the editor's. Its stderr goes to an unnamed temporary file, so that when it exits before serving, its
+    one line saying why reaches the user; at `--log-level warning`, the file stays small while it runs."""
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen[bytes] | None = None
+        self._stderr: Any = None
+
+    def start(self, config_dir: str | None) -> None:
+        argv = [sys.executable, "-m", "app.cli", *(["--config-dir", config_dir] if config_dir else []), "daemon"]
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed by `close`; the daemon keeps its copy)
+        self._process = subprocess.Popen(
+            [*argv, "--ephemeral", "--log-level", "warning"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=self._stderr,
+            start_new_session=True,
+            env=os.environ.copy(),
+        )
+
+    def failure(self, wait: float = 0.0) -> str | None:
+        """The started daemon's last stderr line once it has exited with an error (None while it runs, or when
+        none was started), waiting up to `wait` seconds for it to exit."""
+        if self._process is None:
+            return None
+        try:
+            status = self._process.wait(wait) if wait else self._process.poll()
+        except subprocess.TimeoutExpired:
+            return None
+        if status is None or status == 0:
+            return None
+        self._stderr.seek(0)
+        lines = [line.strip() for line in self._stderr.read().decode(errors="replace").splitlines() if line.strip()]
+        if any(line.startswith(READY) for line in lines):
+            return None  # it did start, and ended later: not a failure to start
+        why = lines[-1] if lines else f"exited with status {status}"
+        return f"no daemon was running, and the one started did not start: {why}"
+
+    def close(self) -> None:
+        if self._stderr is not None:
+            self._stderr.close()
 
 
 # -- stdio

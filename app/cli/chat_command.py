@@ -28,13 +28,13 @@ from rpc.client import Client, RemoteError
 
 __all__ = ["HISTORY_ROWS", "chat"]
 
-console = Console(highlight=False)
+console = Console(highlight=False, file=terminal.GuardedStdout())  # type: ignore[arg-type]  # sys.stdout, guarded
 
 HISTORY_ROWS = 50  # transcript rows shown when a session is resumed
 _CLIP_LINES = 8  # a tool result in the resumed transcript shows this many lines
 
 
-def chat(config_dir: str | None, session_id: str | None, agent: str) -> int:
+def chat(config_dir: str | None, session_id: str | None, agent: str, *, create: bool = False) -> int:
     bg = Background()
     client: Client | None = None
     sid: str | None = None
@@ -47,7 +47,7 @@ def chat(config_dir: str | None, session_id: str | None, agent: str) -> int:
     try:
         client = bg.run(connect(config_dir))
         client.on_close = on_close
-        opened = bg.run(_open(client, config_dir, session_id, agent))
+        opened = bg.run(_open(client, config_dir, session_id, agent, create=create))
         sid = str(opened["sessionId"])
         state = "resumed" if opened["resumed"] else "new"
         header = f" ({state}, agent {opened['agentAlias']}); Ctrl-C cancels a turn, Ctrl-D leaves"
@@ -83,13 +83,22 @@ def chat(config_dir: str | None, session_id: str | None, agent: str) -> int:
         bg.close()
 
 
-async def _open(client: Client, config_dir: str | None, session_id: str | None, agent: str) -> dict[str, Any]:
+async def _open(
+    client: Client, config_dir: str | None, session_id: str | None, agent: str, *, create: bool = False
+) -> dict[str, Any]:
     params: dict[str, Any] = {"agentAlias": agent}
     if session_id:
         params["sessionId"] = session_id
     try:
         init = {"protocolVersion": 1, "clientInfo": {"name": "zeroclaw-chat"}}
         await client.call("initialize", {**init, "clientCapabilities": CLIENT_CAPABILITIES})
+        if session_id and not create and not await _exists(client, session_id):
+            flag = config_dir_flag(config_dir)
+            raise CliError(
+                f"zeroclaw: no session has the id {session_id}; `zeroclaw rpc{flag} session/list` lists yours, "
+                f"`zeroclaw chat{flag} --session {session_id} --create` creates one with that id",
+                2,
+            )
         opened: dict[str, Any] = await client.call("session/new", params)
         return opened
     except RemoteError as exc:
@@ -110,6 +119,16 @@ def _lost_message(config_dir: str | None, sid: str | None) -> str:
     flag = config_dir_flag(config_dir)
     resume = f" and resume with `zeroclaw chat{flag} --session {sid}`" if sid else ""
     return f"zeroclaw: the daemon closed the connection; start it again (`zeroclaw daemon{flag}`){resume}"
+
+
+async def _exists(client: Client, session_id: str) -> bool:
+    """Whether a session has this id (`session/new` would create one silently): its transcript can be read, or it
+    cannot be told (no `sessions:read` grant, another owner's: `session/new` then says what it says)."""
+    try:
+        await client.call("session/messages", {"sessionId": session_id, "limit": 0})
+    except RemoteError as exc:
+        return (exc.error.get("data") or {}).get("kind") != "session_not_found"
+    return True
 
 
 def _is_unknown_agent(error: dict[str, Any]) -> bool:
@@ -261,26 +280,29 @@ class _Chat:
     # -- loop thread -----------------------------------------------------------------------------------
 
     async def attach(self) -> tuple[list[dict[str, Any]], bool] | None:
-        """Follow the session with every retained update replayed. None when no turn runs (or the daemon has no
-        `session/attach`); else the running turn's updates so far (after the last `turn_complete` replayed) and
-        whether they go back to its start: not when the daemon no longer keeps them (`gap`), and the turn is then
-        shown from now on, after the transcript so far."""
+        """Follow the session from now on. None when no turn runs (or the daemon has no `session/attach`); else
+        attach again from the running turn's start (`turnStartSeq`, R-MULTI-2: right also after a restart made
+        the numbering jump) and give its updates so far, and whether they go back to its start: not when the
+        daemon no longer keeps them (`gap`), and the turn is then shown from now on, after the transcript so far."""
         try:
-            state = await self.client.call("session/attach", {"sessionId": self.sid, "afterSeq": 0})
+            state = await self.client.call("session/attach", {"sessionId": self.sid})
+            if not state.get("running"):
+                return None
+            start = state.get("turnStartSeq") or 0
+            state = await self.client.call("session/attach", {"sessionId": self.sid, "afterSeq": start})
         except RemoteError:
             return None
-        replayed: list[dict[str, Any]] = []
+        by_seq: dict[int, dict[str, Any]] = {}  # live ones of the first attach may come again in the replay
         while not self.inbox.empty():  # replayed before the answer, so all here now
             message = self.inbox.get_nowait()
             update = message.get("params") if message.get("method") == "session/update" else None
-            if isinstance(update, dict) and update.get("sessionId") == self.sid:
-                replayed.append(update)
-        if not state.get("running"):
-            return None
+            if isinstance(update, dict) and update.get("sessionId") == self.sid and update.get("seq", 0) > start:
+                by_seq[update.get("seq", 0)] = update
+        replayed = [by_seq[seq] for seq in sorted(by_seq)]
         ends = [i for i, update in enumerate(replayed) if update.get("type") == "turn_complete"]
-        if ends:
-            return replayed[ends[-1] + 1 :], True
-        return replayed, not state.get("gap") and bool(replayed) and replayed[0].get("seq") == 1
+        if ends:  # it ended meanwhile: what came after its end is the next turn's (shown live)
+            return replayed[: ends[0] + 1], not state.get("gap")
+        return replayed, not state.get("gap")
 
     async def _follow_turn(self, replayed: list[dict[str, Any]], asker: Asker) -> dict[str, Any]:
         settled = {u.get("requestId") for u in replayed if u.get("type") == "approval_resolved"}

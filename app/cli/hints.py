@@ -27,8 +27,9 @@ def _error_kinds(error: dict[str, Any]) -> set[str]:
     return {str(e.get("type")) for e in data.get("errors", []) if isinstance(e, dict)}
 
 
-def hint_for(error: dict[str, Any], config_dir: str | None) -> str | None:
-    """One sentence on what to do about a JSON-RPC error answer, or None when the message says it all."""
+def hint_for(error: dict[str, Any], config_dir: str | None, *, meant: str | None = None) -> str | None:
+    """One sentence on what to do about a JSON-RPC error answer, or None when the message says it all (`meant`:
+    the method name closest to the one called, for a method not found)."""
     code = error.get("code")
     data: dict[str, Any] = error.get("data") or {}
     kinds = _error_kinds(error)
@@ -56,7 +57,8 @@ def hint_for(error: dict[str, Any], config_dir: str | None) -> str | None:
     if code == -32003:
         return "the session belongs to another user; start your own with `zeroclaw chat`"
     if code == -32601:
-        return f"`zeroclaw rpc{flag} --list` lists the methods this daemon serves"
+        listing = f"`zeroclaw rpc{flag} --list` lists the methods this daemon serves"
+        return f"did you mean `{meant}`? {listing}" if meant else listing
     if code == -32005:
         return "see docs/limits.md for the limit and its [limits] key"
     if code == -32602 and "unknown_user" in kinds:
@@ -67,8 +69,8 @@ def hint_for(error: dict[str, Any], config_dir: str | None) -> str | None:
     return None
 
 
-def error_line(error: dict[str, Any], config_dir: str | None) -> str:
+def error_line(error: dict[str, Any], config_dir: str | None, *, meant: str | None = None) -> str:
     """`zeroclaw: <message> (<code>); <hint>` for stderr."""
-    hint = hint_for(error, config_dir)
+    hint = hint_for(error, config_dir, meant=meant)
     line = f"zeroclaw: {error.get('message', 'error')} ({error.get('code')})"
     return f"{line}; {hint}" if hint else line

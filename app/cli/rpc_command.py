@@ -59,12 +59,22 @@ async def one_shot(config_dir: str | None, method: str, params_json: str | None)
     try:
         params = orjson.loads(params_json) if params_json else None
     except orjson.JSONDecodeError:
-        print(f'zeroclaw: PARAMS must be JSON, e.g. zeroclaw rpc {method} \'{{"sessionId": "s1"}}\'', file=sys.stderr)
+        from app.cli.method_hints import local_methods, params_example
+
+        example = params_example(method, local_methods())  # from the method's own params
+        print(f"zeroclaw: PARAMS must be JSON, e.g. zeroclaw rpc {method} '{example}'", file=sys.stderr)
         return 2
 
     async def call(client: Client) -> int:
         await client.call("initialize", {"protocolVersion": 1, "clientInfo": {"name": "zeroclaw-cli"}})
-        _print_json(await client.call(method, params))
+        try:
+            _print_json(await client.call(method, params))
+        except RemoteError as exc:
+            if exc.error.get("code") != -32601:
+                raise
+            _print_json({"error": exc.error})  # as `with_client` does, with the name meant in the line
+            terminal.say(error_line(exc.error, config_dir, meant=await _meant(client, method)))
+            return 1
         return 0
 
     return await with_client(config_dir, call, error_json=True)
@@ -108,6 +118,17 @@ async def with_client(
         await client.close()
 
 
+async def _meant(client: Client, method: str) -> str | None:
+    """The method the daemon serves whose name is closest to `method` (a typo), from its `rpc.discover`."""
+    from app.cli.method_hints import did_you_mean
+
+    try:
+        document = await client.call("rpc.discover")
+        return did_you_mean(method, [m["name"] for m in document["methods"]])
+    except (RemoteError, ConnectionError, KeyError, TypeError):
+        return None
+
+
 def _hashable(value: Any) -> bool:
     """A request id this client can wait for (JSON-RPC ids are strings or numbers)."""
     return isinstance(value, str | int | float) and not isinstance(value, bool)
@@ -141,6 +162,7 @@ class _Interactive:
         self.outstanding: set[Any] = set()  # ids of the requests sent from typed lines, until answered
         self.settled = threading.Event()
         self.ending = False
+        self.served: list[dict[str, Any]] | None = None  # the daemon's methods (`rpc.discover`), once asked
 
     # -- loop thread ------------------------------------------------------------------------------
 
@@ -216,7 +238,16 @@ class _Interactive:
             methods = self.bg.run(discover(client))
         except (ConnectionError, RemoteError, KeyError, TypeError):
             return  # an older daemon without rpc.discover: no completion, the client works as before
+        self.served = methods
         MethodCompleter([method["name"] for method in methods]).install()
+
+    def methods(self) -> list[dict[str, Any]]:
+        """The daemon's methods when it listed them, else this version's (for hints only)."""
+        if self.served is None:
+            from app.cli.method_hints import local_methods
+
+            self.served = local_methods()
+        return self.served
 
     @staticmethod
     def init_params(given: dict[str, Any]) -> dict[str, Any]:
@@ -273,13 +304,20 @@ class _Interactive:
         try:
             params = orjson.loads(rest) if rest.strip() else None
         except orjson.JSONDecodeError:
-            terminal.say('params must be JSON, e.g. session/list {"includeKilled": true}')
+            from app.cli.method_hints import params_example
+
+            terminal.say(f"params must be JSON, e.g. {method} {params_example(method, self.methods())}")
             return
         if method == "initialize":
             params = self.init_params(params if isinstance(params, dict) else {})
         if params is not None:
             frame["params"] = params
-        self.send(frame)
+        self.send(frame)  # as typed: the daemon's answer says what it says; a hint for a name it does not serve
+        if not method.startswith("rpc.") and method != "initialize":
+            from app.cli.method_hints import did_you_mean
+
+            if (meant := did_you_mean(method, [m["name"] for m in self.methods()])) is not None:
+                terminal.say(f"zeroclaw: no method {method}; did you mean `{meant}`?")
 
     def run(self) -> int:
         self.start()

@@ -29,6 +29,7 @@ __all__ = [
     "Asker",
     "Background",
     "CliError",
+    "GuardedStdout",
     "Interrupt",
     "StdoutClosed",
     "ignore_interrupts",
@@ -258,6 +259,8 @@ def read_line(prompt: str) -> str | None:
         return input(prompt)
     except EOFError:
         return None
+    except BrokenPipeError:  # the prompt went to a stdout nobody reads (`zeroclaw chat … | head -1`)
+        raise StdoutClosed from None
     finally:
         _reading.active = False
 
@@ -274,6 +277,26 @@ def write_out(text: str) -> None:
         sys.stdout.flush()
     except BrokenPipeError:
         raise StdoutClosed from None
+
+
+class GuardedStdout:
+    """`sys.stdout` as a rich `Console`'s file: a write or flush whose reader is gone raises `StdoutClosed`, not
+    `BrokenPipeError`, which is a `ConnectionError` and would be taken for the daemon's connection."""
+
+    def write(self, text: str) -> int:
+        try:
+            return sys.stdout.write(text)
+        except BrokenPipeError:
+            raise StdoutClosed from None
+
+    def flush(self) -> None:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise StdoutClosed from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(sys.stdout, name)
 
 
 def leave_quietly() -> int:

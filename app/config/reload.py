@@ -159,8 +159,10 @@ class ConfigWatcher:
             log.error("%s: cannot read it (%s, errno %s); the running config stays", path, trigger, exc.errno)
             return None
         if result.missing:
-            if result.file_changed or trigger == "SIGHUP":
+            if result.file_changed:  # it was there, and is gone
                 log.warning("%s is missing; the running config stays (the next config write re-creates it)", path)
+            elif trigger == "SIGHUP":  # none was ever read (a fresh install): the file is optional, not missing
+                log.info("%s does not exist (it is optional): nothing to reload (SIGHUP)", path)
         elif result.changed:
             later = [p for p in result.changed if p.startswith(AT_START)]
             if later:

@@ -72,6 +72,8 @@ class LiveSession:
     # reuses a seq).
     seq: int = 0
     seq_reserved: int = 0
+    # R-MULTI-2: `seq` when the running (or last) turn began: its updates are those after it.
+    turn_start_seq: int = 0
     # R-MULTI-2: the latest events, for `session/attach` to replay (`[limits] replay_events` of them).
     retained: deque[SessionEvent] = field(default_factory=deque)
     # Beside each retained update, its standard-dialect frame when it was encoded once for several

@@ -292,6 +292,7 @@ class SessionRegistry:
         if live.busy:
             raise SessionBusy
         outcome = TurnOutcome(turn_id=f"t_{uuid.uuid4().hex[:16]}")
+        live.turn_start_seq = live.seq  # R-MULTI-2: `session/attach` shows a running turn from here
         live.turn = asyncio.get_running_loop().create_task(self._turn(live, text, outcome, sink, client))
         return await asyncio.shield(live.turn)
 

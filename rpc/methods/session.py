@@ -216,7 +216,8 @@ async def attach(ctx: CallContext, params: AttachParams) -> dict[str, Any]:
         live.watch(sink, after=seq)
     pending = [request_id for request_id, answer in live.approvals.items() if not answer.done()]
     result = {"sessionId": live.session_id, "seq": seq, "replayed": replayed, "gap": gap, "running": live.busy}
-    return {**result, "pendingApprovals": pending}
+    turn_start = live.turn_start_seq if live.busy else None
+    return {**result, "turnStartSeq": turn_start, "pendingApprovals": pending}
 
 
 def detach(ctx: CallContext, params: SessionParams) -> dict[str, Any]:

@@ -8,8 +8,12 @@ checked against what the SDK parsed, so an update the SDK would drop cannot pass
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +50,16 @@ provider = "scripted"
 [agents.second]
 provider = "scripted"
 """
+
+DEFAULT_GATEWAY_PORT = 42617  # [gateway] port's default (docs/config.md)
+
+
+@contextmanager
+def occupied_port() -> Iterator[int]:
+    """A port held open (listening) for the block, so nothing else can bind it."""
+    with socket.create_server(("127.0.0.1", 0)) as holder:
+        yield holder.getsockname()[1]
+
 
 VERSION_1_CAPABILITIES = {
     "loadSession": True,
@@ -312,6 +326,9 @@ async def test_questions_only_for_clients_with_forms(acp_daemon: Daemon) -> None
         sid = (await conn.new_session(cwd=workdir(acp_daemon), mcp_servers=[])).session_id
         assert await prompt(conn, sid, "/ask what now?", timeout=5) == "end_turn"
         assert [m for d, m in recorder.frames if m.get("method") == "elicitation/create"] == []
+        # issue 38 §5.8: the editor is attached; it is told that it cannot answer, not that nobody is there
+        said = json.dumps([m for d, m in recorder.frames if d == "incoming"])
+        assert "the attached client cannot answer questions" in said and "no interactive client" not in said, said
     async with open_acp(acp_daemon, unstable=True) as (conn, recorder, _process):
         form = ElicitationCapabilities(form=ElicitationFormCapabilities())
         await initialized(conn, elicitation=form)
@@ -405,11 +422,92 @@ async def test_daemon_gone_mid_turn_fails_the_prompt_and_the_bridge_exits(acp_da
 
 
 @pytest.mark.req("R-EDIT-1")
+@pytest.mark.req("R-EPH-3")
 async def test_acp_starts_an_ephemeral_daemon_when_none_runs(daemon_factory: DaemonFactory) -> None:
+    with occupied_port() as port:  # the port its config names is taken (another daemon's, say)
+        daemon = daemon_factory.start(f"{CONFIG}\n[gateway]\nport = {port}\n")
+        daemon.stop()  # its config dir stays, nothing serves it
+        async with open_acp(daemon) as (conn, _recorder, _process):
+            answer = await initialized(conn)
+            assert answer.protocol_version == 1
+            sid = (await conn.new_session(cwd=workdir(daemon), mcp_servers=[])).session_id
+            assert await prompt(conn, sid, "started for me") == "end_turn"
+
+
+@pytest.mark.req("R-EPH-3")
+async def test_acp_started_daemon_takes_a_free_port_when_the_default_one_is_taken(
+    daemon_factory: DaemonFactory,
+) -> None:
+    """The default gateway port (42617) held by someone else, as when another config dir's daemon runs: the bridge's
+    daemon comes up anyway. Skipped only when this test cannot take the port itself (then someone else has it, and
+    the test above covers a taken port)."""
     daemon = daemon_factory.start(CONFIG)
-    daemon.stop()  # its config dir stays, nothing serves it
-    async with open_acp(daemon) as (conn, _recorder, _process):
-        answer = await initialized(conn)
-        assert answer.protocol_version == 1
-        sid = (await conn.new_session(cwd=workdir(daemon), mcp_servers=[])).session_id
-        assert await prompt(conn, sid, "started for me") == "end_turn"
+    daemon.stop()
+    try:
+        holder = socket.create_server(("127.0.0.1", DEFAULT_GATEWAY_PORT))
+    except OSError:
+        pytest.skip(f"port {DEFAULT_GATEWAY_PORT} is taken by another process; the test above covers a taken port")
+    with holder:
+        process = await _bridge(daemon)
+        await _send(process, INIT)
+        assert (await _line(process))["result"]["protocolVersion"] == 1
+        assert process.stdin is not None
+        process.stdin.close()
+        assert await asyncio.wait_for(process.wait(), TIMEOUT) == 0
+        assert process.stderr is not None
+        assert (await process.stderr.read()) == b""
+
+
+@pytest.mark.req("R-EPH-3")
+async def test_two_editors_starting_at_once_share_one_daemon(daemon_factory: DaemonFactory) -> None:
+    """Two bridges with no daemon running each start one; the one that loses the endpoint's lock says so and
+    exits, and its bridge connects to the winner instead of failing."""
+    daemon = daemon_factory.start(CONFIG)
+    daemon.stop()
+    first, second = await _bridge(daemon), await _bridge(daemon)
+    for process in (first, second):
+        await _send(process, INIT)
+    for process in (first, second):
+        assert (await _line(process))["result"]["protocolVersion"] == 1
+        assert process.stdin is not None
+        process.stdin.close()
+        assert await asyncio.wait_for(process.wait(), TIMEOUT) == 0
+        assert process.stderr is not None
+        assert (await process.stderr.read()) == b""
+
+
+@pytest.mark.req("R-EPH-3")
+async def test_acp_prints_the_line_of_a_daemon_that_cannot_start(daemon_factory: DaemonFactory) -> None:
+    daemon = daemon_factory.start(CONFIG)
+    daemon.stop()
+    assert daemon.config_dir is not None
+    (daemon.config_dir / "config.toml").write_text("[limits]\nmax_sessions = -1\n")  # the daemon refuses it
+    process = await _bridge(daemon)
+    await _send(process, INIT)
+    assert await asyncio.wait_for(process.wait(), TIMEOUT) == 1
+    assert process.stdout is not None and process.stderr is not None
+    assert (await process.stdout.read()) == b""
+    err = (await process.stderr.read()).decode().strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("zeroclaw acp: no daemon was running, and the one started did not start: ")
+    assert "zeroclaw daemon: " in err[0] and "max_sessions" in err[0], err
+
+
+@pytest.mark.req("R-EPH-3")
+async def test_acp_prints_the_line_of_a_daemon_that_fails_after_taking_the_connection(
+    daemon_factory: DaemonFactory,
+) -> None:
+    """The gateway starts after the local socket, and fails here (its TLS files are missing): the bridge may have
+    connected before the daemon went away. Its line, not a `ConnectionResetError` traceback."""
+    daemon = daemon_factory.start(CONFIG)
+    daemon.stop()
+    assert daemon.config_dir is not None
+    with (daemon.config_dir / "config.toml").open("a") as config:
+        config.write('\n[gateway]\nport = 0\ntls_cert = "/nonexistent.pem"\ntls_key = "/nonexistent.key"\n')
+    process = await _bridge(daemon)
+    await _send(process, INIT)
+    assert await asyncio.wait_for(process.wait(), TIMEOUT) == 1
+    assert process.stderr is not None
+    err = (await process.stderr.read()).decode().strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("zeroclaw acp: "), err
+    assert "zeroclaw daemon: cannot load the gateway TLS certificate" in err[0], err

@@ -89,6 +89,7 @@ async def test_updates_are_numbered_per_session_and_numbering_continues_after_a_
             "replayed": 0,
             "gap": False,
             "running": False,
+            "turnStartSeq": None,
             "pendingApprovals": [],
         }
         three = await peer.prompt(sid, "after the restart")
@@ -336,3 +337,36 @@ async def test_sigkill_during_a_turn_two_watchers_reattach_and_see_the_interrupt
         assert seqs(of(b2, sid)) == seqs(turn.updates)
         rows, _ = await transcript(b2, sid)
         assert len(markers(rows)) == 1
+
+
+@pytest.mark.req("R-MULTI-2")
+async def test_a_client_joining_a_running_turn_after_a_crash_sees_it_from_its_start(
+    daemon_factory: DaemonFactory,
+) -> None:
+    """issue 38 §5.4: after a crash the numbering jumps (the reserved block), so `afterSeq:0` is a gap; the attach
+    result's `turnStartSeq` is where the running turn starts, and replaying from it shows the whole turn."""
+    first = daemon_factory.start(CONFIG)
+    async with await Peer.open(first) as owner:
+        sid = await new_sid(owner)
+        check_turn(await owner.prompt(sid, "before the crash"), sid)
+        last = seqs(of(owner, sid))[-1]
+    first.send_signal(signal.SIGKILL)
+    first.wait_exit()
+    second = restart(daemon_factory, first)
+    async with await Peer.open(second) as owner, await Peer.open(second) as joiner:
+        idle = await attach(joiner, sid)
+        assert idle["running"] is False and idle["turnStartSeq"] is None
+        await owner.start_prompt(sid, "/sleep 30")
+        await owner.wait_for(lambda: any(u["type"] == "agent_message_chunk" for u in of(owner, sid)))
+        shown = of(owner, sid)
+        assert shown[0]["seq"] > last + 1  # the numbering jumped
+        state = await attach(joiner, sid, 0)
+        assert state["running"] is True and state["gap"] is True  # from 0: not all of it is retained
+        start = state["turnStartSeq"]
+        assert start == shown[0]["seq"] - 1, (start, seqs(shown))
+        joiner.updates.clear()
+        state = await attach(joiner, sid, start)
+        assert state["gap"] is False and state["turnStartSeq"] == start
+        assert of(joiner, sid)[: len(shown)] == shown  # the turn from its first update
+        await owner.call("session/cancel", {"sessionId": sid})
+        await owner.wait_update("turn_complete", session_id=sid)

@@ -86,7 +86,7 @@ def test_every_command_takes_config_dir_before_or_after_it(cli_daemon: Daemon, t
         assert paired.returncode == 0 and json.loads(paired.stdout)["user"] == "alice", paired.stderr
         upgraded = run(*before, "db", "upgrade", *after, env=env)
         assert upgraded.returncode == 0 and "is at revision" in upgraded.stdout, upgraded.stderr
-        chat = run(*before, "chat", *after, "--session", "cfgdir-chat", env=env)  # stdin at EOF: leaves at once
+        chat = run(*before, "chat", *after, "--session", "cfgdir-chat", "--create", env=env)  # stdin at EOF: leaves
         assert chat.returncode == 0 and "session cfgdir-chat" in chat.stdout, chat.stderr
         source = tmp_path / "note.txt"
         source.write_text("hello")
@@ -124,6 +124,33 @@ def test_no_daemon_says_how_to_start_one(daemon_factory: DaemonFactory, args: li
     no_traceback(proc)
     assert f"start it with `zeroclaw daemon --config-dir {cfg}`" in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+@pytest.mark.req("R-CLI")
+def test_rpc_params_not_json_shows_an_example_of_that_methods_params(cli_daemon: Daemon) -> None:
+    """issue 38 §5.9: the example for `session/list` named `sessionId`, which it does not take."""
+    proc = run("rpc", "session/list", "{nope", "--config-dir", str(cli_daemon.config_dir), env=cli_daemon.env)
+    assert proc.returncode == 2, proc
+    assert (
+        proc.stderr.strip()
+        == """zeroclaw: PARAMS must be JSON, e.g. zeroclaw rpc session/list '{"includeKilled": true}'"""
+    )
+    interactive = run("rpc", "--config-dir", str(cli_daemon.config_dir), env=cli_daemon.env, stdin="session/list {x\n")
+    assert 'params must be JSON, e.g. session/list {"includeKilled": true}' in interactive.stderr, interactive
+
+
+@pytest.mark.req("R-CLI")
+def test_rpc_a_mistyped_method_says_which_one_was_meant(cli_daemon: Daemon) -> None:
+    cfg = str(cli_daemon.config_dir)
+    proc = run("rpc", "sesion/list", "--config-dir", cfg, env=cli_daemon.env)
+    assert proc.returncode == 1, proc
+    assert json.loads(proc.stdout)["error"]["code"] == -32601
+    assert proc.stderr.strip() == (
+        f"zeroclaw: Method not found (-32601); did you mean `session/list`? `zeroclaw rpc --config-dir {cfg} --list` "
+        "lists the methods this daemon serves"
+    )
+    interactive = run("rpc", "--config-dir", cfg, env=cli_daemon.env, stdin="sesion/list {}\n")
+    assert "zeroclaw: no method sesion/list; did you mean `session/list`?" in interactive.stderr, interactive
 
 
 def test_chat_with_an_unknown_agent_lists_the_known_ones(cli_daemon: Daemon) -> None:

@@ -87,6 +87,22 @@ def test_a_second_instance_on_the_gateway_port_says_how_to_run_beside_it(daemon_
     assert first.is_running()
 
 
+@pytest.mark.req("R-EPH-3")
+def test_an_ephemeral_daemon_takes_a_free_port_when_its_gateway_port_is_taken(daemon_factory: DaemonFactory) -> None:
+    """issue 38 §5.1: the daemon a client starts for itself (`--ephemeral`, no `--gateway-port`) comes up beside a
+    daemon holding its configured port, on a free one, and says so; one started by hand with that port still fails
+    (the test above)."""
+    first = daemon_factory.start(args=["--gateway-port", "0"], no_gateway=False)
+    match = READY_RE.match(first.ready_line or "")
+    assert match is not None, first.describe()
+    port = int(match["gateway"].rsplit(":", 1)[1])
+    second = daemon_factory.start({"gateway": {"port": port}}, args=["--ephemeral"], no_gateway=False)
+    match = READY_RE.match(second.ready_line or "")
+    assert match is not None, second.describe()
+    assert int(match["gateway"].rsplit(":", 1)[1]) not in (port, 0), second.ready_line
+    assert any(f"the gateway port {port} is in use" in line for line in second.stderr_lines), second.describe()
+
+
 def test_readme_says_how_to_run_a_second_instance() -> None:
     """issue 29 §4.2: the README names the two ways out, where it tells about `--config-dir`."""
     readme = (REPO_ROOT / "README.md").read_text()
@@ -116,6 +132,62 @@ def test_rpc_to_a_closed_stdout_leaves_quietly(first_daemon: Daemon, stdin: str 
         os.close(write_end)
     assert proc.returncode == 141, proc.stderr
     assert proc.stderr == ""
+
+
+@pytest.mark.req("R-CLI")
+def test_chat_session_with_an_unknown_id_says_so_and_creates_nothing(first_daemon: Daemon) -> None:
+    """issue 38 §5.3: `zeroclaw chat --session s_typo` silently made an empty session with that id; now it says that
+    none has that id, how to list yours and how to create one on purpose (`--create`), and exits 2."""
+    proc = run(first_daemon, "chat", "--session", "s_typo")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+    flag = f"--config-dir {first_daemon.config_dir}"
+    assert proc.stderr.strip() == (
+        f"zeroclaw: no session has the id s_typo; `zeroclaw rpc {flag} session/list` lists yours, "
+        f"`zeroclaw chat {flag} --session s_typo --create` creates one with that id"
+    )
+    listed = json.loads(run(first_daemon, "rpc", "session/list").stdout)["sessions"]
+    assert "s_typo" not in [s["sessionId"] for s in listed]
+    created = run(first_daemon, "chat", "--session", "s_typo", "--create")
+    assert created.returncode == 0 and created.stdout.startswith("session s_typo (new"), created
+    resumed = run(first_daemon, "chat", "--session", "s_typo")
+    assert resumed.returncode == 0 and resumed.stdout.startswith("session s_typo (resumed"), resumed
+
+
+@pytest.mark.req("R-CLI")
+def test_chat_to_a_closed_stdout_leaves_quietly(first_daemon: Daemon) -> None:
+    """issue 38 §5.5: `zeroclaw chat` printed a `BrokenPipeError` traceback and exited 1; now as `zeroclaw rpc`."""
+    write_end = closed_pipe()
+    try:
+        proc = run(first_daemon, "chat", stdin="hello\n", stdout=write_end)
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 141, proc.stderr
+    assert proc.stderr == ""
+
+
+@pytest.mark.req("R-CLI")
+def test_chat_piped_to_head_leaves_quietly_mid_turn(first_daemon: Daemon) -> None:
+    """`zeroclaw chat … | head -1`: the reader leaves while a turn streams (written from the chat's loop thread);
+    status 141 and nothing on stderr, not the daemon blamed."""
+    proc = subprocess.Popen(
+        [*zeroclaw_command(), "chat", "--config-dir", str(first_daemon.config_dir)],
+        cwd=REPO_ROOT,
+        env=first_daemon.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(b"/stream 20000\n")
+    proc.stdin.close()
+    assert proc.stdout.readline().startswith(b"session ")
+    assert proc.stdout.readline()  # the chat goes on writing
+    proc.stdout.close()  # as `head -1` does once it has its line
+    assert proc.wait(WAIT * 3) == 141
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert err == "", err
 
 
 # -- §4.6 ---------------------------------------------------------------------------------------------------------

@@ -344,7 +344,7 @@ def test_rpc_interactive_ctrl_c_leaves_cleanly(pty_daemon: Daemon, terminals: li
 
 
 def test_chat_ctrl_c_at_the_idle_prompt_leaves_at_once(pty_daemon: Daemon, terminals: list[Terminal]) -> None:
-    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-idle")
+    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-idle", "--create")
     t.expect(r"session chat-idle \(new")
     t.expect("you> ")
     t.ctrl_c()  # no Enter follows
@@ -355,7 +355,7 @@ def test_chat_ctrl_c_at_the_approval_prompt_leaves_and_cancels_the_turn(
     pty_daemon: Daemon, terminals: list[Terminal]
 ) -> None:
     """docs/cli.md's keys; issue 29 §4.4: the turn is cancelled, not rejected first (and then carried on)."""
-    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-approve")
+    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-approve", "--create")
     t.expect("you> ")
     t.line("/bash touch approval-marker")
     t.expect(r"allow bash .*\[N\]o: ")
@@ -390,7 +390,7 @@ def test_chat_ctrl_c_at_the_approval_prompt_leaves_and_cancels_the_turn(
 
 
 def test_chat_ctrl_c_during_a_turn_cancels_it(pty_daemon: Daemon, terminals: list[Terminal]) -> None:
-    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-cancel")
+    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-cancel", "--create")
     t.expect("you> ")
     t.line("/sleep 30")
     t.expect("Sleeping for 30")
@@ -409,7 +409,7 @@ def test_chat_resumed_session_shows_a_cancelled_turn_as_cancelled(
     """issue 29 §4.9: the interrupted turn had its marker when resumed, the cancelled one had none. A cancelled turn
     adds no row (the transcript is the contract's, R-ACP-4): the chat asks `session/messages` for `turnEnds` and
     shows `(cancelled)` after the turn's last row, and nothing after a turn that ended as usual."""
-    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-cancel-resume")
+    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-cancel-resume", "--create")
     t.expect("you> ")
     t.line("hello")
     t.expect("You said: «hello»")
@@ -434,7 +434,7 @@ def test_chat_resumed_session_shows_a_cancelled_turn_as_cancelled(
 def test_chat_asks_the_agents_questions_and_asks_again_for_a_non_option(
     pty_daemon: Daemon, terminals: list[Terminal]
 ) -> None:
-    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-poll")
+    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-poll", "--create")
     t.expect("you> ")
     t.line("/poll Pick a colour | red | blue")
     t.expect(r"\? Pick a colour \[red / blue\] > ")
@@ -464,7 +464,7 @@ def test_chat_asks_the_agents_questions_and_asks_again_for_a_non_option(
 
 
 def test_chat_thought_is_set_apart_from_the_reply(pty_daemon: Daemon, terminals: list[Terminal]) -> None:
-    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-think")
+    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-think", "--create")
     t.expect("you> ")
     t.line("/think this through")
     t.expect(r"\nthinking: this through\nI have thought it over\.\n")
@@ -566,7 +566,7 @@ def test_chat_daemon_lost_mid_stream_is_reported_on_a_line_of_its_own(
 ) -> None:
     """issue 29 §4.9: the message no longer runs on after the streamed text."""
     d = daemon_factory.start()
-    t = zeroclaw(terminals, d, "chat", "--session", "chat-lost")
+    t = zeroclaw(terminals, d, "chat", "--session", "chat-lost", "--create")
     t.expect("you> ")
     t.line("/sleep 30")
     t.expect("Sleeping for 30 s")
@@ -611,6 +611,47 @@ def test_chat_session_joins_a_turn_running_elsewhere_and_shows_it_from_its_start
         return str(response["result"]["content"])
 
     assert "joined-42" in asyncio.run(scenario())
+
+
+@pytest.mark.req("R-MULTI-2")
+def test_chat_session_joins_a_running_turn_from_its_start_after_a_crash_renumbered_the_session(
+    daemon_factory: DaemonFactory, terminals: list[Terminal]
+) -> None:
+    """issue 38 §5.4: after a SIGKILL the session's numbering jumps on restart, so a replay from 0 is a gap; the
+    chat replays from the attach result's `turnStartSeq` and shows the turn from its start, not "from here"."""
+    first = daemon_factory.start(CONFIG)
+
+    async def before_the_crash() -> None:
+        owner = await first.client()
+        await owner.call("session/new", {"sessionId": "chat-renumbered"})
+        await owner.call("session/prompt", {"sessionId": "chat-renumbered", "prompt": "before the crash"})
+        await owner.close()
+
+    asyncio.run(before_the_crash())
+    first.send_signal(signal.SIGKILL)
+    first.wait_exit()
+    second = daemon_factory.start(config_dir=first.config_dir, root=first.root)
+
+    async def scenario() -> None:
+        owner = await second.client()
+        await owner.call("session/new", {"sessionId": "chat-renumbered"})
+        await owner.send(
+            {"jsonrpc": "2.0", "id": 99, "method": "session/prompt",
+             "params": {"sessionId": "chat-renumbered", "prompt": "/sleep 2"}}
+        )  # fmt: skip
+        while (await owner.recv(timeout=WAIT)).get("params", {}).get("type") != "agent_message_chunk":
+            pass  # the turn has said something: a join must replay it
+        t = zeroclaw(terminals, second, "chat", "--session", "chat-renumbered")
+        await asyncio.to_thread(t.expect, r"a turn is running; following it\)")  # not "following it from here"
+        await asyncio.to_thread(t.expect, r"you> /sleep 2")
+        await asyncio.to_thread(t.expect, r"Sleeping for 2 s")  # replayed: it came before this chat started
+        await asyncio.to_thread(t.expect, "you> ")
+        t.ctrl_d()
+        assert await asyncio.to_thread(t.wait) == 0, t.output
+        assert "from here" not in t.output, t.output
+        await owner.close()
+
+    asyncio.run(scenario())
 
 
 @pytest.mark.req("R-MULTI-3")

@@ -147,6 +147,18 @@ async def test_sighup_applies_an_edit_at_once_and_the_daemon_keeps_running(daemo
     assert d.stop() == 0  # and it still stops cleanly
 
 
+@pytest.mark.req("R-CFG-6")
+async def test_sighup_on_a_fresh_install_does_not_call_the_optional_file_missing(daemon_factory: DaemonFactory) -> None:
+    """issue 38 §5.11: with no config.toml ever written (it is optional), SIGHUP said it was missing, as a warning."""
+    d = daemon_factory.start()
+    assert not config_file(d).exists()
+    d.send_signal(signal.SIGHUP)
+    line = await log_line(d, r"config\.toml does not exist \(it is optional\): nothing to reload \(SIGHUP\)$")
+    assert " INFO " in line, line
+    assert not [x for x in d.stderr_lines if "is missing" in x or "WARNING" in x], d.stderr
+    assert d.is_running()
+
+
 # ------------------------------------------------------------------------------------------- invalid files
 
 

@@ -62,6 +62,24 @@ async def test_answered_before_initialize_the_same_on_every_surface(daemon_facto
         assert refused["error"]["code"] == -32010  # everything else still needs initialize
 
 
+@pytest.mark.req("R-DISC-2")
+async def test_the_served_document_passes_docs_openrpc_check(daemon_factory: DaemonFactory, tmp_path: Any) -> None:
+    """issue 38 §5.12: `/openrpc.json` adds `servers` to what `zeroclaw docs openrpc` prints; `--check` compares
+    the contract, so the served document of this version passes it."""
+    d, url = start(daemon_factory)
+    async with httpx.AsyncClient(base_url=url, trust_env=False) as http:
+        served = (await http.get("/openrpc.json")).content
+    assert "servers" in json.loads(served)
+    printed = subprocess.run([*zeroclaw_command(), "docs", "openrpc"], capture_output=True, check=True, env=d.env)
+    assert "servers" not in json.loads(printed.stdout)
+    saved = tmp_path / "openrpc.json"
+    saved.write_bytes(served)
+    checked = subprocess.run(
+        [*zeroclaw_command(), "docs", "openrpc", "--check", str(saved)], capture_output=True, text=True, env=d.env
+    )
+    assert checked.returncode == 0, checked.stderr
+
+
 USERS = """
 [users.ops]
 permission_profiles = []

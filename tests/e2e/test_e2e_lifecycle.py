@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import time
 from typing import Any
 
@@ -70,6 +71,27 @@ async def test_ephemeral_reconnect_within_grace_cancels_the_exit(daemon_factory:
         assert (await again.call("status"))["pid"] == d.pid
     await wait_exit(d, timeout=GRACE + 4)
     assert d.wait_exit() == 0
+
+
+@pytest.mark.req("R-EPH-1")
+async def test_ephemeral_exit_says_why(daemon_factory: DaemonFactory) -> None:
+    """issue 38 §5.11: the daemon stopped without a word; now one line says why."""
+    d = ephemeral(daemon_factory)
+    c = await d.connect()
+    await c.close()
+    await wait_exit(d, timeout=GRACE + 4)
+    assert d.wait_exit() == 0
+    stopping = [line for line in d.stderr_lines if "stopping:" in line]
+    assert len(stopping) == 1 and stopping[0].endswith(f"stopping: no client for {GRACE:g} s (--ephemeral)"), d.stderr
+
+
+@pytest.mark.req("R-PATH-6")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_that_stops_the_daemon_is_named(daemon_factory: DaemonFactory, sig: signal.Signals) -> None:
+    d = daemon_factory.start()
+    assert d.stop(sig) == 0
+    stopping = [line for line in d.stderr_lines if "stopping:" in line]
+    assert len(stopping) == 1 and stopping[0].endswith(f"stopping: {sig.name} received"), d.stderr
 
 
 @pytest.mark.req("R-EPH-2")

@@ -238,8 +238,13 @@ async def test_sign_in_chat_approve_answer_cancel_and_kill(
     await expect(approval.locator("button[data-decision=allow_once]")).to_be_visible()
     await expect(approval.locator("button[data-decision=allow_always]")).to_be_visible()
     await expect(approval.locator("button[data-decision=reject]")).to_be_visible()
+    # issue 38 §5.6: a deadline while it waits, and no word of it once answered
+    deadline = re.compile(r"^Answer by \S+.*, or it is rejected automatically \(30 s after it was asked\)\.$")
+    await expect(approval.locator(".approval-deadline")).to_have_text(deadline)
     await approval.locator("button[data-decision=allow_once]").click()
     await expect(approval.locator(".approval-result")).to_contain_text("allow once")
+    await expect(approval.locator(".approval-deadline")).to_have_count(0)
+    await expect(approval).not_to_contain_text("rejected automatically")
     await expect(card.locator(".tool-output")).to_have_text("hi\n[exit code 0]")
     await expect(await last_assistant(page)).to_have_text(re.compile(r"Command output:\s*hi\s*\[exit code 0\]"))
 

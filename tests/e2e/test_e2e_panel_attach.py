@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import signal
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -147,6 +148,13 @@ async def stored_reply(d: Daemon, sid: str) -> str:
     async with await d.client() as c:
         rows = (await c.call("session/messages", {"sessionId": sid, "limit": 50}))["messages"]
     return str([r for r in rows if r["role"] == "assistant"][-1]["content"])
+
+
+async def stored_markers(d: Daemon, sid: str) -> int:
+    """How many `interrupted` markers the session's stored transcript holds."""
+    async with await d.client() as c:
+        rows = (await c.call("session/messages", {"sessionId": sid, "limit": 1000}))["messages"]
+    return sum(1 for r in rows if r.get("marker") == "interrupted")
 
 
 async def listed_with(page: Page, sid: str, messages: int) -> None:
@@ -311,6 +319,47 @@ async def test_a_tab_opened_mid_turn_joins_it(attach_daemon: tuple[Daemon, str, 
 
 
 @pytest.mark.req("R-MULTI-2")
+async def test_a_tab_opened_mid_turn_after_a_crash_joins_it_from_its_start(
+    daemon_factory: DaemonFactory,
+    browser: Browser,  # noqa: F811
+) -> None:
+    """issue 38 §5.4: a SIGKILL makes the session's numbering jump at the restart, so `afterSeq:0` would be a gap;
+    the tab replays from the attach result's `turnStartSeq` and shows the running turn from its first update."""
+    first, _ = start_daemon(daemon_factory)
+    token = await pair(first)
+    async with await first.client() as c:
+        sid = (await c.call("session/new"))["sessionId"]
+        await c.call("session/prompt", {"sessionId": sid, "prompt": "before the crash"})
+    first.send_signal(signal.SIGKILL)
+    first.wait_exit()
+    d, url = start_daemon(daemon_factory, config=None, config_dir=first.config_dir, root=first.root)
+    context = await browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = await open_tab(context, url, token)
+    page = tab.page
+    async with await d.client() as c:
+        prompt = {"sessionId": sid, "prompt": "/sleep 3"}
+        await c.send({"jsonrpc": "2.0", "id": "p", "method": "session/prompt", "params": prompt})
+        while (await c.recv(timeout=5)).get("params", {}).get("type") != "agent_message_chunk":
+            pass  # it runs
+        await open_listed(page, sid)
+        text = transcript(page).locator(".bubble.assistant .text")
+        await expect(text.last).to_have_text(re.compile(r"^Sleeping for 3 s\.*$"))
+        attached = tab.tap.results("replayed")
+        assert [r["gap"] for r in attached] == [False, False], attached  # the second from turnStartSeq
+        assert attached[1]["replayed"] >= 1 and attached[0]["turnStartSeq"] == attached[1]["turnStartSeq"]
+        while (await c.recv(timeout=10)).get("id") != "p":
+            pass
+    await expect(text).to_have_count(2)
+    await expect(text.last).to_have_text(SLEPT)
+    assert await text.last.text_content() == await stored_reply(d, sid)
+    await expect(transcript(page).locator(".bubble.user .text")).to_have_text(["before the crash", "/sleep 3"])
+    await expect(transcript(page)).not_to_contain_text("its output continues here")
+    assert await panel_errors(page) == []
+    tab.assert_clean()
+    await context.close()
+
+
+@pytest.mark.req("R-MULTI-2")
 async def test_an_update_shown_already_is_dropped(
     attach_daemon: tuple[Daemon, str, str], context: BrowserContext
 ) -> None:
@@ -355,7 +404,7 @@ async def test_a_dropped_connection_resumes_the_turn_by_seq(
     await tab.tap.drop()
     await expect(page.locator("#conn-banner")).to_be_visible()
     await expect(page.locator("#conn-banner-text")).to_contain_text("4000")
-    await expect(page.locator("#composer-note")).to_contain_text("the turn goes on in the daemon")
+    await expect(page.locator("#composer-note")).to_contain_text("If the daemon still runs, so does the turn")
     # it reconnects by itself (after 1 s) and attaches again after the last seq shown
     await expect(page.locator("#conn-banner")).to_be_hidden()
     await expect(text).to_have_text(SLEPT)
@@ -416,6 +465,44 @@ async def test_a_session_reopened_after_a_drop_while_another_was_shown(
     tab.assert_clean()
 
 
+@pytest.mark.req("R-ACP-5")
+@pytest.mark.req("R-MULTI-3")
+async def test_a_daemon_killed_mid_turn_the_open_tab_shows_the_interruption_once_reconnected(
+    daemon_factory: DaemonFactory,
+    browser: Browser,  # noqa: F811
+) -> None:
+    """issue 38 §5.7: the note said "the turn goes on in the daemon" though the daemon may be gone; after a
+    restart the open tab lacked the `interrupted` marker until the session was reopened."""
+    first, url = start_daemon(daemon_factory)
+    token = await pair(first)
+    context = await browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = await open_tab(context, url, token)
+    page = tab.page
+    sid = await new_session(page)
+    await send(page, "/sleep 30")
+    await expect(transcript(page).locator(".bubble.assistant .text").last).to_contain_text("Sleeping for 30 s..")
+    first.send_signal(signal.SIGKILL)
+    first.wait_exit()
+    await expect(page.locator("#conn-banner")).to_be_visible()
+    note = page.locator("#composer-note")
+    await expect(note).to_contain_text("If the daemon still runs, so does the turn")
+    await expect(note).to_contain_text("if the daemon stopped, the turn was interrupted")
+    port = url.rsplit(":", 1)[1]
+    second = daemon_factory.start(
+        config_dir=first.config_dir, root=first.root, no_gateway=False, args=["--gateway-port", port]
+    )
+    await expect(page.locator("#conn-banner")).to_be_hidden(timeout=WAIT_MS * 2)  # it reconnected by itself
+    marker = transcript(page).locator(".marker[data-marker=interrupted]")
+    await expect(marker).to_have_count(1)  # in the open tab, without reopening the session
+    await expect(transcript(page).locator(".bubble.user .text")).to_have_text(["/sleep 30"])
+    await expect(page.locator("#send")).to_be_enabled()
+    await expect(note).not_to_contain_text("Disconnected")
+    assert await panel_errors(page) == []
+    assert await stored_markers(second, sid) == 1  # the recovery ran once
+    tab.assert_clean()
+    await context.close()
+
+
 @pytest.mark.req("R-MULTI-2")
 async def test_a_gap_reloads_the_transcript(daemon_factory: DaemonFactory, browser: Browser) -> None:  # noqa: F811
     """More updates than the daemon keeps went by while the tab was away: `gap`, so it reads the transcript."""
@@ -461,15 +548,17 @@ async def test_a_gap_reloads_the_transcript(daemon_factory: DaemonFactory, brows
     await expect(texts).to_have_count(3)
     await expect(texts.last).to_have_text(SLEPT)
     assert await texts.last.text_content() == await stored_reply(d, sid)
-    assert [r["gap"] for r in late.tap.results("replayed")] == [False, True]  # afterSeq:0 asked for too much
+    assert [r["gap"] for r in late.tap.results("replayed")] == [False, True]  # from turnStartSeq: more than kept
     assert await panel_errors(late.page) == []
     late.assert_clean()
 
-    # likewise with an approval waiting: only its id is known (pendingApprovals), and that is enough to answer it
+    # likewise with an approval waiting whose request is no longer kept (a long turn before it; here its replay is
+    # held back, as the turn is short): only its id is known (pendingApprovals), and that is enough to answer it
     await send(page, "/bash echo gone")
     box = transcript(page).locator(".approval").last
     await expect(box.locator("button[data-decision=allow_once]")).to_be_visible()
     third = await open_tab(context, url, token)
+    third.tap.hold = lambda frame: (frame.get("params") or {}).get("type") == "approval_request"
     await open_listed(third.page, sid)
     third_box = transcript(third.page).locator(".approval").last
     await expect(third_box).to_contain_text("A tool waits for approval")
@@ -506,6 +595,8 @@ async def test_an_approval_answered_in_one_tab_leaves_the_other(
     await expect(b_box.locator(".approval-result")).to_contain_text("Decision sent: allow once")
     await expect(a_box.locator("button")).to_have_count(0)  # gone from the tab that did not answer
     await expect(a_box.locator(".approval-result")).to_contain_text("Answered elsewhere: allow once")
+    for box in (a_box, b_box):  # answered: no deadline left to tell
+        await expect(box).not_to_contain_text("rejected automatically")
     for page in (a.page, b.page):
         await expect(transcript(page).locator(".tool-output").last).to_have_text("hi\n[exit code 0]")
         await expect(transcript(page).locator(".bubble.assistant .text").last).to_contain_text("Command output")

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from e2e_harness import clean_env, zeroclaw_command
+from e2e_harness import REPO_ROOT, clean_env, zeroclaw_command
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="systemd user units")
 
@@ -171,3 +171,33 @@ def test_the_fallback_exec_start_runs_zeroclaw() -> None:
         [sys.executable, "-m", "app.cli", "--version"], capture_output=True, text=True, timeout=30, check=False
     )
     assert done.returncode == 0 and done.stdout.startswith("zeroclaw "), done.stderr
+
+
+def documented_block(after: str) -> str:
+    """The first ```sh block of docs/operations.md after the text `after`."""
+    text = (REPO_ROOT / "docs" / "operations.md").read_text()
+    rest = text[text.index(after) :]
+    return rest.split("```sh\n", 1)[1].split("```", 1)[0]
+
+
+@pytest.mark.req("R-SVC-3")
+def test_the_documented_verify_needs_a_runtime_dir_and_passes_with_one(tmp_path: Path) -> None:
+    """issue 38 §5.10: docs/operations.md's own check of the installed units, run as written, with a fresh HOME:
+    without `XDG_RUNTIME_DIR` it fails before reading a unit (as the docs say), with one it passes."""
+    block = documented_block("To check them yourself:")
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    bin_dir = Path(zeroclaw_command()[0]).parent  # this tree's `zeroclaw` first on PATH
+    env = clean_env(home, {"XDG_CONFIG_HOME": None, "XDG_RUNTIME_DIR": None})
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+
+    def run(script: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", "-ec", script], env=env, capture_output=True, text=True, timeout=60, check=False)
+
+    without = run(block)
+    assert without.returncode != 0, without.stderr
+    failed = ("Failed to initialize manager", "Failed to create directory")
+    assert any(line in without.stderr for line in failed), without.stderr
+    install, verify = block.strip().splitlines()
+    with_dir = run(f"{install}\nXDG_RUNTIME_DIR=$(mktemp -d) {verify}")
+    assert with_dir.returncode == 0, with_dir.stderr

@@ -313,3 +313,32 @@ async def test_on_demand_daemon_is_started_again_by_the_next_connect(daemon_fact
         assert len(activator.started) == 2
     finally:
         activator.close()
+
+
+@pytest.mark.req("R-SVC-1")
+@pytest.mark.req("R-SEC-1")
+def test_the_documented_try_it_without_systemd_block_leaves_the_socket_0600(daemon_factory: DaemonFactory) -> None:
+    """issue 38 §5.10: docs/operations.md's block, run as written (its gateway port swapped for a free one, HOME a
+    temp dir): the socket systemd-socket-activate made 0644 is 0600 before the first connect, which starts the
+    daemon."""
+    from e2e_harness import REPO_ROOT
+
+    text = (REPO_ROOT / "docs" / "operations.md").read_text()
+    block = text[text.index("Try it without systemd") :].split("```sh\n", 1)[1].split("```", 1)[0]
+    assert "chmod 600 ~/.zeroclaw/data/daemon.sock" in block
+    root = daemon_factory.tmpdir()
+    home = root / "home"
+    home.mkdir(mode=0o700)
+    env = clean_env(home)
+    env["PATH"] = f"{Path(zeroclaw_command()[0]).parent}{os.pathsep}{env.get('PATH', '')}"
+    script = block.replace("127.0.0.1:42617", f"127.0.0.1:{free_port()}")
+    sock = home / ".zeroclaw" / "data" / "daemon.sock"
+    lock = Path(f"{sock}.lock")
+    try:
+        done = subprocess.run(["bash", "-ec", script], env=env, capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr
+        assert '"pid"' in done.stdout, done.stdout  # `zeroclaw status` answered: the connect started the daemon
+        assert stat.S_IMODE(os.stat(sock).st_mode) == 0o600, oct(os.stat(sock).st_mode)
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(lock.read_text().strip()), signal.SIGTERM)  # the daemon (it exits by itself too)

@@ -391,11 +391,14 @@ async def test_ask_without_elicitation_capability(stream_daemon: Daemon) -> None
         assert time.monotonic() - started < ASK_TIMEOUT
         assert owner.daemon_requests == [], "elicitation/create sent to a client that did not announce it"
         raw = turn.of_type("tool_result")[0]["rawOutput"]
-        assert "no interactive client" in raw, raw
+        # issue 38 §5.8: a client is attached, one that cannot show a question: said so, not "nobody is there"
+        assert raw == (
+            "No answer: the attached client cannot answer questions (it did not announce the elicitation capability)."
+        ), raw
         # same for /poll
         turn = await owner.prompt(sid, "/poll Pick one | red | green")
         check_turn(turn, sid)
-        assert "no interactive client" in turn.of_type("tool_result")[0]["rawOutput"]
+        assert "the attached client cannot answer questions" in turn.of_type("tool_result")[0]["rawOutput"]
 
 
 @pytest.mark.req("R-BIDI-4")

@@ -95,7 +95,7 @@ def elicitation_outcome(answer: Elicitation, timeout: float) -> str:
         return "The user cancelled the question."
     if answer.action == "unanswered":
         return f"No answer: the user did not answer within {timeout:g} s."
-    if answer.action == "unavailable":
-        return "No answer: no interactive client is attached to this session."
+    if answer.action == "unavailable":  # the reason says whether no client is attached, or one that cannot ask
+        return f"No answer: {answer.reason or 'no interactive client is attached to this session'}."
     reason = f" ({answer.reason})" if answer.reason else ""
     return f"No answer: asking the user failed{reason}."

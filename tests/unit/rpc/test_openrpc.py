@@ -154,6 +154,27 @@ def test_docs_check_fails_on_a_page_that_differs(tmp_path: Path, capsys: pytest.
     assert "is not what this version generates" in capsys.readouterr().err
 
 
+@pytest.mark.req("R-DISC-2")
+def test_docs_openrpc_check_compares_the_contract_not_the_servers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """issue 38 §5.12: a document saved from a daemon (`/openrpc.json`, `rpc.discover`) has `servers`, which
+    `zeroclaw docs openrpc` leaves out: `--check` compares the rest, so it passes; a contract change still fails."""
+    import json
+
+    served: dict[str, Any] = json.loads(page("openrpc"))
+    served["servers"] = [{"name": "local", "url": "unix:daemon.sock"}, {"name": "gateway", "url": "ws://h:1/rpc"}]
+    saved = tmp_path / "openrpc.json"
+    saved.write_text(json.dumps(served, indent=1))  # another layout too: the JSON is compared, not the bytes
+    assert write_page("openrpc", None, check=str(saved)) == 0
+    served["methods"] = served["methods"][1:]
+    saved.write_text(json.dumps(served))
+    assert write_page("openrpc", None, check=str(saved)) == 1
+    assert "is not the contract (all but `servers`) of what this version generates" in capsys.readouterr().err
+    saved.write_text("not json")
+    assert write_page("openrpc", None, check=str(saved)) == 1
+
+
 def test_the_openrpc_page_is_the_document_of_this_version() -> None:
     import json
 
