@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from app.auth.policy import Principal
     from app.config.schema import Config
-    from app.sessions.live import LiveSession
-    from app.sessions.store import SessionStore
+    from app.sessions.live.session import LiveSession
+    from app.sessions.store.session_store import SessionStore
 
 __all__ = ["AgentStatus", "agent_statuses"]
 

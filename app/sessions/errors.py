@@ -22,12 +22,8 @@ Database failures (and injected `StorageFault`s) are sqlalchemy.exc.SQLAlchemyEr
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from app.auth.policy import Forbidden
-
-if TYPE_CHECKING:
-    from app.sessions.store_types import Mode
+from app.sessions.mode import SessionMode
 
 __all__ = [
     "AgentNotAllowed",
@@ -68,25 +64,25 @@ class SessionNotFound(SessionError, LookupError):
         message: str | None = None,
         *,
         session_id: str | None = None,
-        mode: Mode | None = None,
+        mode: SessionMode | None = None,
         detail: str | None = None,
     ) -> None:
         if detail is None and session_id is not None:
-            detail = f"no {mode or 'acp'} session {session_id!r}"
+            detail = f"no {mode or SessionMode.DURABLE} session {session_id!r}"
         super().__init__(message, detail=detail)
         self.session_id = session_id
         self.mode = mode
 
 
 class SessionKilled(SessionNotFound):
-    def __init__(self, message: str | None = None, *, session_id: str, mode: Mode | None = None) -> None:
+    def __init__(self, message: str | None = None, *, session_id: str, mode: SessionMode | None = None) -> None:
         super().__init__(message, session_id=session_id, mode=mode, detail=f"session {session_id!r} was killed")
 
 
 class SessionClosed(SessionNotFound):
     def __init__(self, message: str | None = None, *, session_id: str) -> None:
         detail = f"chat session {session_id!r} was closed"
-        super().__init__(message, session_id=session_id, mode="chat", detail=detail)
+        super().__init__(message, session_id=session_id, mode=SessionMode.CHAT, detail=detail)
 
 
 class SessionChanged(SessionNotFound):

@@ -12,8 +12,8 @@ from app.agents.status import AgentStatus, agent_statuses
 from app.auth.policy import OWNER, Principal
 from app.config import schema as config_schema
 from app.config.schema import Config
-from app.sessions.live import LiveSession
-from app.sessions.store import SessionStore
+from app.sessions.live.session import LiveSession
+from app.sessions.store.session_store import SessionStore
 from app.storage import Database
 from app.storage.migrate import upgrade
 

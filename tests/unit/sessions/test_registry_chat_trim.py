@@ -22,7 +22,7 @@ from app.config import schema as config_schema
 from app.config.schema import Config
 from app.sessions.errors import SessionNotFound
 from app.sessions.registry import SessionRegistry
-from app.sessions.store import SessionStore
+from app.sessions.store.session_store import SessionStore
 from app.storage import Database
 from app.storage.migrate import upgrade
 from app.storage.models import AcpSnapshot, ChatSnapshot
@@ -93,7 +93,7 @@ async def env(tmp_path: Path, database_url: str) -> AsyncIterator[Env]:
 
 async def prompt(registry: SessionRegistry, sid: str, text: str) -> tuple[Any, Sink]:
     sink = Sink()
-    outcome = await registry.prompt(ALICE, sid, text, sink=sink, client=NoClient())
+    outcome = await registry.turns.prompt(ALICE, sid, text, sink=sink, client=NoClient())
     assert sink.updates[-1]["type"] == "turn_complete", sink.updates
     return outcome, sink
 

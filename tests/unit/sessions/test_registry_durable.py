@@ -25,7 +25,7 @@ from app.config import schema as config_schema
 from app.config.schema import Config
 from app.sessions.errors import SessionNotFound
 from app.sessions.registry import SessionRegistry
-from app.sessions.store import SessionStore, StorageFault
+from app.sessions.store.session_store import SessionStore, StorageFault
 from app.storage import Database
 from app.storage.faults import Faults
 from app.storage.migrate import upgrade
@@ -89,7 +89,7 @@ async def env(tmp_path: Path, database_url: str) -> AsyncIterator[Env]:
 
 async def prompt(registry: SessionRegistry, sid: str, text: str) -> tuple[Any, Sink]:
     sink = Sink()
-    outcome = await registry.prompt(ALICE, sid, text, sink=sink, client=NoClient())
+    outcome = await registry.turns.prompt(ALICE, sid, text, sink=sink, client=NoClient())
     assert sink.updates[-1]["type"] == "turn_complete", sink.updates
     return outcome, sink
 
@@ -192,8 +192,8 @@ async def test_two_prompts_at_once_on_a_stored_session_run_one_turn(env: Env) ->
     sid = (await registry.open(ALICE, session_id="s1")).session.session_id
     await registry.close(ALICE, sid)  # durable, not live: each prompt would bring it back to life
     results = await asyncio.gather(
-        registry.prompt(ALICE, sid, "/sleep 0.2", sink=Sink(), client=NoClient()),
-        registry.prompt(ALICE, sid, "/sleep 0.2", sink=Sink(), client=NoClient()),
+        registry.turns.prompt(ALICE, sid, "/sleep 0.2", sink=Sink(), client=NoClient()),
+        registry.turns.prompt(ALICE, sid, "/sleep 0.2", sink=Sink(), client=NoClient()),
         return_exceptions=True,
     )
     assert sorted(type(r).__name__ for r in results) == ["SessionBusy", "TurnOutcome"], results
@@ -359,7 +359,7 @@ async def test_a_chat_session_can_be_prompted_and_closing_it_ends_it(env: Env) -
     assert total == 6 and rows[0].content == "chat hello"
     await registry.close(ALICE, sid)
     with pytest.raises(SessionNotFound):
-        await registry.prompt(ALICE, sid, "again", sink=None, client=NoClient())
+        await registry.turns.prompt(ALICE, sid, "again", sink=None, client=NoClient())
 
 
 @pytest.mark.req("R-SES-1")
@@ -385,7 +385,7 @@ async def test_a_stored_chat_session_resumes_with_its_history_and_owner_also_for
 
 async def _running(registry: SessionRegistry, sid: str) -> tuple[asyncio.Task[Any], Sink]:
     sink = Sink()
-    task = asyncio.get_running_loop().create_task(registry.prompt(ALICE, sid, "/sleep 5", sink=sink, client=NoClient()))
+    task = asyncio.get_running_loop().create_task(registry.turns.prompt(ALICE, sid, "/sleep 5", sink=sink, client=NoClient()))
     for _ in range(300):
         if len(sink.of_type("agent_message_chunk")) >= 3:
             return task, sink
@@ -454,7 +454,7 @@ async def test_a_turn_ended_mid_stream_leaves_no_cyclic_garbage(env: Env, point:
     with cyclic_garbage() as garbage:
         task, _sink = await _running(registry, sid)
         if point == "cancel":
-            registry.cancel(ALICE, sid)
+            registry.turns.cancel(ALICE, sid)
         else:
             await getattr(registry, point)(ALICE, sid)
         outcome = await asyncio.wait_for(task, 5)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from app.sessions.errors import RowNotFound, SessionClosed, SessionKilled, SessionNotFound, SessionNotOwned
-from app.sessions.store import SessionStore
-from app.sessions.store_types import MAX_ROW_BYTES
+from app.sessions.store.session_store import SessionStore
+from app.sessions.store.types import MAX_ROW_BYTES
 from app.storage import Database
 from app.storage.migrate import upgrade
 

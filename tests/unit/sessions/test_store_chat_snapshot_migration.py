@@ -14,7 +14,7 @@ import pytest
 from alembic import command
 from db_backend import query
 
-from app.sessions.store import SessionStore
+from app.sessions.store.session_store import SessionStore
 from app.storage import Database
 from app.storage.migrate import HEAD_REVISION, alembic_config, upgrade
 

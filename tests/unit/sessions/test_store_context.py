@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from app.sessions.store import SessionStore
-from app.sessions.store_replay import provider_safe, rows_to_messages
-from app.sessions.store_types import TranscriptRow
+from app.sessions.store.replay import provider_safe, rows_to_messages
+from app.sessions.store.session_store import SessionStore
+from app.sessions.store.types import TranscriptRow
 from app.storage import Database, utcnow
 from app.storage.migrate import upgrade
 

@@ -16,7 +16,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from app.sessions.errors import SessionKilled
-from app.sessions.store import SessionStore
+from app.sessions.store.session_store import SessionStore
 from app.storage import Database
 from app.storage.faults import StorageFault
 from app.storage.models import Base

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.sessions.store import SessionStore
+from app.sessions.store.session_store import SessionStore
 from app.storage import Database
 from app.storage.faults import ENV_VAR, Faults, StorageFault
 from app.storage.migrate import upgrade

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 from app.sessions.errors import SessionClosed, SessionKilled, SessionNotOwned
 from app.sessions.list_pages import ListQuery
-from app.sessions.store import SessionStore
-from app.sessions.store_lists import Activity, ListCache
-from app.sessions.store_types import SessionRecord
+from app.sessions.store.list_cache import Activity, ListCache
+from app.sessions.store.session_store import SessionStore
+from app.sessions.store.types import SessionRecord
 from app.storage import Database
 from app.storage.faults import StorageFault
 from app.storage.migrate import upgrade

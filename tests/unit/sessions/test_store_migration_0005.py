@@ -13,7 +13,7 @@ from alembic import command
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.sessions.list_pages import ListQuery
-from app.sessions.store import SessionStore
+from app.sessions.store.session_store import SessionStore
 from app.storage import Database
 from app.storage.engine import default_url
 from app.storage.migrate import alembic_config, upgrade

@@ -16,9 +16,9 @@ from gc_probe import cyclic_garbage
 
 from app.agents.base import Elicitation, Message, TextDelta, ThoughtDelta, ToolCall, ToolContext, ToolSpec
 from app.sessions.events import SessionEvent
-from app.sessions.live import LiveSession
-from app.sessions.store import SessionStore, TranscriptRow
-from app.sessions.turn import TEXT_CHECKPOINT_SECS, TurnOutcome, TurnSettings, run_turn
+from app.sessions.live.session import LiveSession
+from app.sessions.live.turn import TEXT_CHECKPOINT_SECS, TurnOutcome, TurnSettings, run_turn
+from app.sessions.store.session_store import SessionStore, TranscriptRow
 from app.storage import Database
 from app.storage.migrate import upgrade
 

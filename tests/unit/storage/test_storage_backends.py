@@ -12,7 +12,7 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from app.sessions.store import SessionStore
+from app.sessions.store.session_store import SessionStore
 from app.storage import Database, create_engine
 from app.storage.migrate import HEAD_REVISION, alembic_config, upgrade
 from app.storage.models import Base

@@ -13,7 +13,7 @@ from typing import Any
 import db_backend
 import pytest
 
-from app.sessions.store import SessionStore
+from app.sessions.store.session_store import SessionStore
 from app.storage import Database, copy
 from app.storage.migrate import upgrade
 

@@ -22,16 +22,17 @@ from sqlalchemy.orm import Session
 
 from app.sessions.errors import RowNotFound, SessionNotFound
 from app.sessions.list_pages import ListQuery, Page, Position
-from app.sessions.store_sql import after_op, merge_page, page_modes
-from app.sessions.store_types import Mode, SessionRecord, TranscriptRow, clip
+from app.sessions.mode import SessionMode
+from app.sessions.store.core_backend import after_op, merge_page, page_modes
+from app.sessions.store.types import SessionRecord, TranscriptRow, clip
 
 __all__ = ["append", "finish_turn", "list_page", "messages", "sqlite_time", "update_text"]
 
 
-def _for_both_modes(acp: str) -> dict[Mode, str]:
+def _for_both_modes(acp: str) -> dict[SessionMode, str]:
     """A statement written for the ACP tables, and the same on the chat tables (the same columns, R-ACP-10)."""
     chat = acp.replace("acp_sessions", "chat_sessions").replace("acp_transcript", "chat_messages")
-    return {"acp": acp, "chat": chat}
+    return {SessionMode.DURABLE: acp, SessionMode.CHAT: chat}
 
 
 def sqlite_time(moment: datetime) -> str:
@@ -65,7 +66,9 @@ _RECORD = (
 
 
 @lru_cache(maxsize=128)
-def _page_sql(mode: Mode, by_owner: bool, include_killed: bool, by_title: bool, after: str, limited: bool) -> str:
+def _page_sql(
+    mode: SessionMode, by_owner: bool, include_killed: bool, by_title: bool, after: str, limited: bool
+) -> str:
     """`store_sql._page` as SQL text (the same conditions, so the same index walk)."""
     conditions = [
         *(["owner = :owner"] if by_owner else []),
@@ -74,7 +77,7 @@ def _page_sql(mode: Mode, by_owner: bool, include_killed: bool, by_title: bool, 
         *([f"last_activity <= :at AND (last_activity < :at OR session_id {after} :sid)"] if after else []),
     ]
     where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
-    table = "acp_sessions" if mode == "acp" else "chat_sessions"
+    table = "acp_sessions" if mode == SessionMode.DURABLE else "chat_sessions"
     limit = " LIMIT :limit" if limited else ""
     return f"{_RECORD}{table}{where} ORDER BY last_activity DESC, session_id DESC{limit}"
 
@@ -120,7 +123,7 @@ def list_page(s: Session, query: ListQuery, after: Position | None, limit: int |
 
 
 def messages(
-    s: Session, mode: Mode, session_id: str, limit: int, before: int | None
+    s: Session, mode: SessionMode, session_id: str, limit: int, before: int | None
 ) -> tuple[list[TranscriptRow], int]:
     """`store_sql.messages` on SQLite."""
     connection = _connection(s)
@@ -174,7 +177,7 @@ _END_TURN: Final = (
 
 def append(
     s: Session,
-    mode: Mode,
+    mode: SessionMode,
     session_id: str,
     role: str,
     content: str,
@@ -197,13 +200,13 @@ def append(
     index: int = taken[0][0] - 1
     row = (session_id, index, role, clip(content), tool_call_id, name, marker, turn_id, surface, int(complete), now)
     connection.execute(_INSERT_ROW[mode], row)
-    if mode == "acp" and role != "marker":
+    if mode == SessionMode.DURABLE and role != "marker":
         connection.execute(_OPEN_TURN, (session_id, turn_id, surface, index, now, None, None))
     return index
 
 
 def update_text(
-    s: Session, mode: Mode, session_id: str, index: int, content: str, complete: bool, moment: datetime
+    s: Session, mode: SessionMode, session_id: str, index: int, content: str, complete: bool, moment: datetime
 ) -> None:
     """`store_sql.update_text` on SQLite."""
     connection = _connection(s)
@@ -217,7 +220,9 @@ def update_text(
     raise ValueError("marker rows are written once and never updated")
 
 
-def finish_turn(s: Session, mode: Mode, session_id: str, turn_id: str, stop_reason: str, moment: datetime) -> None:
+def finish_turn(
+    s: Session, mode: SessionMode, session_id: str, turn_id: str, stop_reason: str, moment: datetime
+) -> None:
     """`store_sql.finish_turn` on SQLite."""
     connection = _connection(s)
     now = sqlite_time(moment)
@@ -225,7 +230,7 @@ def finish_turn(s: Session, mode: Mode, session_id: str, turn_id: str, stop_reas
     if not touched:
         raise SessionNotFound(session_id=session_id, mode=mode)
     connection.execute(_COMPLETE_TURN_ROWS[mode], (session_id, turn_id))
-    if mode != "acp":
+    if mode != SessionMode.DURABLE:
         return
     if connection.execute(_END_TURN, (now, stop_reason, session_id, turn_id)).rowcount == 1:
         return

@@ -4,8 +4,8 @@
 `finish_turn`, `context`) run here: each is one plain function over the unit's `Session`, issuing prebuilt Core
 statements on its connection. Building a statement costs more than executing it on SQLite, and ORM loading
 costs several times a Core row; both showed up as most of a request (docs/sessions-storage.md, "The runner").
-On SQLite the hottest of them run as SQL text instead (`app.sessions.store_sqlite`), returning exactly what these
-return. The rarer writes (close, kill, delete, recovery, snapshots) stay ORM in `app.sessions.store`.
+On SQLite the hottest of them run as SQL text instead (`app.sessions.store.sqlite_backend`), returning exactly what
+these return. The rarer writes (close, kill, delete, recovery, snapshots) stay ORM in `app.sessions.store.session_store`.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from sqlalchemy.orm import Session
 
 from app.sessions.errors import RowNotFound, SessionClosed, SessionKilled, SessionNotFound, SessionNotOwned
 from app.sessions.list_pages import ListQuery, Page, Position, position_of
-from app.sessions.store_rows import models, record_columns, record_from_columns, transcript_columns
-from app.sessions.store_types import (
+from app.sessions.mode import EITHER, SessionMode
+from app.sessions.store.rows import models, record_columns, record_from_columns, transcript_columns
+from app.sessions.store.types import (
     SURFACES,
-    Mode,
     SessionRecord,
     Surface,
     TranscriptRow,
@@ -63,11 +63,11 @@ ContextRows = tuple[tuple[int, int, str] | None, int, list[Any]]
 _LIKE_SPECIAL = re.compile(r"[\\%_]")
 
 
-def page_modes(query: ListQuery) -> tuple[Mode, ...]:
-    return ("acp", "chat") if query.mode is None else (query.mode,)
+def page_modes(query: ListQuery) -> tuple[SessionMode, ...]:
+    return EITHER if query.mode is None else (query.mode,)
 
 
-def after_op(mode: Mode, after: Position | None) -> str:
+def after_op(mode: SessionMode, after: Position | None) -> str:
     """How a table's keys compare to the cursor's: an ACP row with the cursor's (time, id) follows a chat one."""
     if after is None:
         return ""
@@ -86,14 +86,14 @@ def merge_page(parts: Sequence[list[SessionRecord]], limit: int | None) -> Page:
 
 
 @cache
-def _get(mode: Mode) -> sa.Select[Any]:
+def _get(mode: SessionMode) -> sa.Select[Any]:
     model = models(mode)[0]
     return sa.select(*record_columns(model)).where(model.session_id == sa.bindparam("sid"))
 
 
 @cache
 def _page(
-    mode: Mode, by_owner: bool, include_killed: bool, by_title: bool, after: str, limited: bool, dialect: str
+    mode: SessionMode, by_owner: bool, include_killed: bool, by_title: bool, after: str, limited: bool, dialect: str
 ) -> sa.Select[Any]:
     """One table's part of a `session/list` page, walking the index (owner?, last_activity, session_id) backwards:
     the range `last_activity <= at` is the index's, the rest filters the few rows of that very time. `after` is
@@ -119,12 +119,12 @@ def _page(
 
 
 @cache
-def _insert_session(mode: Mode) -> sa.Insert:
+def _insert_session(mode: SessionMode) -> sa.Insert:
     return sa.insert(models(mode)[0])
 
 
 @cache
-def _resume(mode: Mode) -> sa.Update:
+def _resume(mode: SessionMode) -> sa.Update:
     model = models(mode)[0]
     return (
         sa.update(model)
@@ -134,13 +134,13 @@ def _resume(mode: Mode) -> sa.Update:
 
 
 @cache
-def _seq(mode: Mode) -> sa.Select[Any]:
+def _seq(mode: SessionMode) -> sa.Select[Any]:
     model = models(mode)[0]
     return sa.select(model.seq).where(model.session_id == sa.bindparam("sid"))
 
 
 @cache
-def _store_seq(mode: Mode, exact: bool) -> sa.Update:
+def _store_seq(mode: SessionMode, exact: bool) -> sa.Update:
     """A reservation only ever raises the stored seq; the exact value replaces the reservation it was sent
     under, and nothing if a later bring-up has reserved since (`app.sessions.registry`)."""
     model = models(mode)[0]
@@ -149,13 +149,13 @@ def _store_seq(mode: Mode, exact: bool) -> sa.Update:
 
 
 @cache
-def _total(mode: Mode) -> sa.Select[Any]:
+def _total(mode: SessionMode) -> sa.Select[Any]:
     model = models(mode)[0]
     return sa.select(model.next_index).where(model.session_id == sa.bindparam("sid"))
 
 
 @cache
-def _messages(mode: Mode, bounded: bool) -> sa.Select[Any]:
+def _messages(mode: SessionMode, bounded: bool) -> sa.Select[Any]:
     transcript = models(mode)[1]
     query = sa.select(*transcript_columns(transcript)).where(transcript.session_id == sa.bindparam("sid"))
     if bounded:
@@ -164,7 +164,7 @@ def _messages(mode: Mode, bounded: bool) -> sa.Select[Any]:
 
 
 @cache
-def _take_index(mode: Mode) -> sa.Update:
+def _take_index(mode: SessionMode) -> sa.Update:
     """Bump the row counter and the activity time; RETURNING gives the new counter (index + 1)."""
     model = models(mode)[0]
     return (
@@ -182,7 +182,7 @@ def _take_index(mode: Mode) -> sa.Update:
 
 
 @cache
-def _touch(mode: Mode) -> sa.Update:
+def _touch(mode: SessionMode) -> sa.Update:
     model = models(mode)[0]
     return (
         sa.update(model)
@@ -193,12 +193,12 @@ def _touch(mode: Mode) -> sa.Update:
 
 
 @cache
-def _insert_row(mode: Mode) -> sa.Insert:
+def _insert_row(mode: SessionMode) -> sa.Insert:
     return sa.insert(models(mode)[1])
 
 
 @cache
-def _row_role(mode: Mode) -> sa.Select[Any]:
+def _row_role(mode: SessionMode) -> sa.Select[Any]:
     transcript = models(mode)[1]
     return sa.select(transcript.role).where(
         transcript.session_id == sa.bindparam("sid"), transcript.idx == sa.bindparam("index")
@@ -206,7 +206,7 @@ def _row_role(mode: Mode) -> sa.Select[Any]:
 
 
 @cache
-def _set_text(mode: Mode) -> sa.Update:
+def _set_text(mode: SessionMode) -> sa.Update:
     transcript = models(mode)[1]
     return (
         sa.update(transcript)
@@ -220,7 +220,7 @@ def _set_text(mode: Mode) -> sa.Update:
 
 
 @cache
-def _complete_turn_rows(mode: Mode) -> sa.Update:
+def _complete_turn_rows(mode: SessionMode) -> sa.Update:
     transcript = models(mode)[1]
     return (
         sa.update(transcript)
@@ -234,7 +234,7 @@ def _complete_turn_rows(mode: Mode) -> sa.Update:
 
 
 @cache
-def _state(mode: Mode) -> sa.Select[bool, bool, int]:
+def _state(mode: SessionMode) -> sa.Select[bool, bool, int]:
     model = models(mode)[0]
     return sa.select(model.killed_at.is_not(None), model.closed_at.is_not(None), model.next_index).where(
         model.session_id == sa.bindparam("sid")
@@ -242,7 +242,7 @@ def _state(mode: Mode) -> sa.Select[bool, bool, int]:
 
 
 @cache
-def _context_rows(mode: Mode) -> sa.Select[int, str, str, str | None, str | None]:
+def _context_rows(mode: SessionMode) -> sa.Select[int, str, str, str | None, str | None]:
     # Only what replay reads (store_replay.rows_to_messages): no times to parse.
     t = models(mode)[1]
     return (
@@ -291,24 +291,24 @@ _TURN_ENDS = (
 
 
 @cache
-def _snapshot_state(mode: Mode) -> sa.Select[str, int]:
+def _snapshot_state(mode: SessionMode) -> sa.Select[str, int]:
     model = models(mode)[0]
     return sa.select(model.interaction_surface, model.next_index).where(model.session_id == sa.bindparam("sid"))
 
 
 @cache
-def _latest_snapshot(mode: Mode) -> sa.Select[int]:
+def _latest_snapshot(mode: SessionMode) -> sa.Select[int]:
     snap = models(mode)[2]
     return sa.select(sa.func.max(snap.snapshot_id)).where(snap.session_id == sa.bindparam("sid"))
 
 
 @cache
-def _insert_snapshot(mode: Mode) -> sa.Insert:
+def _insert_snapshot(mode: SessionMode) -> sa.Insert:
     return sa.insert(models(mode)[2])
 
 
 @cache
-def _prune_snapshots(mode: Mode) -> sa.Delete:
+def _prune_snapshots(mode: SessionMode) -> sa.Delete:
     snap = models(mode)[2]
     mine = (snap.session_id == sa.bindparam("sid"), snap.interaction_surface == sa.bindparam("surface"))
     newest = sa.select(snap.snapshot_id).where(*mine).order_by(snap.snapshot_id.desc()).limit(sa.bindparam("keep"))
@@ -316,7 +316,7 @@ def _prune_snapshots(mode: Mode) -> sa.Delete:
 
 
 @cache
-def _snapshot(mode: Mode) -> sa.Select[int, int, str]:
+def _snapshot(mode: SessionMode) -> sa.Select[int, int, str]:
     snap = models(mode)[2]
     return (
         sa.select(snap.snapshot_id, snap.boundary, snap.messages)
@@ -329,17 +329,17 @@ def _snapshot(mode: Mode) -> sa.Select[int, int, str]:
 # -- units -----------------------------------------------------------------------------------------
 
 
-def get(s: Session, mode: Mode, session_id: str) -> SessionRecord | None:
+def get(s: Session, mode: SessionMode, session_id: str) -> SessionRecord | None:
     row = s.connection().execute(_get(mode), {"sid": session_id}).first()
     return None if row is None else record_from_columns(row, mode)
 
 
-def seq_of(s: Session, mode: Mode, session_id: str) -> int:
+def seq_of(s: Session, mode: SessionMode, session_id: str) -> int:
     value = s.connection().execute(_seq(mode), {"sid": session_id}).scalar()
     return 0 if value is None else int(value)
 
 
-def store_seq(s: Session, mode: Mode, session_id: str, value: int, reserved: int | None) -> None:
+def store_seq(s: Session, mode: SessionMode, session_id: str, value: int, reserved: int | None) -> None:
     params = {"sid": session_id, "value": value, "reserved": reserved}
     s.connection().execute(_store_seq(mode, reserved is not None), params)
 
@@ -372,7 +372,7 @@ def list_page(s: Session, query: ListQuery, after: Position | None, limit: int |
 
 def create(
     s: Session,
-    mode: Mode,
+    mode: SessionMode,
     session_id: str,
     owner: str,
     agent_alias: str,
@@ -387,7 +387,7 @@ def create(
         record = record_from_columns(row, mode)
         if record.killed:
             raise SessionKilled(session_id=session_id, mode=mode)
-        if mode == "chat" and record.closed:
+        if mode == SessionMode.CHAT and record.closed:
             raise SessionClosed(session_id=session_id)
         if record.owner != owner:
             raise SessionNotOwned(session_id=session_id)
@@ -424,7 +424,7 @@ def create(
 
 
 def messages(
-    s: Session, mode: Mode, session_id: str, limit: int, before: int | None
+    s: Session, mode: SessionMode, session_id: str, limit: int, before: int | None
 ) -> tuple[list[TranscriptRow], int]:
     connection = s.connection()
     total = connection.execute(_total(mode), {"sid": session_id}).scalar()
@@ -442,8 +442,8 @@ def messages(
 
 def messages_and_turn_ends(
     s: Session,
-    unit: Callable[[Session, Mode, str, int, int | None], tuple[list[TranscriptRow], int]],
-    mode: Mode,
+    unit: Callable[[Session, SessionMode, str, int, int | None], tuple[list[TranscriptRow], int]],
+    mode: SessionMode,
     session_id: str,
     limit: int,
     before: int | None,
@@ -452,7 +452,7 @@ def messages_and_turn_ends(
     turn whose last row is in it, ascending by index (`session/messages` with `turnEnds`). Chat sessions record
     no turns: none."""
     rows, total = unit(s, mode, session_id, limit, before)
-    if not rows or mode != "acp":
+    if not rows or mode != SessionMode.DURABLE:
         return rows, total, []
     params = {"sid": session_id, "first": rows[0].index, "last": rows[-1].index}
     ends = [TurnEnd(index, str(reason)) for index, reason in s.connection().execute(_TURN_ENDS, params)]
@@ -461,7 +461,7 @@ def messages_and_turn_ends(
 
 def append(
     s: Session,
-    mode: Mode,
+    mode: SessionMode,
     session_id: str,
     role: str,
     content: str,
@@ -498,7 +498,7 @@ def append(
         "created_at": now,
     }
     connection.execute(_insert_row(mode), row)
-    opens_turn = mode == "acp" and role != "marker"
+    opens_turn = mode == SessionMode.DURABLE and role != "marker"
     if opens_turn and connection.execute(_TURN_STATE, {"sid": session_id, "turn": turn_id}).first() is None:
         turn = {
             "session_id": session_id,
@@ -514,7 +514,7 @@ def append(
 
 
 def update_text(
-    s: Session, mode: Mode, session_id: str, index: int, content: str, complete: bool, now: datetime
+    s: Session, mode: SessionMode, session_id: str, index: int, content: str, complete: bool, now: datetime
 ) -> None:
     connection = s.connection()
     if connection.execute(_touch(mode), {"sid": session_id, "now": now}).first() is None:
@@ -528,13 +528,13 @@ def update_text(
     raise ValueError("marker rows are written once and never updated")
 
 
-def finish_turn(s: Session, mode: Mode, session_id: str, turn_id: str, stop_reason: str, now: datetime) -> None:
+def finish_turn(s: Session, mode: SessionMode, session_id: str, turn_id: str, stop_reason: str, now: datetime) -> None:
     connection = s.connection()
     session = connection.execute(_touch(mode), {"sid": session_id, "now": now}).first()
     if session is None:
         raise SessionNotFound(session_id=session_id, mode=mode)
     connection.execute(_complete_turn_rows(mode), {"sid": session_id, "turn": turn_id})
-    if mode != "acp":
+    if mode != SessionMode.DURABLE:
         return
     ended = {"sid": session_id, "turn": turn_id, "now": now, "reason": stop_reason}
     if cast("CursorResult[Any]", connection.execute(_END_TURN, ended)).rowcount == 1:
@@ -555,7 +555,7 @@ def finish_turn(s: Session, mode: Mode, session_id: str, turn_id: str, stop_reas
         connection.execute(_INSERT_TURN, turn)
 
 
-def context_rows(s: Session, mode: Mode, session_id: str, surface: Surface) -> ContextRows:
+def context_rows(s: Session, mode: SessionMode, session_id: str, surface: Surface) -> ContextRows:
     """What `SessionStore.context` rebuilds from: the latest snapshot of `surface`, and the rows after it."""
     connection = s.connection()
     state = connection.execute(_state(mode), {"sid": session_id}).first()
@@ -564,7 +564,7 @@ def context_rows(s: Session, mode: Mode, session_id: str, surface: Surface) -> C
     killed, closed, next_index = state
     if killed:
         raise SessionKilled(session_id=session_id, mode=mode)
-    if mode == "chat" and closed:
+    if mode == SessionMode.CHAT and closed:
         raise SessionClosed(session_id=session_id)
     found = connection.execute(_snapshot(mode), {"sid": session_id, "surface": surface}).first()
     snapshot = None if found is None else (found[0], found[1], found[2])
@@ -575,7 +575,7 @@ def context_rows(s: Session, mode: Mode, session_id: str, surface: Surface) -> C
 
 
 def save_snapshot(
-    s: Session, mode: Mode, session_id: str, payload: str, boundary: int, surface: str | None, keep: int
+    s: Session, mode: SessionMode, session_id: str, payload: str, boundary: int, surface: str | None, keep: int
 ) -> tuple[int, str]:
     """A snapshot and its boundary, then only the newest `keep` of its surface are kept (R-ACP-2); returns its id
     and surface."""

@@ -21,12 +21,13 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from app.sessions import store_replay, store_sql, store_sqlite
 from app.sessions.list_pages import ListQuery, Page, Position
-from app.sessions.store_cache import ContextCache, ReplayRow
-from app.sessions.store_lists import UNCHANGED, Activity, Change, ListCache, Listed, Removed
-from app.sessions.store_recovery import close_open_turns
-from app.sessions.store_rows import (
+from app.sessions.mode import MODES, SessionMode
+from app.sessions.store import core_backend, replay, sqlite_backend
+from app.sessions.store.context_cache import ContextCache, ReplayRow
+from app.sessions.store.list_cache import UNCHANGED, Activity, Change, ListCache, Listed, Removed
+from app.sessions.store.recovery import close_open_turns
+from app.sessions.store.rows import (
     add_row,
     check_resumable,
     check_row,
@@ -35,13 +36,11 @@ from app.sessions.store_rows import (
     models,
     to_record,
 )
-from app.sessions.store_types import (
+from app.sessions.store.types import (
     INTERRUPTED_TEXT,
     MARKER_INTERRUPTED,
     MAX_TURN_ID_LEN,
-    MODES,
     SURFACES,
-    Mode,
     RecoveredContext,
     Role,
     SessionRecord,
@@ -59,9 +58,9 @@ from app.storage.models import AcpTurn
 from app.storage.types import utcnow
 
 __all__ = [
-    "Mode",
     "RecoveredContext",
     "Role",
+    "SessionMode",
     "SessionRecord",
     "SessionStore",
     "StorageFault",
@@ -92,11 +91,11 @@ class SessionStore:
         self._endings: set[asyncio.Future[None]] = set()  # cancelled writes not yet known to have ended
         # On SQLite the hottest units are SQL text on the driver connection (store_sqlite), elsewhere Core.
         sqlite = db.dialect == "sqlite"
-        self._page_unit = store_sqlite.list_page if sqlite else store_sql.list_page
-        self._messages_unit = store_sqlite.messages if sqlite else store_sql.messages
-        self._append_unit = store_sqlite.append if sqlite else store_sql.append
-        self._update_text_unit = store_sqlite.update_text if sqlite else store_sql.update_text
-        self._finish_turn_unit = store_sqlite.finish_turn if sqlite else store_sql.finish_turn
+        self._page_unit = sqlite_backend.list_page if sqlite else core_backend.list_page
+        self._messages_unit = sqlite_backend.messages if sqlite else core_backend.messages
+        self._append_unit = sqlite_backend.append if sqlite else core_backend.append
+        self._update_text_unit = sqlite_backend.update_text if sqlite else core_backend.update_text
+        self._finish_turn_unit = sqlite_backend.finish_turn if sqlite else core_backend.finish_turn
 
     @property
     def faults(self) -> Faults:
@@ -111,7 +110,7 @@ class SessionStore:
         owner: str,
         agent_alias: str,
         workspace_dir: str | PathLike[str],
-        mode: Mode = "acp",
+        mode: SessionMode = SessionMode.DURABLE,
         surface: Surface = "rpc",
         seq_reserved: int = 0,
     ) -> SessionRecord:
@@ -126,9 +125,9 @@ class SessionStore:
         check_choice("mode", mode, MODES)
         check_choice("surface", surface, SURFACES)
         args = (mode, session_id, owner, agent_alias, str(workspace_dir), surface, seq_reserved)
-        return await self._write("create", session_id, Listed.of, store_sql.create, *args)
+        return await self._write("create", session_id, Listed.of, core_backend.create, *args)
 
-    async def reopen(self, session_id: str, *, mode: Mode = "acp") -> SessionRecord:
+    async def reopen(self, session_id: str, *, mode: SessionMode = SessionMode.DURABLE) -> SessionRecord:
         """Resume a stored session, whoever owns it (the caller checked access): clears closed_at (R-ACP-8)."""
 
         def unit(s: Session) -> SessionRecord:
@@ -140,7 +139,7 @@ class SessionStore:
 
         return await self._write("reopen", session_id, Listed.of, unit)
 
-    async def reopen_numbered(self, session_id: str, *, mode: Mode = "acp", reserve: int) -> int:
+    async def reopen_numbered(self, session_id: str, *, mode: SessionMode = SessionMode.DURABLE, reserve: int) -> int:
         """`reopen`, and in the same transaction reserve the next `reserve` seqs of its updates (R-MULTI-1);
         returns the stored seq it numbers on from."""
 
@@ -155,9 +154,9 @@ class SessionStore:
         _record, seq = await self._write("reopen", session_id, lambda done: Listed.of(done[0]), unit)
         return seq
 
-    async def get(self, session_id: str, mode: Mode = "acp") -> SessionRecord | None:
+    async def get(self, session_id: str, mode: SessionMode = SessionMode.DURABLE) -> SessionRecord | None:
         check_choice("mode", mode, MODES)
-        return await self._db.read(store_sql.get, mode, session_id)
+        return await self._db.read(core_backend.get, mode, session_id)
 
     async def list(self, owner: str | None, *, include_killed: bool = False) -> builtins.list[SessionRecord]:
         """Every session of both modes, most recently active first; `owner=None` lists everyone's. Closed ones
@@ -180,19 +179,19 @@ class SessionStore:
         """What `page` answers, if its whole list is kept in memory (None: `page` has to read)."""
         return self._lists.page(query, after, limit)
 
-    async def seq(self, session_id: str, *, mode: Mode = "acp") -> int:
+    async def seq(self, session_id: str, *, mode: SessionMode = SessionMode.DURABLE) -> int:
         """The stored `seq` of a session (R-MULTI-1): no update of it was numbered higher; 0 if none."""
-        return await self._db.read(store_sql.seq_of, mode, session_id)
+        return await self._db.read(core_backend.seq_of, mode, session_id)
 
     async def store_seq(
-        self, session_id: str, value: int, *, mode: Mode = "acp", reserved: int | None = None
+        self, session_id: str, value: int, *, mode: SessionMode = SessionMode.DURABLE, reserved: int | None = None
     ) -> None:
         """Reserve seqs up to `value` (raises the stored one only), or with `reserved` (the reservation the
         session ran under) store the exact last one, unless another reservation was made since."""
         args = (mode, session_id, value, reserved)
-        await self._write("store_seq", session_id, lambda _: UNCHANGED, store_sql.store_seq, *args)
+        await self._write("store_seq", session_id, lambda _: UNCHANGED, core_backend.store_seq, *args)
 
-    async def touch(self, session_id: str, *, mode: Mode = "acp") -> None:
+    async def touch(self, session_id: str, *, mode: SessionMode = SessionMode.DURABLE) -> None:
         now = utcnow()
 
         def unit(s: Session) -> None:
@@ -200,7 +199,7 @@ class SessionStore:
 
         await self._write("touch", session_id, lambda _: Activity(mode, now), unit)
 
-    async def close(self, session_id: str, *, mode: Mode = "acp") -> None:
+    async def close(self, session_id: str, *, mode: SessionMode = SessionMode.DURABLE) -> None:
         """Keep the history; an ACP session stays resumable (R-ACP-8). An open turn is left to recovery."""
 
         now = utcnow()
@@ -212,7 +211,7 @@ class SessionStore:
 
         await self._write("close", session_id, lambda _: Activity(mode, now, closed=True), unit)
 
-    async def kill(self, session_id: str, *, mode: Mode = "acp") -> None:
+    async def kill(self, session_id: str, *, mode: SessionMode = SessionMode.DURABLE) -> None:
         """Tombstone (R-ACP-9): history stays readable, the session is never rehydrated.
 
         Open turns end as "killed" and their rows become complete, since nothing will ever recover them.
@@ -229,7 +228,7 @@ class SessionStore:
                 .where(transcript.session_id == session_id, transcript.complete == sa.false())
                 .values(complete=True)
             )
-            if mode == "acp":
+            if mode == SessionMode.DURABLE:
                 s.execute(
                     sa.update(AcpTurn)
                     .where(AcpTurn.session_id == session_id, AcpTurn.finished_at.is_(None))
@@ -238,7 +237,7 @@ class SessionStore:
 
         await self._write("kill", session_id, lambda _: Activity(mode, now, killed=True), unit)
 
-    async def delete(self, session_id: str, *, mode: Mode = "acp") -> bool:
+    async def delete(self, session_id: str, *, mode: SessionMode = SessionMode.DURABLE) -> bool:
         """Remove the session with its transcript, turns and snapshots, in one transaction (R-ACP-10).
 
         Only this mode's tables are touched: a chat session with the same id survives an ACP delete.
@@ -250,7 +249,7 @@ class SessionStore:
             if find_session(s, mode, session_id) is None:
                 return False
             # Children first and explicitly: correct even on a connection without foreign-key enforcement.
-            turns: tuple[Any, ...] = (AcpTurn,) if mode == "acp" else ()
+            turns: tuple[Any, ...] = (AcpTurn,) if mode == SessionMode.DURABLE else ()
             children: tuple[Any, ...] = (transcript, *turns, snapshots)
             for child in children:
                 s.execute(sa.delete(child).where(child.session_id == session_id))
@@ -265,7 +264,7 @@ class SessionStore:
         self,
         session_id: str,
         *,
-        mode: Mode = "acp",
+        mode: SessionMode = SessionMode.DURABLE,
         role: Role,
         content: str,
         tool_call_id: str | None = None,
@@ -295,7 +294,7 @@ class SessionStore:
         return index
 
     async def update_text(
-        self, session_id: str, index: int, content: str, *, complete: bool, mode: Mode = "acp"
+        self, session_id: str, index: int, content: str, *, complete: bool, mode: SessionMode = SessionMode.DURABLE
     ) -> None:
         """Checkpoint the text streamed so far into row `index` (R-ACP-4: called every <= 0.25 s and at tool
         boundaries). The row keeps its index; only content and `complete` change."""
@@ -308,7 +307,9 @@ class SessionStore:
         )
         self._contexts.updated(session_id, mode, index, content)
 
-    async def finish_turn(self, session_id: str, turn_id: str, stop_reason: str, *, mode: Mode = "acp") -> None:
+    async def finish_turn(
+        self, session_id: str, turn_id: str, stop_reason: str, *, mode: SessionMode = SessionMode.DURABLE
+    ) -> None:
         """The turn reached a terminal state: its rows are complete and recovery leaves it alone.
 
         Idempotent; the first stop reason wins (a turn already ended by recovery stays "interrupted").
@@ -323,7 +324,7 @@ class SessionStore:
         )
 
     async def messages(
-        self, session_id: str, *, mode: Mode = "acp", limit: int = 100, before: int | None = None
+        self, session_id: str, *, mode: SessionMode = SessionMode.DURABLE, limit: int = 100, before: int | None = None
     ) -> tuple[builtins.list[TranscriptRow], int]:
         """The last `limit` rows with index < `before`, ascending, and the total row count (`session/messages`).
 
@@ -335,7 +336,7 @@ class SessionStore:
         return await self._db.read(self._messages_unit, mode, session_id, limit, before)
 
     async def messages_and_turn_ends(
-        self, session_id: str, *, mode: Mode = "acp", limit: int = 100, before: int | None = None
+        self, session_id: str, *, mode: SessionMode = SessionMode.DURABLE, limit: int = 100, before: int | None = None
     ) -> tuple[builtins.list[TranscriptRow], int, builtins.list[TurnEnd]]:
         """`messages`, plus how each turn whose last row is in that page ended: its last row's index and its stop
         reason, ascending (`session/messages` with `turnEnds`, issue 29 §4.9). One more query, in the same read.
@@ -345,7 +346,7 @@ class SessionStore:
         if limit < 0 or (before is not None and before < 0):
             raise ValueError("limit and before must be >= 0")
         check_choice("mode", mode, MODES)
-        unit = store_sql.messages_and_turn_ends
+        unit = core_backend.messages_and_turn_ends
         return await self._db.read(unit, self._messages_unit, mode, session_id, limit, before)
 
     # -- retained context --------------------------------------------------------------------------
@@ -357,7 +358,7 @@ class SessionStore:
         boundary: int,
         *,
         surface: Surface | None = None,
-        mode: Mode = "acp",
+        mode: SessionMode = SessionMode.DURABLE,
     ) -> int:
         """Commit a retained-context snapshot and the transcript boundary it covers, together (R-ACP-2); a chat
         session's goes to its own table (R-MULTI-5).
@@ -367,18 +368,20 @@ class SessionStore:
         raises, nothing changed, the previous snapshot still rules and `history_trimmed` must not be sent.
         System prompts and hidden reasoning are dropped before storing (R-ACP-3).
         """
-        payload = orjson.dumps(store_replay.sanitize_snapshot(messages)).decode()
+        payload = orjson.dumps(replay.sanitize_snapshot(messages)).decode()
         if surface is not None:
             check_choice("surface", surface, SURFACES)
         check_choice("mode", mode, MODES)
         args = (mode, session_id, payload, boundary, surface, SNAPSHOTS_KEPT)
         snapshot_id, chosen = await self._write(
-            "save_snapshot", session_id, lambda _: UNCHANGED, store_sql.save_snapshot, *args
+            "save_snapshot", session_id, lambda _: UNCHANGED, core_backend.save_snapshot, *args
         )
         self._contexts.snapshot_saved(session_id, mode, chosen, (snapshot_id, boundary, payload))
         return snapshot_id
 
-    async def context(self, session_id: str, *, surface: Surface = "rpc", mode: Mode = "acp") -> RecoveredContext:
+    async def context(
+        self, session_id: str, *, surface: Surface = "rpc", mode: SessionMode = SessionMode.DURABLE
+    ) -> RecoveredContext:
         """The model context: the latest snapshot of `surface` plus the rows after its boundary (R-ACP-5), or
         the legacy provider-safe replay without one (R-ACP-6). Rows of another surface are ignored (R-ACP-7).
 
@@ -390,13 +393,13 @@ class SessionStore:
         entry = self._contexts.get(key)
         if entry is None:
             version = self._contexts.version(session_id)
-            snapshot, next_index, rows = await self._db.read(store_sql.context_rows, mode, session_id, surface)
+            snapshot, next_index, rows = await self._db.read(core_backend.context_rows, mode, session_id, surface)
             entry = self._contexts.fill(key, version, snapshot, next_index, rows)
         snapshot = entry.snapshot
         if entry.messages is None:
             if snapshot is not None and entry.prefix is None:
                 entry.prefix = orjson.loads(snapshot[2])
-            entry.messages = store_replay.rebuild(entry.prefix, entry.rows)
+            entry.messages = replay.rebuild(entry.prefix, entry.rows)
         return RecoveredContext(
             messages=list(entry.messages),
             snapshot_id=None if snapshot is None else snapshot[0],
@@ -416,13 +419,13 @@ class SessionStore:
         check_choice("surface", surface, SURFACES)
 
         def unit(s: Session) -> bool:
-            session = load_session(s, "acp", session_id)
-            check_resumable(session, "acp")
+            session = load_session(s, SessionMode.DURABLE, session_id)
+            check_resumable(session, SessionMode.DURABLE)
             marker_turn = close_open_turns(s, session_id, surface)
             if marker_turn is None:
                 return False
             add_row(
-                s, session, "acp", role="marker", content=INTERRUPTED_TEXT, tool_call_id=None, name=None,
+                s, session, SessionMode.DURABLE, role="marker", content=INTERRUPTED_TEXT, tool_call_id=None, name=None,
                 marker=MARKER_INTERRUPTED, turn_id=marker_turn, surface=surface, complete=True,
             )  # fmt: skip
             return True
@@ -487,11 +490,11 @@ class SessionStore:
         return result
 
 
-def _appended(mode: Mode, now: datetime, title: str | None, index: int) -> Activity:
+def _appended(mode: SessionMode, now: datetime, title: str | None, index: int) -> Activity:
     return Activity(mode, now, message_count=index + 1, title=title)
 
 
-def _deleted(mode: Mode, existed: bool) -> Change:
+def _deleted(mode: SessionMode, existed: bool) -> Change:
     return Removed(mode) if existed else UNCHANGED
 
 

@@ -25,11 +25,11 @@ from app.agents.base import (
     ToolCall,
     ToolContext,
 )
-from app.sessions.live import Approval, LiveSession
+from app.sessions.live.session import Approval, LiveSession
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
     from app.sessions.events import SessionEvent
-    from app.sessions.store import SessionStore
+    from app.sessions.store.session_store import SessionStore
 
 __all__ = ["TEXT_CHECKPOINT_SECS", "TurnOutcome", "TurnSettings", "Updates", "run_turn", "to_messages"]
 
@@ -38,7 +38,7 @@ _YIELD_EVERY = 64  # text chunks taken from a provider that never waits before l
 
 
 class Updates(Protocol):
-    """Where the turn's `session/update` events go (`app.sessions.updates.TurnUpdates`)."""
+    """Where the turn's `session/update` events go (`app.sessions.live.updates.TurnUpdates`)."""
 
     async def emit(self, event: SessionEvent) -> None: ...
 
