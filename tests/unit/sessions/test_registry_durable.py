@@ -385,7 +385,9 @@ async def test_a_stored_chat_session_resumes_with_its_history_and_owner_also_for
 
 async def _running(registry: SessionRegistry, sid: str) -> tuple[asyncio.Task[Any], Sink]:
     sink = Sink()
-    task = asyncio.get_running_loop().create_task(registry.turns.prompt(ALICE, sid, "/sleep 5", sink=sink, client=NoClient()))
+    task = asyncio.get_running_loop().create_task(
+        registry.turns.prompt(ALICE, sid, "/sleep 5", sink=sink, client=NoClient())
+    )
     for _ in range(300):
         if len(sink.of_type("agent_message_chunk")) >= 3:
             return task, sink

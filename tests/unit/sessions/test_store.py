@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -12,23 +11,6 @@ from app.sessions.errors import RowNotFound, SessionClosed, SessionKilled, Sessi
 from app.sessions.store.session_store import SessionStore
 from app.sessions.store.types import MAX_ROW_BYTES
 from app.storage import Database
-from app.storage.migrate import upgrade
-
-
-@pytest.fixture
-async def db_url(database_url: str) -> str:
-    url = database_url
-    await asyncio.to_thread(upgrade, url)
-    return url
-
-
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[SessionStore]:
-    db = await Database.open(db_url)
-    try:
-        yield SessionStore(db)
-    finally:
-        await db.close()
 
 
 async def _new(store: SessionStore, sid: str = "s1", *, owner: str = "alice", mode: str = "acp") -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -11,26 +9,14 @@ import pytest
 from app.sessions.store.replay import provider_safe, rows_to_messages
 from app.sessions.store.session_store import SessionStore
 from app.sessions.store.types import TranscriptRow
-from app.storage import Database, utcnow
-from app.storage.migrate import upgrade
+from app.storage import utcnow
 
 
 @pytest.fixture
-async def db_url(database_url: str) -> str:
-    url = database_url
-    await asyncio.to_thread(upgrade, url)
-    return url
-
-
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[SessionStore]:
-    db = await Database.open(db_url)
-    try:
-        store = SessionStore(db)
-        await store.create("s1", owner="alice", agent_alias="default", workspace_dir="/w")
-        yield store
-    finally:
-        await db.close()
+async def store(store: SessionStore) -> SessionStore:
+    """The shared store (tests/unit/conftest.py) with session s1."""
+    await store.create("s1", owner="alice", agent_alias="default", workspace_dir="/w")
+    return store
 
 
 async def _say(

@@ -2,40 +2,24 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
-
 import pytest
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.sessions.store.session_store import SessionStore
-from app.storage import Database
 from app.storage.faults import ENV_VAR, Faults, StorageFault
-from app.storage.migrate import upgrade
 
 # R-STORE-2: runs on SQLite and, in the CI PostgreSQL pass, on PostgreSQL (tests/db_backend.py).
 pytestmark = pytest.mark.req("R-STORE-2")
 
 
 @pytest.fixture
-async def faults() -> Faults:
-    return Faults()
-
-
-@pytest.fixture
-async def store(database_url: str, faults: Faults) -> AsyncIterator[SessionStore]:
-    url = database_url
-    await asyncio.to_thread(upgrade, url)
-    db = await Database.open(url)
-    try:
-        store = SessionStore(db, faults=faults)
-        await store.create("s1", owner="alice", agent_alias="default", workspace_dir="/w")
-        await store.append("s1", role="user", content="hi", turn_id="t1", surface="rpc")
-        await store.append("s1", role="assistant", content="Hello", turn_id="t1", surface="rpc")
-        await store.finish_turn("s1", "t1", "end_turn")
-        yield store
-    finally:
-        await db.close()
+async def store(store: SessionStore) -> SessionStore:
+    """The shared store (tests/unit/conftest.py) with one ended turn on session s1."""
+    await store.create("s1", owner="alice", agent_alias="default", workspace_dir="/w")
+    await store.append("s1", role="user", content="hi", turn_id="t1", surface="rpc")
+    await store.append("s1", role="assistant", content="Hello", turn_id="t1", surface="rpc")
+    await store.finish_turn("s1", "t1", "end_turn")
+    return store
 
 
 # -- Faults itself -----------------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ import asyncio
 import dataclasses
 import re
 import sqlite3
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -28,16 +27,6 @@ from app.storage.migrate import upgrade
 from app.storage.types import UTCDateTime
 
 pytestmark = pytest.mark.sqlite_only
-
-
-@pytest.fixture
-async def store(database_url: str) -> AsyncIterator[SessionStore]:
-    await asyncio.to_thread(upgrade, database_url)
-    db = await Database.open(database_url)
-    try:
-        yield SessionStore(db)
-    finally:
-        await db.close()
 
 
 def _db(store: SessionStore) -> Database:

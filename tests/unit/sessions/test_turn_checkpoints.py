@@ -19,8 +19,6 @@ from app.sessions.events import SessionEvent
 from app.sessions.live.session import LiveSession
 from app.sessions.live.turn import TEXT_CHECKPOINT_SECS, TurnOutcome, TurnSettings, run_turn
 from app.sessions.store.session_store import SessionStore, TranscriptRow
-from app.storage import Database
-from app.storage.migrate import upgrade
 
 # R-STORE-2: runs on SQLite and, in the CI PostgreSQL pass, on PostgreSQL (tests/db_backend.py).
 pytestmark = pytest.mark.req("R-STORE-2")
@@ -76,16 +74,10 @@ class SlowTool:
 
 
 @pytest.fixture
-async def store(tmp_path: Path, database_url: str) -> AsyncIterator[SessionStore]:
-    url = database_url
-    await asyncio.to_thread(upgrade, url)
-    db = await Database.open(url)
-    try:
-        s = SessionStore(db)
-        await s.create(SID, owner="alice", agent_alias="default", workspace_dir=str(tmp_path))
-        yield s
-    finally:
-        await db.close()
+async def store(store: SessionStore, tmp_path: Path) -> SessionStore:
+    """The shared store (tests/unit/conftest.py) with session SID."""
+    await store.create(SID, owner="alice", agent_alias="default", workspace_dir=str(tmp_path))
+    return store
 
 
 def live_session(tmp_path: Path) -> LiveSession:
