@@ -55,7 +55,8 @@ class Opened:
 
     def describe(self) -> SessionInfo:
         s = self.session
-        return SessionInfo(s.session_id, s.agent_alias, on_wire(s.mode), self.message_count, str(s.workspace), self.resumed)
+        workspace = str(s.workspace)
+        return SessionInfo(s.session_id, s.agent_alias, on_wire(s.mode), self.message_count, workspace, self.resumed)
 
 
 async def stored(store: SessionStore, session_id: str, modes: Collection[SessionMode]) -> SessionRecord | None:

@@ -23,8 +23,10 @@ from sqlalchemy.orm import Session
 
 from app.sessions.list_pages import ListQuery, Page, Position
 from app.sessions.mode import MODES, SessionMode
-from app.sessions.store import core_backend, replay, sqlite_backend
+from app.sessions.store import replay
+from app.sessions.store.backend import NewRow, NewSession, NewSnapshot, StoreBackend, TextCheckpoint, TurnEnding
 from app.sessions.store.context_cache import ContextCache, ReplayRow
+from app.sessions.store.core_backend import CoreBackend
 from app.sessions.store.list_cache import UNCHANGED, Activity, Change, ListCache, Listed, Removed
 from app.sessions.store.recovery import close_open_turns
 from app.sessions.store.rows import (
@@ -36,6 +38,7 @@ from app.sessions.store.rows import (
     models,
     to_record,
 )
+from app.sessions.store.sqlite_backend import SqliteBackend
 from app.sessions.store.types import (
     INTERRUPTED_TEXT,
     MARKER_INTERRUPTED,
@@ -89,13 +92,7 @@ class SessionStore:
         self._contexts = ContextCache()
         self._lists = ListCache()
         self._endings: set[asyncio.Future[None]] = set()  # cancelled writes not yet known to have ended
-        # On SQLite the hottest units are SQL text on the driver connection (store_sqlite), elsewhere Core.
-        sqlite = db.dialect == "sqlite"
-        self._page_unit = sqlite_backend.list_page if sqlite else core_backend.list_page
-        self._messages_unit = sqlite_backend.messages if sqlite else core_backend.messages
-        self._append_unit = sqlite_backend.append if sqlite else core_backend.append
-        self._update_text_unit = sqlite_backend.update_text if sqlite else core_backend.update_text
-        self._finish_turn_unit = sqlite_backend.finish_turn if sqlite else core_backend.finish_turn
+        self._backend = backend_for(db.dialect)
 
     @property
     def faults(self) -> Faults:
@@ -124,8 +121,8 @@ class SessionStore:
             check_id(kind, value)
         check_choice("mode", mode, MODES)
         check_choice("surface", surface, SURFACES)
-        args = (mode, session_id, owner, agent_alias, str(workspace_dir), surface, seq_reserved)
-        return await self._write("create", session_id, Listed.of, core_backend.create, *args)
+        new = NewSession(mode, session_id, owner, agent_alias, str(workspace_dir), surface, seq_reserved)
+        return await self._write("create", session_id, Listed.of, self._backend.create, new)
 
     async def reopen(self, session_id: str, *, mode: SessionMode = SessionMode.DURABLE) -> SessionRecord:
         """Resume a stored session, whoever owns it (the caller checked access): clears closed_at (R-ACP-8)."""
@@ -156,7 +153,7 @@ class SessionStore:
 
     async def get(self, session_id: str, mode: SessionMode = SessionMode.DURABLE) -> SessionRecord | None:
         check_choice("mode", mode, MODES)
-        return await self._db.read(core_backend.get, mode, session_id)
+        return await self._db.read(self._backend.get, mode, session_id)
 
     async def list(self, owner: str | None, *, include_killed: bool = False) -> builtins.list[SessionRecord]:
         """Every session of both modes, most recently active first; `owner=None` lists everyone's. Closed ones
@@ -170,7 +167,7 @@ class SessionStore:
         if kept is not None:
             return kept
         version = self._lists.version
-        page = await self._db.read(self._page_unit, query, after, limit)
+        page = await self._db.read(self._backend.list_page, query, after, limit)
         if after is None and not query.filtered and not page.more:  # the whole list of its key: keep it
             self._lists.fill((query.owner, query.include_killed), version, page.records)
         return page
@@ -181,7 +178,7 @@ class SessionStore:
 
     async def seq(self, session_id: str, *, mode: SessionMode = SessionMode.DURABLE) -> int:
         """The stored `seq` of a session (R-MULTI-1): no update of it was numbered higher; 0 if none."""
-        return await self._db.read(core_backend.seq_of, mode, session_id)
+        return await self._db.read(self._backend.seq_of, mode, session_id)
 
     async def store_seq(
         self, session_id: str, value: int, *, mode: SessionMode = SessionMode.DURABLE, reserved: int | None = None
@@ -189,7 +186,7 @@ class SessionStore:
         """Reserve seqs up to `value` (raises the stored one only), or with `reserved` (the reservation the
         session ran under) store the exact last one, unless another reservation was made since."""
         args = (mode, session_id, value, reserved)
-        await self._write("store_seq", session_id, lambda _: UNCHANGED, core_backend.store_seq, *args)
+        await self._write("store_seq", session_id, lambda _: UNCHANGED, self._backend.store_seq, *args)
 
     async def touch(self, session_id: str, *, mode: SessionMode = SessionMode.DURABLE) -> None:
         now = utcnow()
@@ -286,10 +283,12 @@ class SessionStore:
         content = clip(content)
         now = utcnow()
         title = title_of(content) if role == "user" else None  # set only on a session that has none
+        row = NewRow(
+            mode, session_id, role, content, tool_call_id, name, marker, turn_id, surface, complete, now, title
+        )
         index: int = await self._write(
-            "append", session_id, partial(_appended, mode, now, title), self._append_unit,
-            mode, session_id, role, content, tool_call_id, name, marker, turn_id, surface, complete, now, title,
-        )  # fmt: skip
+            "append", session_id, partial(_appended, mode, now, title), self._backend.append, row
+        )
         self._contexts.appended(session_id, mode, surface, ReplayRow(index, role, content, tool_call_id, name))
         return index
 
@@ -301,10 +300,8 @@ class SessionStore:
         check_choice("mode", mode, MODES)
         content = clip(content)
         now = utcnow()
-        unit, activity = self._update_text_unit, Activity(mode, now)
-        await self._write(
-            "update_text", session_id, lambda _: activity, unit, mode, session_id, index, content, complete, now
-        )
+        checkpoint, activity = TextCheckpoint(mode, session_id, index, content, complete, now), Activity(mode, now)
+        await self._write("update_text", session_id, lambda _: activity, self._backend.update_text, checkpoint)
         self._contexts.updated(session_id, mode, index, content)
 
     async def finish_turn(
@@ -318,10 +315,8 @@ class SessionStore:
         check_id("turn_id", turn_id, MAX_TURN_ID_LEN)
         check_id("stop_reason", stop_reason, 32)
         now = utcnow()
-        unit, activity = self._finish_turn_unit, Activity(mode, now)
-        await self._write(
-            "finish_turn", session_id, lambda _: activity, unit, mode, session_id, turn_id, stop_reason, now
-        )
+        ending, activity = TurnEnding(mode, session_id, turn_id, stop_reason, now), Activity(mode, now)
+        await self._write("finish_turn", session_id, lambda _: activity, self._backend.finish_turn, ending)
 
     async def messages(
         self, session_id: str, *, mode: SessionMode = SessionMode.DURABLE, limit: int = 100, before: int | None = None
@@ -333,7 +328,7 @@ class SessionStore:
         if limit < 0 or (before is not None and before < 0):
             raise ValueError("limit and before must be >= 0")
         check_choice("mode", mode, MODES)
-        return await self._db.read(self._messages_unit, mode, session_id, limit, before)
+        return await self._db.read(self._backend.messages, mode, session_id, limit, before)
 
     async def messages_and_turn_ends(
         self, session_id: str, *, mode: SessionMode = SessionMode.DURABLE, limit: int = 100, before: int | None = None
@@ -346,8 +341,8 @@ class SessionStore:
         if limit < 0 or (before is not None and before < 0):
             raise ValueError("limit and before must be >= 0")
         check_choice("mode", mode, MODES)
-        unit = core_backend.messages_and_turn_ends
-        return await self._db.read(unit, self._messages_unit, mode, session_id, limit, before)
+        unit = self._backend.messages_and_turn_ends
+        return await self._db.read(unit, mode, session_id, limit, before)
 
     # -- retained context --------------------------------------------------------------------------
 
@@ -372,10 +367,9 @@ class SessionStore:
         if surface is not None:
             check_choice("surface", surface, SURFACES)
         check_choice("mode", mode, MODES)
-        args = (mode, session_id, payload, boundary, surface, SNAPSHOTS_KEPT)
-        snapshot_id, chosen = await self._write(
-            "save_snapshot", session_id, lambda _: UNCHANGED, core_backend.save_snapshot, *args
-        )
+        snapshot = NewSnapshot(mode, session_id, payload, boundary, surface, SNAPSHOTS_KEPT)
+        unit = self._backend.save_snapshot
+        snapshot_id, chosen = await self._write("save_snapshot", session_id, lambda _: UNCHANGED, unit, snapshot)
         self._contexts.snapshot_saved(session_id, mode, chosen, (snapshot_id, boundary, payload))
         return snapshot_id
 
@@ -393,7 +387,7 @@ class SessionStore:
         entry = self._contexts.get(key)
         if entry is None:
             version = self._contexts.version(session_id)
-            snapshot, next_index, rows = await self._db.read(core_backend.context_rows, mode, session_id, surface)
+            snapshot, next_index, rows = await self._db.read(self._backend.context_rows, mode, session_id, surface)
             entry = self._contexts.fill(key, version, snapshot, next_index, rows)
         snapshot = entry.snapshot
         if entry.messages is None:
@@ -488,6 +482,15 @@ class SessionStore:
         s.flush()
         self._faults.check(point)
         return result
+
+
+# The backend of each SQL dialect (`StoreBackend`); any other dialect runs on SQLAlchemy Core.
+_BACKENDS: Final[dict[str, type[CoreBackend]]] = {"sqlite": SqliteBackend}
+
+
+def backend_for(dialect: str) -> StoreBackend:
+    """The units of work for a database of this SQL dialect."""
+    return _BACKENDS.get(dialect, CoreBackend)()
 
 
 def _appended(mode: SessionMode, now: datetime, title: str | None, index: int) -> Activity:

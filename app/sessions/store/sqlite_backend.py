@@ -1,10 +1,10 @@
 """The session store's hottest units on SQLite, as SQL text on the unit's own `sqlite3` connection.
 
-`store_sql` builds each statement once in SQLAlchemy Core; executing a Core statement still costs ~25 µs on top of
+`CoreBackend` builds each statement once in SQLAlchemy Core; executing a Core statement still costs ~25 µs on top of
 the ~5 µs SQLite spends on it, which was most of a `session/list`, a `session/messages` and a turn's checkpoints
 (docs/sessions-storage.md, "The runner"). Here the same statements are SQL text, which sqlite3 prepares once per
-connection and caches by its text. Each unit returns or changes exactly what its `store_sql` twin does;
-tests/unit/sessions/test_store_sql_sqlite.py runs both on one database and compares them value by value.
+connection and caches by its text. Each unit returns or changes exactly what its `CoreBackend` twin does;
+tests/unit/sessions/test_store_backends.py runs both on one database and compares them value by value.
 
 Storage formats are SQLAlchemy's for SQLite: DATETIME is naive UTC as ISO text ("2026-12-01 16:33:36.123456",
 `sqlite_time`), BOOLEAN is 0/1. The unit still runs in the runner's `Session` transaction, so the commit, the
@@ -23,10 +23,12 @@ from sqlalchemy.orm import Session
 from app.sessions.errors import RowNotFound, SessionNotFound
 from app.sessions.list_pages import ListQuery, Page, Position
 from app.sessions.mode import SessionMode
-from app.sessions.store.core_backend import after_op, merge_page, page_modes
+from app.sessions.store.backend import NewRow, TextCheckpoint, TurnEnding
+from app.sessions.store.core_backend import CoreBackend
+from app.sessions.store.statements import after_op, merge_page, page_modes
 from app.sessions.store.types import SessionRecord, TranscriptRow, clip
 
-__all__ = ["append", "finish_turn", "list_page", "messages", "sqlite_time", "update_text"]
+__all__ = ["SqliteBackend", "sqlite_time"]
 
 
 def _for_both_modes(acp: str) -> dict[SessionMode, str]:
@@ -69,7 +71,7 @@ _RECORD = (
 def _page_sql(
     mode: SessionMode, by_owner: bool, include_killed: bool, by_title: bool, after: str, limited: bool
 ) -> str:
-    """`store_sql._page` as SQL text (the same conditions, so the same index walk)."""
+    """`statements.page` as SQL text (the same conditions, so the same index walk)."""
     conditions = [
         *(["owner = :owner"] if by_owner else []),
         *([] if include_killed else ["killed_at IS NULL"]),
@@ -93,55 +95,6 @@ _MESSAGES_SQL: Final = {
     )
     for mode, sql in _for_both_modes(acp).items()
 }
-
-
-def list_page(s: Session, query: ListQuery, after: Position | None, limit: int | None) -> Page:
-    """`store_sql.list_page` on SQLite."""
-    connection = _connection(s)
-    fold = query.fold
-    params = {
-        "owner": query.owner,
-        "fold": fold,
-        "at": None if after is None else sqlite_time(after.last_activity),
-        "sid": None if after is None else after.session_id,
-        "limit": None if limit is None else limit + 1,
-    }
-    flags = (query.owner is not None, query.include_killed, fold is not None)
-    parts = [
-        [
-            SessionRecord(
-                sid, who, alias, mode, workspace, surface, _utc(created), _utc(last),
-                killed is not None, closed is not None, count, title,
-            )
-            for sid, who, alias, workspace, surface, created, last, killed, closed, count, title in connection.execute(
-                _page_sql(mode, *flags, after_op(mode, after), limit is not None), params
-            )
-        ]
-        for mode in page_modes(query)
-    ]  # fmt: skip
-    return merge_page(parts, limit)
-
-
-def messages(
-    s: Session, mode: SessionMode, session_id: str, limit: int, before: int | None
-) -> tuple[list[TranscriptRow], int]:
-    """`store_sql.messages` on SQLite."""
-    connection = _connection(s)
-    found = connection.execute(_TOTAL_SQL[mode], (session_id,)).fetchone()
-    if found is None:
-        raise SessionNotFound(session_id=session_id, mode=mode)
-    total: int = found[0]
-    if not limit:
-        return [], total
-    params = {"sid": session_id, "before": before, "limit": limit}
-    rows = [
-        TranscriptRow(index, role, content, call, name, marker, turn, surface, bool(complete), _utc(created))
-        for index, role, content, call, name, marker, turn, surface, complete, created in connection.execute(
-            _MESSAGES_SQL[mode, before is not None], params
-        )
-    ]
-    rows.reverse()
-    return rows, total
 
 
 # -- writes: a turn's checkpoints ------------------------------------------------------------------
@@ -175,66 +128,105 @@ _END_TURN: Final = (
 )
 
 
-def append(
-    s: Session,
-    mode: SessionMode,
-    session_id: str,
-    role: str,
-    content: str,
-    tool_call_id: str | None,
-    name: str | None,
-    marker: str | None,
-    turn_id: str,
-    surface: str,
-    complete: bool,
-    moment: datetime,
-    title: str | None = None,
-) -> int:
-    """`store_sql.append` on SQLite."""
-    connection = _connection(s)
-    now = sqlite_time(moment)
-    fold = None if title is None else title.casefold()
-    taken = connection.execute(_TAKE_INDEX[mode], (now, title, fold, session_id)).fetchall()
-    if not taken:
-        raise SessionNotFound(session_id=session_id, mode=mode)
-    index: int = taken[0][0] - 1
-    row = (session_id, index, role, clip(content), tool_call_id, name, marker, turn_id, surface, int(complete), now)
-    connection.execute(_INSERT_ROW[mode], row)
-    if mode == SessionMode.DURABLE and role != "marker":
-        connection.execute(_OPEN_TURN, (session_id, turn_id, surface, index, now, None, None))
-    return index
+class SqliteBackend(CoreBackend):
+    """`StoreBackend` on SQLite: `CoreBackend`, with the reads behind `session/list` and `session/messages` and the
+    writes of a turn's checkpoints as SQL text on the driver connection."""
 
+    def list_page(self, s: Session, query: ListQuery, after: Position | None, limit: int | None) -> Page:
+        """`CoreBackend.list_page` on SQLite."""
+        connection = _connection(s)
+        fold = query.fold
+        params = {
+            "owner": query.owner,
+            "fold": fold,
+            "at": None if after is None else sqlite_time(after.last_activity),
+            "sid": None if after is None else after.session_id,
+            "limit": None if limit is None else limit + 1,
+        }
+        flags = (query.owner is not None, query.include_killed, fold is not None)
+        parts = [
+            [
+                SessionRecord(
+                    sid, who, alias, mode, workspace, surface, _utc(created), _utc(last),
+                    killed is not None, closed is not None, count, title,
+                )
+                for sid, who, alias, workspace, surface, created, last, killed, closed, count, title in (
+                    connection.execute(_page_sql(mode, *flags, after_op(mode, after), limit is not None), params)
+                )
+            ]
+            for mode in page_modes(query)
+        ]  # fmt: skip
+        return merge_page(parts, limit)
 
-def update_text(
-    s: Session, mode: SessionMode, session_id: str, index: int, content: str, complete: bool, moment: datetime
-) -> None:
-    """`store_sql.update_text` on SQLite."""
-    connection = _connection(s)
-    if not connection.execute(_TOUCH[mode], (sqlite_time(moment), session_id)).fetchall():
-        raise SessionNotFound(session_id=session_id, mode=mode)
-    if connection.execute(_SET_TEXT[mode], (clip(content), int(complete), session_id, index)).rowcount == 1:
-        return
-    # Nothing updated: say why (the row does not exist, or it is a marker, which is written once).
-    if connection.execute(_ROW_EXISTS[mode], (session_id, index)).fetchone() is None:
-        raise RowNotFound(session_id, index)
-    raise ValueError("marker rows are written once and never updated")
+    def messages(
+        self, s: Session, mode: SessionMode, session_id: str, limit: int, before: int | None
+    ) -> tuple[list[TranscriptRow], int]:
+        """`CoreBackend.messages` on SQLite."""
+        connection = _connection(s)
+        found = connection.execute(_TOTAL_SQL[mode], (session_id,)).fetchone()
+        if found is None:
+            raise SessionNotFound(session_id=session_id, mode=mode)
+        total: int = found[0]
+        if not limit:
+            return [], total
+        params = {"sid": session_id, "before": before, "limit": limit}
+        rows = [
+            TranscriptRow(index, role, content, call, name, marker, turn, surface, bool(complete), _utc(created))
+            for index, role, content, call, name, marker, turn, surface, complete, created in connection.execute(
+                _MESSAGES_SQL[mode, before is not None], params
+            )
+        ]
+        rows.reverse()
+        return rows, total
 
+    def append(self, s: Session, row: NewRow) -> int:
+        """`CoreBackend.append` on SQLite."""
+        mode, session_id, turn_id, surface, title = row.mode, row.session_id, row.turn_id, row.surface, row.title
+        connection = _connection(s)
+        now = sqlite_time(row.at)
+        fold = None if title is None else title.casefold()
+        taken = connection.execute(_TAKE_INDEX[mode], (now, title, fold, session_id)).fetchall()
+        if not taken:
+            raise SessionNotFound(session_id=session_id, mode=mode)
+        index: int = taken[0][0] - 1
+        values = (session_id, index, row.role, clip(row.content), row.tool_call_id, row.name, row.marker, turn_id)
+        connection.execute(_INSERT_ROW[mode], (*values, surface, int(row.complete), now))
+        if mode == SessionMode.DURABLE and row.role != "marker":
+            connection.execute(_OPEN_TURN, (session_id, turn_id, surface, index, now, None, None))
+        return index
 
-def finish_turn(
-    s: Session, mode: SessionMode, session_id: str, turn_id: str, stop_reason: str, moment: datetime
-) -> None:
-    """`store_sql.finish_turn` on SQLite."""
-    connection = _connection(s)
-    now = sqlite_time(moment)
-    touched = connection.execute(_TOUCH[mode], (now, session_id)).fetchall()
-    if not touched:
-        raise SessionNotFound(session_id=session_id, mode=mode)
-    connection.execute(_COMPLETE_TURN_ROWS[mode], (session_id, turn_id))
-    if mode != SessionMode.DURABLE:
-        return
-    if connection.execute(_END_TURN, (now, stop_reason, session_id, turn_id)).rowcount == 1:
-        return
-    # Already ended (the first stop reason wins), or never opened: a turn that failed before its
-    # first row still gets its terminal record.
-    surface, next_index = touched[0]
-    connection.execute(_OPEN_TURN, (session_id, turn_id, surface, next_index, now, now, stop_reason))
+    def update_text(self, s: Session, checkpoint: TextCheckpoint) -> None:
+        """`CoreBackend.update_text` on SQLite."""
+        mode, session_id, index = checkpoint.mode, checkpoint.session_id, checkpoint.index
+        connection = _connection(s)
+        if not connection.execute(_TOUCH[mode], (sqlite_time(checkpoint.at), session_id)).fetchall():
+            raise SessionNotFound(session_id=session_id, mode=mode)
+        if (
+            connection.execute(
+                _SET_TEXT[mode], (clip(checkpoint.content), int(checkpoint.complete), session_id, index)
+            ).rowcount
+            == 1
+        ):
+            return
+        # Nothing updated: say why (the row does not exist, or it is a marker, which is written once).
+        if connection.execute(_ROW_EXISTS[mode], (session_id, index)).fetchone() is None:
+            raise RowNotFound(session_id, index)
+        raise ValueError("marker rows are written once and never updated")
+
+    def finish_turn(self, s: Session, ending: TurnEnding) -> None:
+        """`CoreBackend.finish_turn` on SQLite."""
+        mode, session_id, turn_id, stop_reason = ending.mode, ending.session_id, ending.turn_id, ending.stop_reason
+        connection = _connection(s)
+        now = sqlite_time(ending.at)
+        touched = connection.execute(_TOUCH[mode], (now, session_id)).fetchall()
+        if not touched:
+            raise SessionNotFound(session_id=session_id, mode=mode)
+        connection.execute(_COMPLETE_TURN_ROWS[mode], (session_id, turn_id))
+        if mode != SessionMode.DURABLE:
+            return
+        if connection.execute(_END_TURN, (now, stop_reason, session_id, turn_id)).rowcount == 1:
+            return
+        # Already ended (the first stop reason wins), or never opened: a turn that failed before its
+        # first row still gets its terminal record.
+        surface, next_index = touched[0]
+        connection.execute(_OPEN_TURN, (session_id, turn_id, surface, next_index, now, now, stop_reason))

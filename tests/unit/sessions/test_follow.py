@@ -1,8 +1,8 @@
 """Numbered updates, the replay buffer and the followers of one live session (R-MULTI-1, R-MULTI-2), in memory.
 
-`app.sessions.live.updates.TurnUpdates` numbers and keeps each update and wakes every follower; a follower sends from the
-buffer at its own pace (`app.sessions.live.follow`), so a watcher that does not read holds up neither the turn nor the
-others, and one that falls behind what is kept is cut off rather than sent a hole.
+`app.sessions.live.updates.TurnUpdates` numbers and keeps each update and wakes every follower; a follower sends from
+the buffer at its own pace (`app.sessions.live.follow`), so a watcher that does not read holds up neither the turn
+nor the others, and one that falls behind what is kept is cut off rather than sent a hole.
 """
 
 from __future__ import annotations

@@ -162,8 +162,8 @@ def test_every_write_but_recovery_is_applied_to_the_kept_lists_not_read_again() 
             store = SessionStore(db)
             await store.create("s1", owner="o1", agent_alias="default", workspace_dir="/w")
             reads: list[object] = []
-            unit = store._page_unit
-            store._page_unit = lambda *args: reads.append(args) or unit(*args)  # type: ignore[method-assign]
+            unit = store._backend.list_page
+            store._backend.list_page = lambda *args: reads.append(args) or unit(*args)  # type: ignore[method-assign]
             writes = (
                 store.create("s2", owner="o2", agent_alias="default", workspace_dir="/w"),
                 store.create("c1", owner="o1", agent_alias="default", workspace_dir="/w", mode="chat"),
@@ -199,11 +199,11 @@ def test_a_list_read_racing_a_write_does_not_fill_the_cache_with_what_the_write_
     async def run() -> None:
         db, store = await _file_store(tmp_path)
         try:
-            unit = store._page_unit
-            store._page_unit = _held(unit, started, release)  # type: ignore[method-assign]
+            unit = store._backend.list_page
+            store._backend.list_page = _held(unit, started, release)  # type: ignore[method-assign]
             read = asyncio.ensure_future(store.list(None))
             assert await asyncio.to_thread(started.wait, 10)
-            store._page_unit = unit  # type: ignore[method-assign]
+            store._backend.list_page = unit  # type: ignore[method-assign]
             await store.kill("s1")  # committed while the read still holds its snapshot
             release.set()
             stale = await read
@@ -240,8 +240,8 @@ def test_a_turns_checkpoints_are_applied_to_the_kept_list_not_read_again(databas
             for session in ("s1", "s2"):
                 await store.create(session, owner="o", agent_alias="default", workspace_dir="/w")
             reads: list[object] = []
-            unit = store._page_unit
-            store._page_unit = lambda *args: reads.append(args) or unit(*args)  # type: ignore[method-assign]
+            unit = store._backend.list_page
+            store._backend.list_page = lambda *args: reads.append(args) or unit(*args)  # type: ignore[method-assign]
             assert [r.session_id for r in await store.list(None)] == ["s2", "s1"]
             index = await store.append("s1", role="user", content="hi", turn_id="t1", surface="rpc")
             assert [(r.session_id, r.message_count) for r in await store.list(None)] == [("s1", 1), ("s2", 0)]
@@ -290,14 +290,14 @@ def test_a_list_read_that_began_during_a_write_and_ended_after_it_is_not_kept(tm
     async def run() -> None:
         db, store = await _file_store(tmp_path)
         try:
-            list_unit = store._page_unit
-            store._append_unit = _held(store._append_unit, append_ran, release_append)  # type: ignore[method-assign]
-            store._page_unit = _held(list_unit, read_ran, release_read)  # type: ignore[method-assign]
+            list_unit = store._backend.list_page
+            store._backend.append = _held(store._backend.append, append_ran, release_append)  # type: ignore[method-assign]
+            store._backend.list_page = _held(list_unit, read_ran, release_read)  # type: ignore[method-assign]
             append = asyncio.ensure_future(store.append("s1", role="user", content="hi", turn_id="t", surface="rpc"))
             assert await asyncio.to_thread(append_ran.wait, 10)
             read = asyncio.ensure_future(store.list(None))
             assert await asyncio.to_thread(read_ran.wait, 10)
-            store._page_unit = list_unit  # type: ignore[method-assign]
+            store._backend.list_page = list_unit  # type: ignore[method-assign]
             release_append.set()
             assert await append == 0
             release_read.set()

@@ -1,6 +1,7 @@
-"""The SQLite units (`app.sessions.store.sqlite_backend`, SQL text on the driver connection) do exactly what their Core twins
-in `core_backend` do: the reads behind `session/list` and `session/messages` return equal values, on one database with
-sessions of every state and transcripts of every row kind; the writes of a turn's checkpoints leave equal tables."""
+"""The store's two backends do the same: `SqliteBackend` (SQL text on the driver connection) does exactly what
+its Core twins in `CoreBackend` do: the reads behind `session/list` and `session/messages` return equal values, on
+one database with sessions of every state and transcripts of every row kind; the writes of a turn's checkpoints
+leave equal tables."""
 
 from __future__ import annotations
 
@@ -19,14 +20,17 @@ from sqlalchemy.dialects.sqlite import DATETIME
 from app.sessions.errors import SessionNotFound
 from app.sessions.list_pages import ListQuery
 from app.sessions.mode import SessionMode
-from app.sessions.store import core_backend, sqlite_backend
+from app.sessions.store.core_backend import CoreBackend
 from app.sessions.store.session_store import SessionStore
+from app.sessions.store.sqlite_backend import SqliteBackend, sqlite_time
 from app.sessions.store.types import SessionRecord
 from app.storage import Database
 from app.storage.migrate import upgrade
 from app.storage.types import UTCDateTime
 
 pytestmark = pytest.mark.sqlite_only
+
+CORE, RAW = CoreBackend(), SqliteBackend()
 
 
 def _db(store: SessionStore) -> Database:
@@ -78,16 +82,15 @@ async def _populate(store: SessionStore) -> None:
 async def test_sqlite_units_equal_the_core_units(store: SessionStore) -> None:
     db = _db(store)
     assert db.dialect == "sqlite"
-    assert store._page_unit is sqlite_backend.list_page
-    assert store._messages_unit is sqlite_backend.messages
+    assert type(store._backend) is SqliteBackend  # the store picks the SQLite backend on SQLite
     await _populate(store)
 
     for owner in (None, "alice", "bob", "carol", "nobody"):
         for include_killed in (False, True):
             for mode, query in ((None, None), ("acp", None), ("chat", "QUESTION"), (None, "ü"), (None, "%")):
                 listing = ListQuery(owner, include_killed, mode, query)  # type: ignore[arg-type]
-                core = await db.read(core_backend.list_page, listing, None, None)
-                raw = await db.read(sqlite_backend.list_page, listing, None, None)
+                core = await db.read(CORE.list_page, listing, None, None)
+                raw = await db.read(RAW.list_page, listing, None, None)
                 assert raw == core
                 assert _typed(raw.records) == _typed(core.records)
                 assert core.records or owner == "nobody" or query is not None
@@ -96,13 +99,13 @@ async def test_sqlite_units_equal_the_core_units(store: SessionStore) -> None:
                     walked: list[SessionRecord] = []
                     after = None
                     while True:
-                        page = await db.read(sqlite_backend.list_page, listing, after, limit)
-                        assert page == await db.read(core_backend.list_page, listing, after, limit)
+                        page = await db.read(RAW.list_page, listing, after, limit)
+                        assert page == await db.read(CORE.list_page, listing, after, limit)
                         walked += page.records
                         if (after := page.last) is None:
                             break
                     assert walked == core.records
-    everyone = (await db.read(sqlite_backend.list_page, ListQuery(None, True), None, None)).records
+    everyone = (await db.read(RAW.list_page, ListQuery(None, True), None, None)).records
     states = {(r.mode, r.killed, r.closed) for r in everyone}
     assert {("acp", True, False), ("acp", False, True), ("chat", True, False), ("chat", False, True)} <= states
     assert {r.title for r in everyone} == {"question 0 ✓ ü", None}
@@ -113,28 +116,25 @@ async def test_sqlite_units_equal_the_core_units(store: SessionStore) -> None:
         m: SessionMode = mode  # type: ignore[assignment]
         for sid in (f"{mode}-open", f"{mode}-closed", f"{mode}-killed", f"{mode}-empty", "shared"):
             for limit, before in windows:
-                core_rows, core_total = await db.read(core_backend.messages, m, sid, limit, before)
-                raw_rows, raw_total = await db.read(sqlite_backend.messages, m, sid, limit, before)
+                core_rows, core_total = await db.read(CORE.messages, m, sid, limit, before)
+                raw_rows, raw_total = await db.read(RAW.messages, m, sid, limit, before)
                 assert (raw_rows, raw_total) == (core_rows, core_total)
                 assert _typed(raw_rows) == _typed(core_rows)
                 assert type(raw_total) is type(core_total)
                 # `turnEnds` (issue 29 §4.9) reads the same page through either unit, and the same ends
-                ends_unit = core_backend.messages_and_turn_ends
-                core_page = await db.read(ends_unit, core_backend.messages, m, sid, limit, before)
-                raw_page = await db.read(ends_unit, sqlite_backend.messages, m, sid, limit, before)
+                core_page = await db.read(CORE.messages_and_turn_ends, m, sid, limit, before)
+                raw_page = await db.read(RAW.messages_and_turn_ends, m, sid, limit, before)
                 assert raw_page == core_page and _typed(raw_page) == _typed(core_page)
                 assert raw_page[:2] == (core_rows, core_total)
-        rows, total = await db.read(sqlite_backend.messages, m, f"{mode}-open", 100, None)
+        rows, total = await db.read(RAW.messages, m, f"{mode}-open", 100, None)
         assert total == 21 and len(rows) == 21
         assert {r.role for r in rows} == {"user", "thought", "tool_call", "tool_result", "assistant", "marker"}
         assert {r.complete for r in rows} == {True, False}
-        for unit in (core_backend.messages, sqlite_backend.messages):
+        for unit in (CORE.messages, RAW.messages):
             with pytest.raises(SessionNotFound):
                 await db.read(unit, m, "missing", 10, None)
     # t0..t2 ended (five rows each); t3 never did, its marker row is only a row
-    _rows, _total, ends = await db.read(
-        core_backend.messages_and_turn_ends, sqlite_backend.messages, "acp", "acp-open", 100, None
-    )
+    _rows, _total, ends = await db.read(RAW.messages_and_turn_ends, "acp", "acp-open", 100, None)
     assert [(end.index, end.stop_reason) for end in ends] == [(4, "end_turn"), (9, "end_turn"), (14, "end_turn")]
 
 
@@ -208,17 +208,15 @@ async def test_sqlite_writes_equal_the_core_writes(tmp_path: Path) -> None:
     """The same checkpoints through either set of units leave the same tables, the same errors and the same cached
     context; a time is stored exactly as SQLAlchemy stores it."""
     dumps, errors, contexts = [], [], []
-    for name, units in (("core", core_backend), ("sqlite", sqlite_backend)):
+    for name, backend in (("core", CORE), ("sqlite", RAW)):
         path = tmp_path / f"{name}.db"
         url = f"sqlite+aiosqlite:///{path}"
         await asyncio.to_thread(upgrade, url)
         db = await Database.open(url)
         try:
             store = SessionStore(db)
-            assert store._append_unit is sqlite_backend.append  # the store picks the SQLite units on SQLite
-            store._append_unit = units.append
-            store._update_text_unit = units.update_text
-            store._finish_turn_unit = units.finish_turn
+            assert type(store._backend) is SqliteBackend  # the store picks the SQLite backend on SQLite
+            store._backend = backend
             await _populate(store)
             errors.append(await _edge_writes(store))
             contexts.append([await store.context(sid) for sid in ("acp-open", "edge")])
@@ -246,4 +244,4 @@ async def test_sqlite_writes_equal_the_core_writes(tmp_path: Path) -> None:
 def test_sqlite_time_is_what_sqlalchemy_stores(moment: datetime) -> None:
     dialect = sqlite_dialect.dialect()
     stored = DATETIME().bind_processor(dialect)(UTCDateTime().process_bind_param(moment, dialect))
-    assert sqlite_backend.sqlite_time(moment) == stored
+    assert sqlite_time(moment) == stored
