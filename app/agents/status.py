@@ -36,7 +36,7 @@ async def agent_statuses(
     caller's own sessions; an admin's are everyone's (as `session/list` shows them)."""
     owner = None if principal.admin else principal.id
     live_counts = Counter(s.agent_alias for s in live.values() if owner is None or s.owner == owner)
-    stored = await store.list(owner)  # killed ones are left out
+    stored = await store.lists.list(owner)  # killed ones are left out
     stored_counts = Counter(r.agent_alias for r in stored if not r.closed)
     return [
         AgentStatus(alias, principal.may_use_agent(alias), live_counts[alias], stored_counts[alias], [])

@@ -43,11 +43,11 @@ class SessionReader:
 
     async def list_page(self, query: ListQuery, after: Position | None, limit: int) -> SessionPage:
         """One `session/list` page (R-MULTI-4)."""
-        return self._page(query, await self._store.page(query, after, limit))
+        return self._page(query, await self._store.lists.page(query, after, limit))
 
     def page_now(self, query: ListQuery, after: Position | None, limit: int) -> SessionPage | None:
         """`list_page` without waiting, when the store keeps that list in memory (None: it has to be read)."""
-        page = self._store.kept_page(query, after, limit)
+        page = self._store.lists.kept_page(query, after, limit)
         return None if page is None else self._page(query, page)
 
     async def messages(
@@ -68,8 +68,10 @@ class SessionReader:
             check_owner(principal, record.owner)
             mode = record.mode
         if turn_ends:
-            return await self._store.messages_and_turn_ends(session_id, mode=mode, limit=limit, before=before)
-        rows, total = await self._store.messages(session_id, mode=mode, limit=limit, before=before)
+            return await self._store.transcript.messages_and_turn_ends(
+                session_id, mode=mode, limit=limit, before=before
+            )
+        rows, total = await self._store.transcript.messages(session_id, mode=mode, limit=limit, before=before)
         return rows, total, None
 
     def _page(self, query: ListQuery, page: Page) -> SessionPage:

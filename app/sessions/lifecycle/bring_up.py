@@ -162,7 +162,7 @@ class BringUp:
         check_owner(principal, record.owner)
         self._make_room()
         if record.mode == SessionMode.DURABLE:
-            await self._store.recover_interrupted(record.session_id, surface="rpc")
+            await self._store.transcript.recover_interrupted(record.session_id, surface="rpc")
         seq = await self._store.reopen_numbered(record.session_id, mode=record.mode, reserve=SEQ_BLOCK)
         self._letting_go.unloaded.discard(record.session_id)
         r = record
@@ -250,5 +250,5 @@ class BringUp:
         return path
 
     async def _count(self, live: LiveSession) -> int:
-        _rows, total = await self._store.messages(live.session_id, mode=live.mode, limit=0)
+        _rows, total = await self._store.transcript.messages(live.session_id, mode=live.mode, limit=0)
         return total

@@ -29,7 +29,7 @@ from app.sessions.live.session import Approval, LiveSession
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
     from app.sessions.events import SessionEvent
-    from app.sessions.store.session_store import SessionStore
+    from app.sessions.store.transcript import Transcript
 
 __all__ = ["TEXT_CHECKPOINT_SECS", "TurnOutcome", "TurnSettings", "Updates", "run_turn", "to_messages"]
 
@@ -98,7 +98,7 @@ class _Text:
     a list and joined only when written: appending to one growing string would be quadratic.
     """
 
-    def __init__(self, store: SessionStore, live: LiveSession, row: Callable[..., dict[str, Any]]) -> None:
+    def __init__(self, store: Transcript, live: LiveSession, row: Callable[..., dict[str, Any]]) -> None:
         self._store, self._live, self._row = store, live, row
         self.index: int | None = None
         self._chunks: list[str] = []
@@ -160,7 +160,7 @@ async def run_turn(
     context: Sequence[Mapping[str, Any]],
     provider: Provider,
     tools: Mapping[str, Tool],
-    store: SessionStore,
+    store: Transcript,
     updates: Updates,
     settings: TurnSettings,
     outcome: TurnOutcome,
@@ -257,7 +257,7 @@ async def _run_tool(
     live: LiveSession,
     call: ToolCall,
     tools: Mapping[str, Tool],
-    store: SessionStore,
+    store: Transcript,
     updates: Updates,
     settings: TurnSettings,
     row: Callable[..., dict[str, Any]],

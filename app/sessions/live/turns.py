@@ -111,7 +111,7 @@ class Turns:
             # R-MULTI-5: the provider is never sent more than the budget, also on the first turn of a chat
             # stored before migration 0006 (no snapshot yet); the context read is cached for the turn.
             await self._maybe_trim(live, updates, config, prompt=text)
-        context = (await self._store.context(live.session_id, surface=live.surface, mode=live.mode)).messages
+        context = (await self._store.transcript.context(live.session_id, surface=live.surface, mode=live.mode)).messages
         body = asyncio.get_running_loop().create_task(
             run_turn(
                 live,
@@ -120,7 +120,7 @@ class Turns:
                 context=context,
                 provider=build_provider(provider_config, model=agent.model) if provider_config else _missing(agent),
                 tools=tools,
-                store=self._store,
+                store=self._store.transcript,
                 updates=updates,
                 settings=settings,
                 outcome=outcome,
@@ -157,7 +157,9 @@ class Turns:
         """Close the turn in storage and trim its context; `turn_complete` is sent whatever happens."""
         try:
             try:
-                await self._store.finish_turn(live.session_id, outcome.turn_id, outcome.stop_reason, mode=live.mode)
+                await self._store.transcript.finish_turn(
+                    live.session_id, outcome.turn_id, outcome.stop_reason, mode=live.mode
+                )
             except Exception as exc:
                 if storage_fault is None or not is_storage_unavailable(exc):
                     raise
@@ -180,7 +182,7 @@ class Turns:
         """Trim the retained context when it is over `[context]`, in either mode (R-ACP-1, R-MULTI-5). Given the
         turn's `prompt` (before the turn): when the context plus that prompt would be; the prompt is not stored."""
         store = self._store
-        recovered = await store.context(live.session_id, surface=live.surface, mode=live.mode)
+        recovered = await store.transcript.context(live.session_id, surface=live.surface, mode=live.mode)
         pending = [] if prompt is None else [{"role": "user", "content": prompt}]
         limits = config.context
         trimmed = trim_context([*recovered.messages, *pending], limits.max_messages, limits.max_chars)
@@ -188,7 +190,9 @@ class Turns:
             return
         kept = trimmed.kept[: len(trimmed.kept) - len(pending)]
         try:
-            await store.save_snapshot(live.session_id, kept, recovered.covers, surface=live.surface, mode=live.mode)
+            await store.transcript.save_snapshot(
+                live.session_id, kept, recovered.covers, surface=live.surface, mode=live.mode
+            )
         except Exception:
             # R-ACP-2: no notification unless the snapshot and its boundary were committed together.
             log.warning("could not save a trimmed context snapshot; keeping the previous one", exc_info=True)

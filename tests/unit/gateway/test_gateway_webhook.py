@@ -29,7 +29,7 @@ async def test_webhook_creates_a_gateway_chat_session(senv: SessionsEnv) -> None
     assert record is not None
     assert (record.mode, record.surface, record.owner, record.agent_alias) == ("chat", "gateway", "user:ann", "default")
     assert await store.get(sid) is None  # no ACP row
-    rows, total = await store.messages(sid, mode="chat")
+    rows, total = await store.transcript.messages(sid, mode="chat")
     assert total == 2
     assert [(r.role, r.surface) for r in rows] == [("user", "gateway"), ("assistant", "gateway")]
 

@@ -59,7 +59,7 @@ async def env(tmp_path: Path, database_url: str) -> AsyncIterator[Env]:
 
 
 async def rows(env: Env, sid: str) -> list[tuple[str, str]]:
-    found, _total = await env.store.messages(sid)
+    found, _total = await env.store.transcript.messages(sid)
     return [(r.role, r.content) for r in found]
 
 

@@ -34,7 +34,7 @@ CORE, RAW = CoreBackend(), SqliteBackend()
 
 
 def _db(store: SessionStore) -> Database:
-    return store._db  # the units run on the store's own database
+    return store._units.db  # the units run on the store's own database
 
 
 def _typed(value: Any) -> Any:
@@ -53,7 +53,9 @@ async def _populate(store: SessionStore) -> None:
         )  # type: ignore[arg-type]
 
     async def say(sid: str, mode: SessionMode, role: str, content: str, turn: str, **kw: Any) -> int:
-        return await store.append(sid, mode=mode, role=role, content=content, turn_id=turn, surface="rpc", **kw)  # type: ignore[arg-type]
+        return await store.transcript.append(
+            sid, mode=mode, role=role, content=content, turn_id=turn, surface="rpc", **kw
+        )  # type: ignore[arg-type]
 
     for mode in ("acp", "chat"):
         m: SessionMode = mode  # type: ignore[assignment]
@@ -70,8 +72,8 @@ async def _populate(store: SessionStore) -> None:
                 await say(sid, m, "tool_result", "a\nb", f"t{turn}", tool_call_id=f"c{turn}", name="bash")
                 index = await say(sid, m, "assistant", "", f"t{turn}", complete=False)
                 if turn < 3:  # the last turn stays streaming: complete=False rows
-                    await store.update_text(sid, index, f"answer {turn}", complete=True, mode=m)
-                    await store.finish_turn(sid, f"t{turn}", "end_turn", mode=m)
+                    await store.transcript.update_text(sid, index, f"answer {turn}", complete=True, mode=m)
+                    await store.transcript.finish_turn(sid, f"t{turn}", "end_turn", mode=m)
             await say(sid, m, "marker", "", "t3", marker="interrupted")
         await store.close(f"{mode}-closed", mode=m)
         await store.kill(f"{mode}-killed", mode=m)
@@ -82,7 +84,7 @@ async def _populate(store: SessionStore) -> None:
 async def test_sqlite_units_equal_the_core_units(store: SessionStore) -> None:
     db = _db(store)
     assert db.dialect == "sqlite"
-    assert type(store._backend) is SqliteBackend  # the store picks the SQLite backend on SQLite
+    assert type(store._units.backend) is SqliteBackend  # the store picks the SQLite backend on SQLite
     await _populate(store)
 
     for owner in (None, "alice", "bob", "carol", "nobody"):
@@ -184,23 +186,31 @@ async def _edge_writes(store: SessionStore) -> list[str]:
     await store.create("edge", owner="alice", agent_alias="default", workspace_dir="/w/edge", mode="chat")
     for mode in ("acp", "chat"):
         m: SessionMode = mode  # type: ignore[assignment]
-        await attempt(store.append("missing", mode=m, role="user", content="x", turn_id="t", surface="rpc"))
-        await attempt(store.append("edge", mode=m, role="user", content="é" * 40_000, turn_id="big", surface="rpc"))
+        await attempt(store.transcript.append("missing", mode=m, role="user", content="x", turn_id="t", surface="rpc"))
         await attempt(
-            store.append("edge", mode=m, role="marker", content="", turn_id="m", surface="rpc", marker="interrupted")
+            store.transcript.append("edge", mode=m, role="user", content="é" * 40_000, turn_id="big", surface="rpc")
         )
-        await attempt(store.update_text("edge", 1, "changed", complete=True, mode=m))  # the marker row
-        await attempt(store.update_text("edge", 99, "changed", complete=True, mode=m))
-        await attempt(store.update_text("missing", 0, "changed", complete=True, mode=m))
-        await attempt(store.update_text("edge", 0, "shorter", complete=False, mode=m))
-        await attempt(store.finish_turn("edge", "never-wrote", "failed", mode=m))  # a terminal record of its own
-        await attempt(store.finish_turn("edge", "big", "end_turn", mode=m))
-        await attempt(store.finish_turn("edge", "big", "cancelled", mode=m))  # the first stop reason wins
-        await attempt(store.finish_turn("missing", "t", "end_turn", mode=m))
         await attempt(
-            store.append("edge", mode=m, role="assistant", content="on", turn_id="big", surface="rpc", complete=False)
+            store.transcript.append(
+                "edge", mode=m, role="marker", content="", turn_id="m", surface="rpc", marker="interrupted"
+            )
         )
-        await attempt(store.update_text("edge", 2, "still streaming", complete=False, mode=m))
+        await attempt(store.transcript.update_text("edge", 1, "changed", complete=True, mode=m))  # the marker row
+        await attempt(store.transcript.update_text("edge", 99, "changed", complete=True, mode=m))
+        await attempt(store.transcript.update_text("missing", 0, "changed", complete=True, mode=m))
+        await attempt(store.transcript.update_text("edge", 0, "shorter", complete=False, mode=m))
+        await attempt(
+            store.transcript.finish_turn("edge", "never-wrote", "failed", mode=m)
+        )  # a terminal record of its own
+        await attempt(store.transcript.finish_turn("edge", "big", "end_turn", mode=m))
+        await attempt(store.transcript.finish_turn("edge", "big", "cancelled", mode=m))  # the first stop reason wins
+        await attempt(store.transcript.finish_turn("missing", "t", "end_turn", mode=m))
+        await attempt(
+            store.transcript.append(
+                "edge", mode=m, role="assistant", content="on", turn_id="big", surface="rpc", complete=False
+            )
+        )
+        await attempt(store.transcript.update_text("edge", 2, "still streaming", complete=False, mode=m))
     return seen
 
 
@@ -215,11 +225,11 @@ async def test_sqlite_writes_equal_the_core_writes(tmp_path: Path) -> None:
         db = await Database.open(url)
         try:
             store = SessionStore(db)
-            assert type(store._backend) is SqliteBackend  # the store picks the SQLite backend on SQLite
-            store._backend = backend
+            assert type(store._units.backend) is SqliteBackend  # the store picks the SQLite backend on SQLite
+            store._units.backend = backend
             await _populate(store)
             errors.append(await _edge_writes(store))
-            contexts.append([await store.context(sid) for sid in ("acp-open", "edge")])
+            contexts.append([await store.transcript.context(sid) for sid in ("acp-open", "edge")])
         finally:
             await db.close()
         dumps.append(_dump(path))

@@ -115,7 +115,7 @@ def start(
             context=[],
             provider=provider,
             tools=tools or {},
-            store=store,
+            store=store.transcript,
             updates=Recorder(),
             settings=settings(tmp_path),
             outcome=outcome,
@@ -125,7 +125,7 @@ def start(
 
 
 async def rows(store: SessionStore) -> list[TranscriptRow]:
-    return (await store.messages(SID, limit=1000))[0]
+    return (await store.transcript.messages(SID, limit=1000))[0]
 
 
 async def until(predicate: Any, timeout: float = 3.0) -> None:
@@ -155,7 +155,7 @@ async def test_user_row_first_then_the_assistant_row_at_the_first_chunk(store: S
         ("user", "go", True),
         ("assistant", "Hello", False),
     ]
-    await store.finish_turn(SID, "t1", outcome.stop_reason)
+    await store.transcript.finish_turn(SID, "t1", outcome.stop_reason)
     assert [(r.role, r.content, r.complete) for r in await rows(store)] == [
         ("user", "go", True),
         ("assistant", "Hello", True),
@@ -196,7 +196,7 @@ async def test_a_chunk_arriving_while_a_flush_is_being_written_is_flushed_too(
 ) -> None:
     """The timer's write takes a while; a chunk that lands during it, followed by a stall, must still reach the
     disk within the checkpoint period (not only when the step ends)."""
-    real_update = store.update_text
+    real_update = store.transcript.update_text
     writing = asyncio.Event()
 
     async def slow_update(*args: Any, **kw: Any) -> None:
@@ -204,7 +204,7 @@ async def test_a_chunk_arriving_while_a_flush_is_being_written_is_flushed_too(
         await asyncio.sleep(0.1)
         await real_update(*args, **kw)
 
-    monkeypatch.setattr(store, "update_text", slow_update)
+    monkeypatch.setattr(store.transcript, "update_text", slow_update)
     stall = asyncio.Event()
     during = asyncio.Event()
 

@@ -62,8 +62,8 @@ async def test_messages_before_takes_any_64_bit_bound(database_url: str, before:
     try:
         store = SessionStore(db)
         await store.create("s1", owner="alice", agent_alias="default", workspace_dir="/w")
-        await store.append("s1", role="user", content="hi", turn_id="t1", surface="rpc")
-        rows, total = await store.messages("s1", before=before)
+        await store.transcript.append("s1", role="user", content="hi", turn_id="t1", surface="rpc")
+        rows, total = await store.transcript.messages("s1", before=before)
         assert [row.content for row in rows] == ["hi"] and total == 1
     finally:
         await db.close()

@@ -28,9 +28,9 @@ async def _filled_sqlite(tmp_path: Path) -> str:
     try:
         store = SessionStore(db)
         await store.create("s1", owner="alice", agent_alias="default", workspace_dir="/w")
-        await store.append("s1", role="user", content="hi", turn_id="t1", surface="rpc")
-        await store.append("s1", role="assistant", content="Hello", turn_id="t1", surface="rpc")
-        await store.finish_turn("s1", "t1", "end_turn")
+        await store.transcript.append("s1", role="user", content="hi", turn_id="t1", surface="rpc")
+        await store.transcript.append("s1", role="assistant", content="Hello", turn_id="t1", surface="rpc")
+        await store.transcript.finish_turn("s1", "t1", "end_turn")
     finally:
         await db.close()
     return url
