@@ -79,6 +79,8 @@ def position_of(record: SessionRecord) -> Position:
 
 @dataclass(frozen=True, slots=True)
 class Page:
+    """Records of one page, newest activity first, and whether more follow (`last` is the next page's cursor)."""
+
     records: list[SessionRecord]
     more: bool  # sessions follow the last one
 

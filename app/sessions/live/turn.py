@@ -49,6 +49,8 @@ class Updates(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class TurnSettings:
+    """What a turn runs with, read from the agent's config when it starts."""
+
     max_steps: int
     system_prompt: str | None
     auto_approve: frozenset[str]
@@ -58,6 +60,8 @@ class TurnSettings:
 
 @dataclass(slots=True)
 class TurnOutcome:
+    """How a turn ended and what it said: its id, stop reason and the text streamed (the prompt's answer)."""
+
     stop_reason: str = "end_turn"
     content: str = ""
     turn_id: str = ""

@@ -23,6 +23,11 @@ SEQ_BLOCK = 65_536
 
 
 class TurnUpdates:
+    """A turn's updates on their way out: numbered, kept for replay, sent to the prompter (which paces the
+
+
+    turn) and handed to every other watcher's follower, with no await in between (R-STREAM-2)."""
+
     def __init__(
         self,
         live: LiveSession,

@@ -39,6 +39,8 @@ Key = tuple[str, SessionMode, str]  # session id, mode, surface
 
 @dataclass(slots=True)
 class Entry:
+    """One cached context: its snapshot, the rows after it, and the messages rebuilt from them (lazily)."""
+
     snapshot: tuple[int, int, str] | None  # (snapshot_id, boundary, messages JSON)
     next_index: int
     rows: list[ReplayRow]
@@ -51,6 +53,11 @@ class Entry:
 
 
 class ContextCache:
+    """The model context of each (session, mode, surface) as last read or written, kept exact by the writes that
+
+
+    report to it (`StoreUnits.write`); a write it cannot apply drops the session's entries."""
+
     def __init__(self) -> None:
         self._entries: OrderedDict[Key, Entry] = OrderedDict()
         self._versions: dict[str, int] = {}

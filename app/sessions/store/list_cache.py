@@ -97,6 +97,8 @@ class Removed:
 
 @dataclass(frozen=True, slots=True)
 class _Unchanged:
+    """A write that leaves every listed record as it was."""
+
     def apply(self, kept: _Kept, key: Key, session_id: str) -> None:
         pass
 
@@ -140,6 +142,11 @@ class _Kept:
 
 
 class ListCache:
+    """Whole `session/list` lists kept in memory per (owner, include_killed), kept exact by each write's `Change`;
+
+
+    a write whose effect is unknown empties it."""
+
     def __init__(self) -> None:
         self._lists: OrderedDict[Key, _Kept] = OrderedDict()
         self.version = 0

@@ -45,6 +45,8 @@ TITLE_SCAN: Final = 4096  # characters of the prompt looked at for it (migration
 
 @dataclass(frozen=True, slots=True)
 class SessionRecord:
+    """A stored session as the store returns it (both modes); `mode` is the table it was read from."""
+
     session_id: str
     owner: str
     agent_alias: str
@@ -62,6 +64,8 @@ class SessionRecord:
 
 @dataclass(frozen=True, slots=True)
 class TranscriptRow:
+    """One visible transcript row (`session/messages`), markers included."""
+
     index: int
     role: Role
     content: str

@@ -1,4 +1,4 @@
-"""The store's context cache (app/sessions/store_cache.py) never differs from a fresh read (R-ACP-5, R-ACP-7).
+"""The store's context cache (app/sessions/store/context_cache.py) never differs from a fresh read (R-ACP-5, R-ACP-7).
 
 Random sequences of the store's writes, with contexts read in between (which fill the cache) and injected
 faults (a failed write drops what is cached), compare every `context()` with one computed by a store that has

@@ -1,4 +1,4 @@
-"""The store's list cache (app/sessions/store_lists.py) never differs from a fresh read (R-ACP-8, R-ACP-9).
+"""The store's list cache (app/sessions/store/list_cache.py) never differs from a fresh read (R-ACP-8, R-ACP-9).
 
 Random sequences of the store's writes (a turn's checkpoints among them, also two at once on one session and
 racing a list read), with lists read in between (which fill the cache) and injected faults, compare every
