@@ -31,7 +31,7 @@ from app.sessions.lifecycle.keyed_lock import KeyedLock
 from app.sessions.lifecycle.letting_go import LettingGo
 from app.sessions.live.session import LiveSession
 from app.sessions.live.updates import SEQ_BLOCK
-from app.sessions.mode import EITHER, SessionMode, on_wire
+from app.sessions.mode import SessionMode, on_wire
 from app.sessions.store.types import Surface
 from app.sessions.views import SessionInfo
 
@@ -121,8 +121,6 @@ class BringUp:
         SessionNotFound. Never a killed session (R-ACP-9) nor a closed chat one (R-ACP-8)."""
         live = self._live.get(session_id)
         if live is None:
-            if session_id in self._letting_go.unloaded:
-                modes = EITHER  # unloaded to make room: it comes back on any use, whatever its mode
             async with self._bringing_up.hold(session_id):
                 live = await self._live_or_stored(principal, session_id, modes)
             if live is None:
@@ -149,6 +147,9 @@ class BringUp:
             check_owner(principal, live.owner)
             self._used(live)
             return live
+        unloaded = self._letting_go.unloaded.get(session_id)
+        if unloaded is not None:
+            modes = (unloaded,)  # unloaded to make room: it comes back on any use, as if it had stayed live
         record = await stored(self._store, session_id, modes)
         return None if record is None else await self._rehydrate(principal, record)
 
@@ -164,7 +165,7 @@ class BringUp:
         if record.mode == SessionMode.DURABLE:
             await self._store.transcript.recover_interrupted(record.session_id, surface="rpc")
         seq = await self._store.reopen_numbered(record.session_id, mode=record.mode, reserve=SEQ_BLOCK)
-        self._letting_go.unloaded.discard(record.session_id)
+        self._letting_go.unloaded.pop(record.session_id, None)
         r = record
         return self._bring_up(
             r.session_id, r.owner, r.agent_alias, r.mode, Path(r.workspace_dir), r.surface, seq, seq + SEQ_BLOCK

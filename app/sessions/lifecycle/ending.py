@@ -72,7 +72,7 @@ class Ending:
             self._live.pop(session_id, None)
             forced = True
         await operation(session_id)  # on failure: an inactive live owner stays registered
-        self._letting_go.unloaded.discard(session_id)
+        self._letting_go.unloaded.pop(session_id, None)
         if live is not None and not forced:
             self._live.pop(session_id, None)
 

@@ -12,6 +12,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from app.sessions.live.session import LiveSession
+from app.sessions.mode import SessionMode
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
     from app.sessions.store.session_store import SessionStore
@@ -35,7 +36,8 @@ class LettingGo:
         self._store = store
         self._live = live
         self._storing: set[asyncio.Task[None]] = set()  # exact seqs of released sessions being stored
-        self.unloaded: set[str] = set()  # ids unloaded to make room and not used since
+        # Sessions unloaded to make room and not used since, with their mode (ids are per mode).
+        self.unloaded: dict[str, SessionMode] = {}
 
     def release(self, session_id: str) -> bool:
         """Forget an idle live session; its durable record stays open, so the next use opens it again. False
@@ -53,11 +55,13 @@ class LettingGo:
     def unload_least_recent(self, pinned: Collection[str]) -> bool:
         """Unload the least recently used idle session that no one-shot call holds (`pinned`); False if every
         live session is busy, attached or held. The live table is kept in order of use, oldest first."""
-        victim = next((sid for sid, live in self._live.items() if sid not in pinned and idle(live)), None)
-        if victim is None or not self.release(victim):
+        victim = next((live for sid, live in self._live.items() if sid not in pinned and idle(live)), None)
+        if victim is None or not self.release(victim.session_id):
             return False
-        self.unloaded.add(victim)
-        log.info("unloaded idle session %s to make room for another (max_sessions); it comes back on use", victim)
+        self.unloaded[victim.session_id] = victim.mode
+        log.info(
+            "unloaded idle session %s to make room for another (max_sessions); it comes back on use", victim.session_id
+        )
         return True
 
     async def store_exact_seq(self, live: LiveSession) -> None:

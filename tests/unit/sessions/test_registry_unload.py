@@ -79,7 +79,7 @@ async def test_the_least_recently_used_idle_session_is_unloaded_and_comes_back_w
     page = await reg.reading.list_page(*reg.reading.list_query(ALICE), 10)
     assert {s.session_id: s.live for s in page.sessions} == {a: True, b: True, c: False, d: True}
     # it comes back on use, as it was stored, making room in turn (now `a` is the least recent)
-    opened = await reg.open(ALICE, session_id=c, mode=SessionMode.CHAT)
+    opened = await reg.open(ALICE, session_id=c)  # the mode it was unloaded in, whatever is asked
     assert opened.resumed and opened.session.mode is SessionMode.CHAT
     assert list(reg.live) == [b, d, c]
     # an unloaded chat session comes back on a prompt too (a released one would not: R-ACP-8)
