@@ -141,9 +141,8 @@ async def list_sessions(ctx: CallContext, params: ListParams) -> dict[str, Any]:
     """The principal's ACP sessions, newest activity first, a page at a time (the native list's cursors)."""
     sessions = ctx.services.sessions
     query, after = sessions.reading.list_query(ctx.principal, mode=SessionMode.DURABLE, cursor=params.cursor)
-    page = sessions.store.lists.kept_page(query, after, LIST_PAGE) or await sessions.store.lists.page(
-        query, after, LIST_PAGE
-    )
+    lists = sessions.store.lists
+    page = lists.kept_page(query, after, LIST_PAGE) or await lists.page(query, after, LIST_PAGE)
     listed = []
     for record in page.records:
         if params.cwd is not None and record.workspace_dir != params.cwd:

@@ -230,12 +230,9 @@ def list_sessions(ctx: CallContext, params: ListParams) -> Answer | Coroutine[An
     """One page (R-MULTI-4). Answered inline while the store keeps the whole list in memory (a panel polls it),
     else read from the index as its own task."""
     sessions = ctx.services.sessions
+    mode = None if params.mode is None else SessionMode(params.mode)
     query, after = sessions.reading.list_query(
-        ctx.principal,
-        include_killed=params.include_killed,
-        mode=_mode(params.mode),
-        query=params.query,
-        cursor=params.cursor,
+        ctx.principal, include_killed=params.include_killed, mode=mode, query=params.query, cursor=params.cursor
     )
     page = sessions.reading.page_now(query, after, params.limit)
     return _read_list(ctx, query, after, params.limit) if page is None else _list_answer(ctx, page)
@@ -290,7 +287,3 @@ async def kill(ctx: CallContext, params: SessionParams) -> dict[str, Any]:
 async def delete(ctx: CallContext, params: SessionParams) -> dict[str, Any]:
     await ctx.services.sessions.delete(ctx.principal, params.session_id)
     return {"sessionId": params.session_id, "deleted": True}
-
-
-def _mode(mode: Mode | None) -> SessionMode | None:
-    return None if mode is None else SessionMode(mode)
