@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from app.files.service import FileService
     from app.service.activation import Inherited
     from app.service.notify import Notifier
-    from app.sessions.store import SessionStore
+    from app.sessions.store.session_store import SessionStore
     from app.storage.database import Database
     from gateway.server import GatewayHandle
     from rpc.transports.pipe import PipeServer
@@ -275,7 +275,7 @@ _STORAGE_MODULES = (
     "app.storage.driver_faults",
     "app.storage.faults",
     "app.auth.pairing",
-    "app.sessions.store",
+    "app.sessions.store.session_store",
 )
 
 
@@ -292,7 +292,7 @@ def _pairing_store(db: Database) -> PairingStore:
 
 
 def _session_store(db: Database) -> SessionStore:
-    from app.sessions.store import SessionStore
+    from app.sessions.store.session_store import SessionStore
     from app.storage.faults import Faults
 
     return SessionStore(db, faults=Faults.from_env())

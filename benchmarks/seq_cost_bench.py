@@ -16,7 +16,7 @@ the other (the order alternates between repeats), each on a fresh process:
   sequential, `--duration` s; then `status` again. The turn row is shown as req/s and, as run.py does, as a ratio
   to the mean of the two `status` runs.
 * diagnostics: `--no-gc`, both daemons with `gc.set_threshold(0)` (no automatic cyclic collection);
-  `--seq-block N`, the after tree's `app.sessions.updates.SEQ_BLOCK` set to N before start (seqs reserved in
+  `--seq-block N`, the after tree's `app.sessions.live.updates.SEQ_BLOCK` set to N before start (seqs reserved in
   storage per write: one write, awaited by the turn, every N updates).
 * the daemon's CPU (/proc/PID/stat, user + system, 10 ms ticks) per streamed notification and per turn: steadier
   than the rates when other work shares the VM.
@@ -49,7 +49,7 @@ def daemon_code(args: argparse.Namespace, tree: Path) -> str:
     if args.no_gc:  # the cyclic GC never runs by itself (threshold 0 stays after the daemon's gc.enable())
         pre.append("gc.set_threshold(0)")
     if args.seq_block and tree != args.before_tree:  # seqs reserved per storage write (the before tree has none)
-        pre.append(f"import app.sessions.updates as u; u.SEQ_BLOCK = {args.seq_block}")
+        pre.append(f"import app.sessions.live.updates as u; u.SEQ_BLOCK = {args.seq_block}")
     return "; ".join([*pre, "from app.cli import main", "sys.exit(main())"])
 
 

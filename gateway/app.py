@@ -34,7 +34,7 @@ from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 from app.auth.pairing_codes import PairingCodes
-from app.sessions.http_turns import HttpTurns
+from app.sessions.lifecycle.http_turns import HttpTurns
 from gateway.acp_ws import acp_endpoint, acp_without_upgrade
 from gateway.errors import (
     ApiError,

@@ -18,6 +18,7 @@ from msgspec import Meta
 
 from app.sessions.errors import SessionError
 from app.sessions.errors import SessionNotFound as DomainSessionNotFound
+from app.sessions.mode import SessionMode
 from app.storage.timestamps import iso_z
 from rpc.acp import text_update, tool_call_start, tool_call_update
 from rpc.acp_content import prompt_text
@@ -29,7 +30,7 @@ from rpc.registry import AfterReply, MethodSpec, Params, SessionId
 from rpc.session_bridge import sink_for
 
 if TYPE_CHECKING:
-    from app.sessions.store_types import TranscriptRow
+    from app.sessions.store.types import TranscriptRow
     from rpc.context import CallContext
 
 __all__ = ["AcpAuthRequired", "adapt", "own_method"]
@@ -127,7 +128,7 @@ async def prompt(ctx: CallContext, params: PromptParams) -> dict[str, Any]:
 def cancel(ctx: CallContext, params: SessionParams) -> None:
     """R-EDIT-4: per session, a no-op when idle; the turn's pending permission requests are withdrawn."""
     with suppress(SessionError):
-        ctx.services.sessions.cancel(ctx.principal, params.session_id)
+        ctx.services.sessions.turns.cancel(ctx.principal, params.session_id)
     peer_of(ctx.client).withdraw(params.session_id)
 
 
@@ -139,8 +140,9 @@ async def close(ctx: CallContext, params: SessionParams) -> dict[str, Any]:
 async def list_sessions(ctx: CallContext, params: ListParams) -> dict[str, Any]:
     """The principal's ACP sessions, newest activity first, a page at a time (the native list's cursors)."""
     sessions = ctx.services.sessions
-    query, after = sessions.list_query(ctx.principal, mode="acp", cursor=params.cursor)
-    page = sessions.store.kept_page(query, after, LIST_PAGE) or await sessions.store.page(query, after, LIST_PAGE)
+    query, after = sessions.reading.list_query(ctx.principal, mode=SessionMode.DURABLE, cursor=params.cursor)
+    lists = sessions.store.lists
+    page = lists.kept_page(query, after, LIST_PAGE) or await lists.page(query, after, LIST_PAGE)
     listed = []
     for record in page.records:
         if params.cwd is not None and record.workspace_dir != params.cwd:
@@ -162,9 +164,9 @@ async def _attach(ctx: CallContext, session_id: str) -> AfterReply:
     """Open a stored (or live) ACP session for this client; watched once the answer is on its way."""
     sessions = ctx.services.sessions
     live = sessions.live.get(session_id)
-    if (live is None or live.mode != "acp") and await sessions.store.get(session_id) is None:
+    if (live is None or live.mode != SessionMode.DURABLE) and await sessions.store.get(session_id) is None:
         raise DomainSessionNotFound
-    opened = await sessions.open(ctx.principal, session_id=session_id, mode="acp")
+    opened = await sessions.open(ctx.principal, session_id=session_id, mode=SessionMode.DURABLE)
     sink = sink_for(ctx)
     return AfterReply({}, lambda: opened.session.watch(sink))
 
@@ -197,7 +199,7 @@ async def _replay(ctx: CallContext, session_id: str) -> list[bytes]:
     rows: list[TranscriptRow] = []
     before: int | None = None
     while True:
-        page, _total, _ = await ctx.services.sessions.messages(
+        page, _total, _ = await ctx.services.sessions.reading.messages(
             ctx.principal, session_id, limit=REPLAY_PAGE, before=before
         )
         rows[:0] = page

@@ -99,7 +99,7 @@ class AcpPeer:
         if principal is None:
             return
         with suppress(SessionError):  # answered meanwhile, or the session went away
-            sessions.approve(principal, session_id, request_id, decision)
+            sessions.turns.approve(principal, session_id, request_id, decision)
 
 
 def _decision(answer: object) -> str:

@@ -119,7 +119,7 @@ class ClientChannel(Protocol):
         """Call `callback` once the client can answer nothing more (at once if that is already so)."""
 
     def drop(self) -> None:
-        """Close the connection: it missed updates that can no longer be sent to it (`app.sessions.follow`)."""
+        """Close the connection: it missed updates that can no longer be sent to it (`app.sessions.live.follow`)."""
 
 
 class NoClient:

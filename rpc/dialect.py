@@ -65,7 +65,7 @@ class Dialect:
             prefix = self._chunk_prefix(events[0]["session_id"])
             dumps = orjson.dumps
             try:
-                if self.numbered and "seq" in events[0]:  # a batch is numbered whole (app.sessions.updates)
+                if self.numbered and "seq" in events[0]:  # a batch is numbered whole (app.sessions.live.updates)
                     return [
                         b'%b%b,"seq":%d}}' % (prefix, dumps(event["text"]), event["seq"])  # type: ignore[typeddict-item]
                         for event in events

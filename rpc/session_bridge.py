@@ -76,7 +76,7 @@ class ClientSink:
             if watcher is not self and (watcher.answerable if isinstance(watcher, ClientSink) else not watcher.closed):
                 return  # an attached client got the request too and may still answer it
         with suppress(SessionError):  # answered meanwhile, or the session went away: nothing left to settle
-            self._sessions.approve(principal, session_id, request_id, "reject")
+            self._sessions.turns.approve(principal, session_id, request_id, "reject")
 
 
 def sink_for(ctx: CallContext) -> ClientSink:

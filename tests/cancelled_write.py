@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from app.sessions.store import SessionStore
+from app.sessions.store.session_store import SessionStore
 from app.storage import Database
 
 __all__ = ["append_cancelled_mid_write"]
@@ -28,7 +28,7 @@ async def append_cancelled_mid_write(
     """Append a user row "hi" to `session_id`, cancel its caller while the unit runs, await `meanwhile` (the
     caller is gone, the row not yet committed), and return once it committed and the store heard of its end."""
     started, release = threading.Event(), threading.Event()
-    unit = store._append_unit  # the store's own (app.sessions.store_sqlite on SQLite)
+    unit = store._units.backend.append  # the store's own (`SqliteBackend` on SQLite)
 
     def slow_append(*args: Any) -> int:
         index: int = unit(*args)
@@ -36,8 +36,10 @@ async def append_cancelled_mid_write(
         assert release.wait(10)
         return index
 
-    monkeypatch.setattr(store, "_append_unit", slow_append)
-    task = asyncio.ensure_future(store.append(session_id, role="user", content="hi", turn_id="t1", surface="rpc"))
+    monkeypatch.setattr(store._units.backend, "append", slow_append)
+    task = asyncio.ensure_future(
+        store.transcript.append(session_id, role="user", content="hi", turn_id="t1", surface="rpc")
+    )
     assert await asyncio.to_thread(started.wait, 10)
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):

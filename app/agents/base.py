@@ -1,6 +1,6 @@
 """The seams between a turn and the things it drives: providers (the model) and tools.
 
-A turn (app/sessions/turn.py) sends the retained context to a `Provider`, which streams `ProviderEvent`s;
+A turn (app/sessions/live/turn.py) sends the retained context to a `Provider`, which streams `ProviderEvent`s;
 tool calls the provider asks for are run through `Tool`s with a `ToolContext`. Nothing here knows about
 JSON-RPC: reaching the client (elicitation) goes through the `PromptingClient` the turn is given.
 """

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from app.auth.policy import Principal
     from app.config.schema import Config
-    from app.sessions.live import LiveSession
-    from app.sessions.store import SessionStore
+    from app.sessions.live.session import LiveSession
+    from app.sessions.store.session_store import SessionStore
 
 __all__ = ["AgentStatus", "agent_statuses"]
 
@@ -36,7 +36,7 @@ async def agent_statuses(
     caller's own sessions; an admin's are everyone's (as `session/list` shows them)."""
     owner = None if principal.admin else principal.id
     live_counts = Counter(s.agent_alias for s in live.values() if owner is None or s.owner == owner)
-    stored = await store.list(owner)  # killed ones are left out
+    stored = await store.lists.list(owner)  # killed ones are left out
     stored_counts = Counter(r.agent_alias for r in stored if not r.closed)
     return [
         AgentStatus(alias, principal.may_use_agent(alias), live_counts[alias], stored_counts[alias], [])

@@ -50,7 +50,7 @@ from app.files.errors import StorageFailed
 from app.files.naming import UPLOADS_DIR, marker, mime_for, stored_name
 from app.files.staging import write_all
 from app.sessions.errors import AgentNotAllowed, SessionChanged, SessionNotOwned
-from app.sessions.live import LiveSession
+from app.sessions.live.session import LiveSession
 
 __all__ = [
     "AttachEntry",

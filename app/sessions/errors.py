@@ -22,12 +22,8 @@ Database failures (and injected `StorageFault`s) are sqlalchemy.exc.SQLAlchemyEr
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from app.auth.policy import Forbidden
-
-if TYPE_CHECKING:
-    from app.sessions.store_types import Mode
+from app.sessions.mode import SessionMode
 
 __all__ = [
     "AgentNotAllowed",
@@ -50,6 +46,8 @@ __all__ = [
 
 
 class SessionError(Exception):
+    """A session rule refused the call; `message` is the wire's, `detail` says more for logs and `data`."""
+
     message = "session error"
 
     def __init__(self, message: str | None = None, *, detail: str | None = None) -> None:
@@ -68,25 +66,29 @@ class SessionNotFound(SessionError, LookupError):
         message: str | None = None,
         *,
         session_id: str | None = None,
-        mode: Mode | None = None,
+        mode: SessionMode | None = None,
         detail: str | None = None,
     ) -> None:
         if detail is None and session_id is not None:
-            detail = f"no {mode or 'acp'} session {session_id!r}"
+            detail = f"no {mode or SessionMode.DURABLE} session {session_id!r}"
         super().__init__(message, detail=detail)
         self.session_id = session_id
         self.mode = mode
 
 
 class SessionKilled(SessionNotFound):
-    def __init__(self, message: str | None = None, *, session_id: str, mode: Mode | None = None) -> None:
+    """A killed session (R-ACP-9): its history stays readable, it is never brought back."""
+
+    def __init__(self, message: str | None = None, *, session_id: str, mode: SessionMode | None = None) -> None:
         super().__init__(message, session_id=session_id, mode=mode, detail=f"session {session_id!r} was killed")
 
 
 class SessionClosed(SessionNotFound):
+    """A closed chat session (R-ACP-8): gone for turns; a durable one stays resumable."""
+
     def __init__(self, message: str | None = None, *, session_id: str) -> None:
         detail = f"chat session {session_id!r} was closed"
-        super().__init__(message, session_id=session_id, mode="chat", detail=detail)
+        super().__init__(message, session_id=session_id, mode=SessionMode.CHAT, detail=detail)
 
 
 class SessionChanged(SessionNotFound):
@@ -109,6 +111,8 @@ class SessionNotOwned(SessionError):
 
 
 class RowNotFound(SessionError, LookupError):
+    """A transcript row index the session does not have."""
+
     def __init__(self, session_id: str, index: int) -> None:
         super().__init__(detail=f"session {session_id!r} has no transcript row {index}")
         self.session_id = session_id
@@ -116,14 +120,20 @@ class RowNotFound(SessionError, LookupError):
 
 
 class SessionLimit(SessionError):
+    """`max_sessions` live sessions, every one busy or attached (SPEC §5): -32001."""
+
     message = "Live-session limit reached"
 
 
 class SessionBusy(SessionError):
+    """A turn already runs on the session (R-SES-2): -32002."""
+
     message = "A turn is already running on this session"
 
 
 class UnknownAgent(SessionError):
+    """No agent of that alias, or its provider is not configured."""
+
     message = "Unknown agent"
 
 
@@ -137,10 +147,14 @@ class AgentNotAllowed(Forbidden):
 
 
 class BadWorkspace(SessionError):
+    """A `cwd` that is not an existing absolute directory the principal may use."""
+
     message = "cwd must be an existing absolute directory the principal may use"
 
 
 class ApprovalNotFound(SessionError):
+    """An approval answer for a request id the session never gave."""
+
     message = "No pending approval with that requestId"
 
 

@@ -2,7 +2,7 @@
 
 The protocol boundary renames the keys for the wire (`rpc.wire.events_to_wire`, or the connection's dialect);
 nested values (`raw_input`, `arguments`) are user data and keep their keys. `seq` is given to each event as it is
-sent (`app.sessions.updates`, R-MULTI-1): the turn that makes an event does not know it yet.
+sent (`app.sessions.live.updates`, R-MULTI-1): the turn that makes an event does not know it yet.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ class HistoryTrimmed(TypedDict):
     kept_messages: int
     checkpoint: int
     kept_turns: int  # user messages among the kept ones
-    reason: str  # which limit was exceeded (`app.sessions.trim`)
+    reason: str  # which limit was exceeded (`app.sessions.live.trim`)
 
 
 SessionEvent = (

@@ -19,7 +19,8 @@ from typing import Final
 import orjson
 
 from app.sessions.errors import BadCursor
-from app.sessions.store_types import MAX_ID_LEN, MODES, Mode, SessionRecord
+from app.sessions.mode import MODES, SessionMode
+from app.sessions.store.types import MAX_ID_LEN, SessionRecord
 
 __all__ = ["MAX_LIMIT", "ListQuery", "Page", "Position", "decode_cursor", "encode_cursor", "position_of"]
 
@@ -36,7 +37,7 @@ class ListQuery:
 
     owner: str | None
     include_killed: bool = False
-    mode: Mode | None = None
+    mode: SessionMode | None = None
     query: str | None = None
 
     @property
@@ -69,7 +70,7 @@ class Position:
 
     last_activity: datetime
     session_id: str
-    mode: Mode
+    mode: SessionMode
 
 
 def position_of(record: SessionRecord) -> Position:
@@ -78,6 +79,8 @@ def position_of(record: SessionRecord) -> Position:
 
 @dataclass(frozen=True, slots=True)
 class Page:
+    """Records of one page, newest activity first, and whether more follow (`last` is the next page's cursor)."""
+
     records: list[SessionRecord]
     more: bool  # sessions follow the last one
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.sessions.store_types import Mode
+from app.sessions.mode import WireMode
 
 __all__ = ["SessionInfo", "SessionPage", "SessionSummary"]
 
@@ -16,7 +16,7 @@ class SessionInfo:
 
     session_id: str
     agent_alias: str
-    mode: Mode
+    mode: WireMode
     message_count: int
     workspace_dir: str
     resumed: bool
@@ -28,7 +28,7 @@ class SessionSummary:
 
     session_id: str
     agent_alias: str
-    mode: Mode
+    mode: WireMode
     live: bool
     killed: bool
     created_at: datetime

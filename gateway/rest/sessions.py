@@ -10,7 +10,7 @@ get "unavailable" at once (R-BIDI-5), and an `approval_request` is rejected at o
 same principal watches the session and may answer it (R-STREAM-3, `rpc.session_bridge.ClientSink`).
 
 Like `POST /webhook/{agent}`, the prompt route holds its session for the call
-(`app.sessions.http_turns.HttpTurns`): one HTTP call per session at a time, and the live-session table left as
+(`app.sessions.lifecycle.http_turns.HttpTurns`): one HTTP call per session at a time, and the live-session table left as
 it was found.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from app.sessions.http_turns import HttpTurns
+from app.sessions.lifecycle.http_turns import HttpTurns
 from gateway.auth import caller_context
 from gateway.errors import json_response
 from gateway.rest.body import json_object

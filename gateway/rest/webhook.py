@@ -27,7 +27,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from app.sessions.errors import AgentNotAllowed
-from app.sessions.http_turns import HttpTurns
+from app.sessions.lifecycle.http_turns import HttpTurns
+from app.sessions.mode import SessionMode
 from gateway.auth import caller_context
 from gateway.errors import ApiError, json_response
 from gateway.rest.body import json_object
@@ -60,9 +61,9 @@ class WebhookApi:
             raise ApiError(404, "not_found", "Unknown agent")
         params = validate(WebhookBody, await json_object(request))
         sessions = self.services.sessions
-        sessions.check_prompt(params.message, field="message")
+        sessions.turns.check_prompt(params.message, field="message")
         if params.session_id is None:
-            opened = await sessions.open(principal, agent_alias=agent, mode="chat", surface="gateway")
+            opened = await sessions.open(principal, agent_alias=agent, mode=SessionMode.CHAT, surface="gateway")
             session_id: str = opened.session.session_id
             async with self.turns.hold(session_id, created=True):
                 outcome = await self._turn(context, session_id, params.message)
@@ -71,7 +72,7 @@ class WebhookApi:
             async with self.turns.hold(session_id):
                 if await sessions.needs_chat_open(principal, session_id, agent):
                     await sessions.open(
-                        principal, agent_alias=agent, session_id=session_id, mode="chat", surface="gateway"
+                        principal, agent_alias=agent, session_id=session_id, mode=SessionMode.CHAT, surface="gateway"
                     )
                 outcome = await self._turn(context, session_id, params.message)
         return json_response({"sessionId": session_id, "content": outcome["content"]})

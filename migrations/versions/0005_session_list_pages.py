@@ -9,7 +9,7 @@ everyone's: the indexes (owner, last_activity, session_id) and (last_activity, s
 in that order, so a page reads its own rows and no others whatever the table holds. The first replaces the index
 on owner alone, which it covers. `title` is the first prompt's first line (at most 80 characters) and
 `title_fold` its `str.casefold()`, which a `query` matches on both backends alike; existing sessions get theirs
-from their first user row, computed here exactly as `app.sessions.store_types.title_of` does at run time.
+from their first user row, computed here exactly as `app.sessions.store.types.title_of` does at run time.
 """
 
 from __future__ import annotations

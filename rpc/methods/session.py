@@ -11,6 +11,7 @@ from msgspec.structs import replace
 
 from app.sessions import errors as domain
 from app.sessions.list_pages import MAX_LIMIT
+from app.sessions.mode import SessionMode
 from rpc.context import CallContext
 from rpc.errors import (
     InternalError,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from app.files.service import FileService
     from app.services import Services
     from app.sessions.list_pages import ListQuery, Position
-    from app.sessions.store_types import TranscriptRow
+    from app.sessions.store.types import TranscriptRow
     from app.sessions.views import SessionPage
 
 __all__ = ["SessionId", "files_of", "map_session_error", "message_row", "register"]
@@ -149,7 +150,7 @@ async def new(ctx: CallContext, params: NewParams) -> AfterReply:
         agent_alias=params.agent_alias,
         cwd=params.cwd,
         session_id=params.session_id,
-        mode=params.mode,
+        mode=SessionMode(params.mode),
         surface="rpc",
         tool_env=ctx.daemon_view.tui_env(params.tui_id, principal.id) if params.tui_id is not None else None,
     )
@@ -158,14 +159,14 @@ async def new(ctx: CallContext, params: NewParams) -> AfterReply:
 
 
 async def prompt(ctx: CallContext, params: PromptParams) -> dict[str, Any]:
-    ctx.services.sessions.check_prompt(params.prompt)
+    ctx.services.sessions.turns.check_prompt(params.prompt)
     text = params.prompt
     if params.attachments:
         text = await files_of(ctx.services).prompt_with_attachments(
             ctx.principal, params.session_id, text, params.attachments
         )
     start = time.perf_counter()
-    outcome = await ctx.services.sessions.prompt(
+    outcome = await ctx.services.sessions.turns.prompt(
         ctx.principal,
         params.session_id,
         text,
@@ -177,13 +178,13 @@ async def prompt(ctx: CallContext, params: PromptParams) -> dict[str, Any]:
 
 
 def cancel(ctx: CallContext, params: SessionParams) -> dict[str, Any]:
-    ctx.services.sessions.cancel(ctx.principal, params.session_id)
+    ctx.services.sessions.turns.cancel(ctx.principal, params.session_id)
     return {"sessionId": params.session_id, "cancelled": True}
 
 
 def approve(ctx: CallContext, params: ApproveParams) -> dict[str, Any]:
     # R-MULTI-3: `acknowledged:false` when another client's answer (or the timeout) settled it first.
-    acknowledged = ctx.services.sessions.approve(
+    acknowledged = ctx.services.sessions.turns.approve(
         ctx.principal, params.session_id, params.request_id, params.decision, params.replacement
     )
     return {"sessionId": params.session_id, "requestId": params.request_id, "acknowledged": acknowledged}
@@ -193,7 +194,7 @@ async def attach(ctx: CallContext, params: AttachParams) -> dict[str, Any]:
     """Follow a session from now on (R-MULTI-2): the retained updates after `afterSeq` first, in order, then
     every live one, none missed and none twice. Replaying waits while this client is slow; updates emitted
     meanwhile are replayed too, and the client starts watching only once nothing is left to replay, with no await
-    in between (`app.sessions.updates` numbers, keeps and sends an update with none either)."""
+    in between (`app.sessions.live.updates` numbers, keeps and sends an update with none either)."""
     live = await ctx.services.sessions.attach(ctx.principal, params.session_id)
     after = params.after_seq
     if after is not None and after > live.seq:
@@ -230,10 +231,11 @@ def list_sessions(ctx: CallContext, params: ListParams) -> Answer | Coroutine[An
     """One page (R-MULTI-4). Answered inline while the store keeps the whole list in memory (a panel polls it),
     else read from the index as its own task."""
     sessions = ctx.services.sessions
-    query, after = sessions.list_query(
-        ctx.principal, include_killed=params.include_killed, mode=params.mode, query=params.query, cursor=params.cursor
+    mode = None if params.mode is None else SessionMode(params.mode)
+    query, after = sessions.reading.list_query(
+        ctx.principal, include_killed=params.include_killed, mode=mode, query=params.query, cursor=params.cursor
     )
-    page = sessions.page_now(query, after, params.limit)
+    page = sessions.reading.page_now(query, after, params.limit)
     return _read_list(ctx, query, after, params.limit) if page is None else _list_answer(ctx, page)
 
 
@@ -243,7 +245,7 @@ def list_acp_sessions(ctx: CallContext, params: ListParams) -> Answer | Coroutin
 
 
 async def _read_list(ctx: CallContext, query: ListQuery, after: Position | None, limit: int) -> Answer:
-    return _list_answer(ctx, await ctx.services.sessions.list_page(query, after, limit))
+    return _list_answer(ctx, await ctx.services.sessions.reading.list_page(query, after, limit))
 
 
 def _list_answer(ctx: CallContext, page: SessionPage) -> Answer:
@@ -251,7 +253,7 @@ def _list_answer(ctx: CallContext, page: SessionPage) -> Answer:
 
 
 async def messages(ctx: CallContext, params: MessagesParams) -> dict[str, Any]:
-    rows, total, ends = await ctx.services.sessions.messages(
+    rows, total, ends = await ctx.services.sessions.reading.messages(
         ctx.principal, params.session_id, limit=params.limit, before=params.before, turn_ends=params.turn_ends
     )
     shown = [message_row(r) for r in rows]

@@ -190,9 +190,16 @@ async def test_max_sessions_counts_live_sessions(ses_daemon: Daemon) -> None:
         try:
             a = (await owner.new_session())["sessionId"]
             await owner.new_session(mode="chat")  # both modes count
-            code, data = await owner.error("session/new", {})
+            # Earlier tests' sessions are idle (their connections are gone): each new session unloads one (SPEC
+            # §5), until every live session is one of this connection's, attached; then the limit answers.
+            for _ in range(active + 1):
+                response = await owner.request("session/new", {})
+                if "error" in response:
+                    break
+            code, data = response["error"]["code"], response["error"].get("data") or {}
             assert code == -32001, data
             assert data["kind"] == "session_limit", data
+            assert (await owner.call("status"))["activeSessions"] == active + 2
             # resuming a live session needs no new slot
             assert (await owner.new_session(sessionId=a))["resumed"] is True
             # closing one frees a slot

@@ -34,8 +34,8 @@ from rpc.dispatcher import Dispatcher
 
 async def handler(ctx: CallContext, params: NoParams) -> None:
     ctx.services.sesions.close(1, 2, "extra")  # E: attr-defined
-    ctx.services.sessions.cancel(ctx.principal, "s", "extra")  # E: call-arg
-    ctx.services.sessions.cancel(ctx.principal, "s")
+    ctx.services.sessions.turns.cancel(ctx.principal, "s", "extra")  # E: call-arg
+    ctx.services.sessions.turns.cancel(ctx.principal, "s")
     ctx.connection  # E: attr-defined
     await ctx.client.request("elicitation/create", {}, timeout="soon")  # E: arg-type
     await ctx.client.request("elicitation/create", {}, timeout=1.0)

@@ -2,7 +2,7 @@
 
 ACP and chat live in separate tables (SPEC §7.4: "Chat sessions keep their history in a separate chat table"), so
 deleting an ACP session can never touch a chat session that shares its id (R-ACP-10). Both share their column
-shapes through the mixins below, which lets `app.sessions.store` serve the two modes with one code path.
+shapes through the mixins below, which lets `app.sessions.store.session_store` serve the two modes with one code path.
 Behaviour (checkpoints, recovery, replay) is documented in docs/sessions-storage.md.
 """
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -12,22 +10,10 @@ from app.agents.status import AgentStatus, agent_statuses
 from app.auth.policy import OWNER, Principal
 from app.config import schema as config_schema
 from app.config.schema import Config
-from app.sessions.live import LiveSession
-from app.sessions.store import SessionStore
-from app.storage import Database
-from app.storage.migrate import upgrade
+from app.sessions.live.session import LiveSession
+from app.sessions.store.session_store import SessionStore
 
 pytestmark = pytest.mark.req("R-ZC-4")
-
-
-@pytest.fixture
-async def store(database_url: str) -> AsyncIterator[SessionStore]:
-    await asyncio.to_thread(upgrade, database_url)
-    db = await Database.open(database_url)
-    try:
-        yield SessionStore(db)
-    finally:
-        await db.close()
 
 
 def _live(sid: str, owner: str, alias: str) -> LiveSession:

@@ -21,7 +21,7 @@ from app.config.schema import Limits
 from app.files.errors import InvalidUpload, UploadLimit, UploadNotFound
 from app.files.service import FileService, IncomingFile
 from app.sessions.errors import AgentNotAllowed, SessionChanged, SessionNotFound, SessionNotOwned
-from app.sessions.live import LiveSession
+from app.sessions.live.session import LiveSession
 from app.sessions.registry import SessionRegistry
 from rpc.wire import to_wire
 

@@ -16,7 +16,7 @@ from app.cli.upload_command import UploadAborted, send_file
 from app.config.schema import Limits
 from app.files.errors import FileError
 from app.files.service import FileService
-from app.sessions.live import LiveSession
+from app.sessions.live.session import LiveSession
 from app.sessions.registry import SessionRegistry
 from rpc.client import RemoteError
 from rpc.wire import to_wire

@@ -22,7 +22,7 @@ from app.paths import Paths
 from app.self_metrics import Observations
 from app.services import Services
 from app.sessions.registry import SessionRegistry
-from app.sessions.store import SessionStore
+from app.sessions.store.session_store import SessionStore
 from app.storage import Database, default_url
 from app.storage.migrate import upgrade
 from gateway.app import create_app

@@ -423,7 +423,7 @@ async def test_a_watching_client_of_the_same_principal_can_approve(senv: Session
 
     def allow(params: dict[str, Any]) -> None:
         asyncio.get_running_loop().call_later(
-            0.05, senv.sessions.approve, principal, sid, params["request_id"], "allow_once"
+            0.05, senv.sessions.turns.approve, principal, sid, params["request_id"], "allow_once"
         )
 
     watcher = Watcher(principal.id, approve=allow)

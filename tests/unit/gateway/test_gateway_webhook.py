@@ -6,6 +6,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -28,7 +29,7 @@ async def test_webhook_creates_a_gateway_chat_session(senv: SessionsEnv) -> None
     assert record is not None
     assert (record.mode, record.surface, record.owner, record.agent_alias) == ("chat", "gateway", "user:ann", "default")
     assert await store.get(sid) is None  # no ACP row
-    rows, total = await store.messages(sid, mode="chat")
+    rows, total = await store.transcript.messages(sid, mode="chat")
     assert total == 2
     assert [(r.role, r.surface) for r in rows] == [("user", "gateway"), ("assistant", "gateway")]
 
@@ -52,6 +53,19 @@ async def test_webhook_continues_a_session_and_holds_no_live_slot(senv: Sessions
     assert messages["total"] == 4 and messages["messages"][0]["content"] == "remember me"
 
 
+class _Attached:
+    """A connection watching a session (it never reads: nothing is sent while the session is idle)."""
+
+    closed = False
+    principal_id = "bob"
+
+    async def send_updates(self, updates: Any, frames: Any = None) -> None:
+        pass
+
+    def drop(self) -> None:
+        pass
+
+
 @pytest.mark.req("R-GW-3")
 async def test_webhook_conversations_do_not_use_up_max_sessions(tmp_path: Path) -> None:
     env = await build_env(tmp_path / "cfg", SESSIONS_TOML + "\n[limits]\nmax_sessions = 1\n")
@@ -65,8 +79,9 @@ async def test_webhook_conversations_do_not_use_up_max_sessions(tmp_path: Path) 
                 assert response.status_code == 200, response.text
                 ids.add(response.json()["sessionId"])
             assert len(ids) == 3 and env.services.sessions.live == {}
-            # while one ACP session holds the only slot, a webhook call gets the limit error
-            await s.open("bob")
+            # while one attached ACP session holds the only slot, a webhook call gets the limit error (an idle
+            # one would be unloaded to make room: SPEC §5 `max_sessions`)
+            env.services.sessions.live[await s.open("bob")].watch(_Attached())
             response = await s.post("ann", "/webhook/default", json={"message": "full"})
             assert response.status_code == 429
             assert error_of(response)["kind"] == "session_limit"

@@ -187,7 +187,9 @@ def test_approve_takes_zeroclaw_s_decisions_and_acknowledges_an_unknown_request(
             raise ApprovalNotFound
         seen.append((decision, replacement))
 
-    ctx: Any = SimpleNamespace(principal="p", services=SimpleNamespace(sessions=SimpleNamespace(approve=approve)))
+    ctx: Any = SimpleNamespace(
+        principal="p", services=SimpleNamespace(sessions=SimpleNamespace(turns=SimpleNamespace(approve=approve)))
+    )
     once = spec.params_from({"session_id": "s1", "request_id": "ap_1", "decision": "reject_once"})
     assert spec.handler(ctx, once) == {"session_id": "s1", "request_id": "ap_1", "acknowledged": True}
     edit = spec.params_from(

@@ -14,7 +14,7 @@ import pytest
 
 from app.services import DaemonStatus, GatewayInfo
 from app.sessions.events import SessionEvent
-from app.sessions.live import LiveSession
+from app.sessions.live.session import LiveSession
 from app.sessions.registry import Opened
 from app.sessions.views import SessionInfo, SessionSummary
 from rpc.dialect import STANDARD
@@ -226,6 +226,7 @@ class FakeSessions:
     def __init__(self) -> None:
         self.live = {"s1": SimpleNamespace(approvals={"r1": object()}, watchers=set())}
         self.approved: list[tuple[str, str, str]] = []
+        self.turns = self  # the registry's `turns` answers approvals
 
     def approve(
         self, principal: Any, session_id: str, request_id: str, decision: str, replacement: str | None = None

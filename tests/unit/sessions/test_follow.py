@@ -1,8 +1,8 @@
 """Numbered updates, the replay buffer and the followers of one live session (R-MULTI-1, R-MULTI-2), in memory.
 
-`app.sessions.updates.TurnUpdates` numbers and keeps each update and wakes every follower; a follower sends from the
-buffer at its own pace (`app.sessions.follow`), so a watcher that does not read holds up neither the turn nor the
-others, and one that falls behind what is kept is cut off rather than sent a hole.
+`app.sessions.live.updates.TurnUpdates` numbers and keeps each update and wakes every follower; a follower sends from
+the buffer at its own pace (`app.sessions.live.follow`), so a watcher that does not read holds up neither the turn
+nor the others, and one that falls behind what is kept is cut off rather than sent a hole.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from gc_probe import cyclic_garbage
 
-from app.sessions.live import LiveSession
-from app.sessions.updates import SEQ_BLOCK, TurnUpdates
+from app.sessions.live.session import LiveSession
+from app.sessions.live.updates import SEQ_BLOCK, TurnUpdates
 
 pytestmark = pytest.mark.req("R-MULTI-2")
 

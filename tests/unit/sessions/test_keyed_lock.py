@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from app.sessions.keyed_lock import KeyedLock
+from app.sessions.lifecycle.keyed_lock import KeyedLock
 
 
 @pytest.mark.req("R-SES-2")

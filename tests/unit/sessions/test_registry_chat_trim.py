@@ -22,7 +22,7 @@ from app.config import schema as config_schema
 from app.config.schema import Config
 from app.sessions.errors import SessionNotFound
 from app.sessions.registry import SessionRegistry
-from app.sessions.store import SessionStore
+from app.sessions.store.session_store import SessionStore
 from app.storage import Database
 from app.storage.migrate import upgrade
 from app.storage.models import AcpSnapshot, ChatSnapshot
@@ -93,7 +93,7 @@ async def env(tmp_path: Path, database_url: str) -> AsyncIterator[Env]:
 
 async def prompt(registry: SessionRegistry, sid: str, text: str) -> tuple[Any, Sink]:
     sink = Sink()
-    outcome = await registry.prompt(ALICE, sid, text, sink=sink, client=NoClient())
+    outcome = await registry.turns.prompt(ALICE, sid, text, sink=sink, client=NoClient())
     assert sink.updates[-1]["type"] == "turn_complete", sink.updates
     return outcome, sink
 
@@ -131,7 +131,7 @@ async def test_a_long_chat_is_trimmed_and_keeps_its_whole_transcript(env: Env) -
     # keeping 3 of 4 with the prompt leaves one exchange: with so small a budget every later turn trims too
     assert len(announced) == 10, announced
     # R-ACP-1: trimming never touches the visible transcript
-    rows, total = await env.store.messages(sid, mode="chat", limit=1000)
+    rows, total = await env.store.transcript.messages(sid, mode="chat", limit=1000)
     assert total == 24 and [r.index for r in rows] == list(range(24))
     assert [r.role for r in rows] == ["user", "assistant"] * 12
 
@@ -143,7 +143,7 @@ async def test_a_restart_recovers_the_bound_from_the_chat_snapshot(env: Env) -> 
         await prompt(registry, sid, text)
     await registry.shutdown()
     restarted = env.restart()
-    recovered = await env.store.context(sid, mode="chat")
+    recovered = await env.store.transcript.context(sid, mode="chat")
     # trimmed before "three" (boundary 3), then its own two rows on top
     assert (recovered.snapshot_id, recovered.boundary, recovered.replayed_rows) == (1, 3, 2)
     await open_chat(restarted, sid)
@@ -158,14 +158,18 @@ async def test_a_chat_without_a_snapshot_is_trimmed_before_its_turn(env: Env) ->
     sid = await open_chat(registry)
     store = env.store
     for n in range(10):
-        await store.append(sid, mode="chat", role="user", content=f"old q{n}", turn_id=f"t{n}", surface="rpc")
-        await store.append(sid, mode="chat", role="assistant", content=f"old a{n}", turn_id=f"t{n}", surface="rpc")
+        await store.transcript.append(
+            sid, mode="chat", role="user", content=f"old q{n}", turn_id=f"t{n}", surface="rpc"
+        )
+        await store.transcript.append(
+            sid, mode="chat", role="assistant", content=f"old a{n}", turn_id=f"t{n}", surface="rpc"
+        )
     lines, sink = await context_lines(registry, sid)
     assert lines == ["user: old q9", "assistant: old a9", "user: /context"]
     # announced before the turn's own updates, with the boundary before its prompt
     assert sink.types()[0] == "history_trimmed" and sink.types().count("history_trimmed") == 1, sink.types()
     assert sink.trims()[0]["checkpoint"] == 19 and sink.trims()[0]["dropped_messages"] == 18
-    _rows, total = await store.messages(sid, mode="chat", limit=0)
+    _rows, total = await store.transcript.messages(sid, mode="chat", limit=0)
     assert total == 22
 
 
@@ -173,29 +177,33 @@ async def test_delete_removes_the_chat_snapshots_and_leaves_an_acp_session_with_
     store = env.store
     for mode in ("acp", "chat"):
         await store.create("same", owner="alice", agent_alias="default", workspace_dir=env.data_dir, mode=mode)
-        await store.append("same", mode=mode, role="user", content=f"{mode} text", turn_id="t1", surface="rpc")
-        await store.save_snapshot("same", [{"role": "user", "content": f"{mode} kept"}], 0, mode=mode)
+        await store.transcript.append(
+            "same", mode=mode, role="user", content=f"{mode} text", turn_id="t1", surface="rpc"
+        )
+        await store.transcript.save_snapshot("same", [{"role": "user", "content": f"{mode} kept"}], 0, mode=mode)
     # each mode reads its own snapshot, from the cache and from the database alike
     for current in (store, SessionStore(env.db)):
         for mode in ("acp", "chat"):
-            context = await current.context("same", mode=mode)
+            context = await current.transcript.context("same", mode=mode)
             assert context.messages == [{"role": "user", "content": f"{mode} kept"}], (mode, context)
     assert await store.delete("same", mode="chat") is True
     assert (await env.snapshots(ChatSnapshot, "same"), await env.snapshots(AcpSnapshot, "same")) == (0, 1)
-    assert (await store.context("same", mode="acp")).snapshot_id == 1
+    assert (await store.transcript.context("same", mode="acp")).snapshot_id == 1
     with pytest.raises(SessionNotFound):
-        await store.save_snapshot("same", [], -1, mode="chat")
+        await store.transcript.save_snapshot("same", [], -1, mode="chat")
 
 
 async def test_a_chat_snapshot_is_kept_per_surface_and_pruned(env: Env) -> None:
     store = env.store
     await store.create("c1", owner="alice", agent_alias="default", workspace_dir=env.data_dir, mode="chat")
-    await store.append("c1", mode="chat", role="user", content="hi", turn_id="t1", surface="gateway")
+    await store.transcript.append("c1", mode="chat", role="user", content="hi", turn_id="t1", surface="gateway")
     ids = [
-        await store.save_snapshot("c1", [{"role": "user", "content": str(n)}], 0, mode="chat", surface="gateway")
+        await store.transcript.save_snapshot(
+            "c1", [{"role": "user", "content": str(n)}], 0, mode="chat", surface="gateway"
+        )
         for n in range(5)
     ]
     assert ids == [1, 2, 3, 4, 5]
     assert await env.snapshots(ChatSnapshot, "c1") == 3  # SNAPSHOTS_KEPT
-    context = await SessionStore(env.db).context("c1", mode="chat", surface="gateway")
+    context = await SessionStore(env.db).transcript.context("c1", mode="chat", surface="gateway")
     assert context.snapshot_id == 5 and context.messages == [{"role": "user", "content": "4"}]

@@ -25,7 +25,7 @@ from app.config import schema as config_schema
 from app.config.schema import Config
 from app.sessions.errors import SessionNotFound
 from app.sessions.registry import SessionRegistry
-from app.sessions.store import SessionStore, StorageFault
+from app.sessions.store.session_store import SessionStore, StorageFault
 from app.storage import Database
 from app.storage.faults import Faults
 from app.storage.migrate import upgrade
@@ -89,7 +89,7 @@ async def env(tmp_path: Path, database_url: str) -> AsyncIterator[Env]:
 
 async def prompt(registry: SessionRegistry, sid: str, text: str) -> tuple[Any, Sink]:
     sink = Sink()
-    outcome = await registry.prompt(ALICE, sid, text, sink=sink, client=NoClient())
+    outcome = await registry.turns.prompt(ALICE, sid, text, sink=sink, client=NoClient())
     assert sink.updates[-1]["type"] == "turn_complete", sink.updates
     return outcome, sink
 
@@ -117,10 +117,14 @@ async def test_rpc_recovery_leaves_gateway_rows_for_their_own_recovery(env: Env,
     await prompt(registry, sid, "hello")
     # the daemon dies during an RPC turn and during a gateway turn on the same session
     store = env.store
-    await store.append(sid, role="user", content="rpc question", turn_id="t_rpc", surface="rpc")
-    await store.append(sid, role="assistant", content="rpc partial", turn_id="t_rpc", surface="rpc", complete=False)
-    await store.append(sid, role="user", content="gw question", turn_id="t_gw", surface="gateway")
-    await store.append(sid, role="assistant", content="gw partial", turn_id="t_gw", surface="gateway", complete=False)
+    await store.transcript.append(sid, role="user", content="rpc question", turn_id="t_rpc", surface="rpc")
+    await store.transcript.append(
+        sid, role="assistant", content="rpc partial", turn_id="t_rpc", surface="rpc", complete=False
+    )
+    await store.transcript.append(sid, role="user", content="gw question", turn_id="t_gw", surface="gateway")
+    await store.transcript.append(
+        sid, role="assistant", content="gw partial", turn_id="t_gw", surface="gateway", complete=False
+    )
 
     restarted = env.registry()
     if use == "open":
@@ -138,7 +142,7 @@ async def test_rpc_recovery_leaves_gateway_rows_for_their_own_recovery(env: Env,
         "assistant: rpc partial",
         "user: /context",
     ]
-    rows, _total = await store.messages(sid)
+    rows, _total = await store.transcript.messages(sid)
     markers = [r for r in rows if r.role == "marker"]
     assert len(markers) == 1 and markers[0].surface == "rpc" and markers[0].turn_id == "t_rpc", markers
     assert markers[0].index == 6  # appended after the last checkpoint row
@@ -151,10 +155,10 @@ async def test_rpc_recovery_leaves_gateway_rows_for_their_own_recovery(env: Env,
     assert recorded["t_gw"] == ("gateway", None)
 
     # a later direct recovery on the gateway surface can still inspect and repair it, once
-    assert await store.recover_interrupted(sid, surface="gateway") is True
-    assert await store.recover_interrupted(sid, surface="gateway") is False
+    assert await store.transcript.recover_interrupted(sid, surface="gateway") is True
+    assert await store.transcript.recover_interrupted(sid, surface="gateway") is False
     assert (await turns(env, sid))["t_gw"] == ("gateway", "interrupted")
-    gateway_context = (await store.context(sid, surface="gateway")).messages
+    gateway_context = (await store.transcript.context(sid, surface="gateway")).messages
     assert [m["content"] for m in gateway_context] == ["gw question", "gw partial"]
 
 
@@ -162,11 +166,11 @@ async def test_rpc_recovery_leaves_gateway_rows_for_their_own_recovery(env: Env,
 async def test_resuming_twice_appends_one_marker(env: Env) -> None:
     registry = env.registry()
     sid = (await registry.open(ALICE, session_id="s1")).session.session_id
-    await env.store.append(sid, role="user", content="cut", turn_id="t_cut", surface="rpc")
+    await env.store.transcript.append(sid, role="user", content="cut", turn_id="t_cut", surface="rpc")
     for attempt in range(3):
         restarted = env.registry()
         opened = await restarted.open(ALICE, session_id=sid)
-        rows, total = await env.store.messages(sid)
+        rows, total = await env.store.transcript.messages(sid)
         assert opened.message_count == total == 2, (attempt, rows)
         assert [r.role for r in rows] == ["user", "marker"]
 
@@ -174,7 +178,9 @@ async def test_resuming_twice_appends_one_marker(env: Env) -> None:
 @pytest.mark.req("R-ACP-5")
 async def test_concurrent_bring_ups_of_a_stored_session_make_one_live_session(env: Env) -> None:
     sid = (await env.registry().open(ALICE, session_id="s1")).session.session_id
-    await env.store.append(sid, role="user", content="cut", turn_id="t_cut", surface="rpc")  # a turn cut short
+    await env.store.transcript.append(
+        sid, role="user", content="cut", turn_id="t_cut", surface="rpc"
+    )  # a turn cut short
     restarted = env.registry()
     first, second, third = await asyncio.gather(
         restarted.open(ALICE, session_id=sid),
@@ -182,7 +188,7 @@ async def test_concurrent_bring_ups_of_a_stored_session_make_one_live_session(en
         restarted.live_or_rehydrate(ALICE, sid),
     )
     assert first.session is second.session is third is restarted.live[sid]
-    rows, _total = await env.store.messages(sid)
+    rows, _total = await env.store.transcript.messages(sid)
     assert [r.role for r in rows] == ["user", "marker"]  # recovered once
 
 
@@ -192,8 +198,8 @@ async def test_two_prompts_at_once_on_a_stored_session_run_one_turn(env: Env) ->
     sid = (await registry.open(ALICE, session_id="s1")).session.session_id
     await registry.close(ALICE, sid)  # durable, not live: each prompt would bring it back to life
     results = await asyncio.gather(
-        registry.prompt(ALICE, sid, "/sleep 0.2", sink=Sink(), client=NoClient()),
-        registry.prompt(ALICE, sid, "/sleep 0.2", sink=Sink(), client=NoClient()),
+        registry.turns.prompt(ALICE, sid, "/sleep 0.2", sink=Sink(), client=NoClient()),
+        registry.turns.prompt(ALICE, sid, "/sleep 0.2", sink=Sink(), client=NoClient()),
         return_exceptions=True,
     )
     assert sorted(type(r).__name__ for r in results) == ["SessionBusy", "TurnOutcome"], results
@@ -207,8 +213,8 @@ async def test_an_empty_snapshot_is_authoritative(env: Env) -> None:
     registry = env.registry()
     sid = (await registry.open(ALICE, session_id="s1")).session.session_id
     await prompt(registry, sid, "one")
-    covers = (await env.store.context(sid)).covers
-    await env.store.save_snapshot(sid, [], covers)
+    covers = (await env.store.transcript.context(sid)).covers
+    await env.store.transcript.save_snapshot(sid, [], covers)
     assert await context_lines(registry, sid) == ["user: /context"]
     # and after a restart too: the model restarts with no history, not with the whole transcript
     assert (await context_lines(env.registry(), sid))[-3:] == [
@@ -216,14 +222,14 @@ async def test_an_empty_snapshot_is_authoritative(env: Env) -> None:
         "assistant: user: /context",
         "user: /context",
     ]
-    assert (await env.store.messages(sid))[1] == 6  # the transcript keeps every row
+    assert (await env.store.transcript.messages(sid))[1] == 6  # the transcript keeps every row
 
 
 @pytest.mark.req("R-ACP-6")
 async def test_legacy_replay_drops_markers_and_orphan_calls_even_when_ids_repeat(env: Env) -> None:
     registry = env.registry()
     sid = (await registry.open(ALICE, session_id="s1", agent_alias="default")).session.session_id
-    s = env.store
+    s = env.store.transcript
     # an interrupted turn: a call with no result (then recovery's marker)...
     await s.append(sid, role="user", content="/bash sleep 9", turn_id="t1", surface="rpc")
     await s.append(sid, role="tool_call", content='{"command":"sleep 9"}', tool_call_id="tc_1", name="bash",
@@ -280,7 +286,7 @@ async def test_a_failed_snapshot_keeps_the_previous_one_and_sends_nothing(env: E
         }
     ]
     assert [u["type"] for u in sink.updates[-2:]] == ["history_trimmed", "turn_complete"]
-    before = await env.store.context(sid)
+    before = await env.store.transcript.context(sid)
     assert (before.snapshot_id, before.boundary) == (1, 5)
     _outcome, sink = await prompt(registry, sid, "four")
     assert not sink.of_type("history_trimmed")  # four messages: within the limit again
@@ -289,7 +295,7 @@ async def test_a_failed_snapshot_keeps_the_previous_one_and_sends_nothing(env: E
     outcome, sink = await prompt(registry, sid, "five")
     assert outcome.stop_reason == "end_turn" and not sink.of_type("history_trimmed"), sink.updates
     assert env.faults.pending("save_snapshot") == 0, "the trim was attempted"
-    after = await env.store.context(sid)
+    after = await env.store.transcript.context(sid)
     assert (after.snapshot_id, after.boundary) == (1, 5), "the previous snapshot still rules"
     # the model gets the previous snapshot plus every row after its boundary
     assert await context_lines(registry, sid) == [
@@ -301,8 +307,8 @@ async def test_a_failed_snapshot_keeps_the_previous_one_and_sends_nothing(env: E
         "assistant: You said: «five»",
         "user: /context",
     ]
-    assert (await env.store.context(sid)).snapshot_id == 2  # storage works again: the next trim commits
-    rows, total = await env.store.messages(sid)
+    assert (await env.store.transcript.context(sid)).snapshot_id == 2  # storage works again: the next trim commits
+    rows, total = await env.store.transcript.messages(sid)
     assert total == 12 and [r.index for r in rows] == list(range(12))  # R-ACP-1: no row deleted or renumbered
 
 
@@ -312,7 +318,7 @@ async def test_the_snapshot_excludes_the_system_prompt_and_thoughts(env: Env) ->
     sid = (await registry.open(ALICE, session_id="s1", agent_alias="sys")).session.session_id
     for text in ("/think secret-a", "two", "/think secret-b"):
         await prompt(registry, sid, text)
-    recovered = await env.store.context(sid)
+    recovered = await env.store.transcript.context(sid)
     assert recovered.snapshot_id is not None
     query = sa.select(AcpSnapshot.messages).where(AcpSnapshot.session_id == sid)
     stored = await env.db.read(lambda s: s.scalars(query).all())
@@ -355,11 +361,11 @@ async def test_a_chat_session_can_be_prompted_and_closing_it_ends_it(env: Env) -
     assert not sink.of_type("history_trimmed")
     _o, sink = await prompt(registry, sid, "three")  # with it, over `max_messages`: trimmed first (R-MULTI-5)
     assert [t["dropped_messages"] for t in sink.of_type("history_trimmed")] == [2]
-    rows, total = await env.store.messages(sid, mode="chat")
+    rows, total = await env.store.transcript.messages(sid, mode="chat")
     assert total == 6 and rows[0].content == "chat hello"
     await registry.close(ALICE, sid)
     with pytest.raises(SessionNotFound):
-        await registry.prompt(ALICE, sid, "again", sink=None, client=NoClient())
+        await registry.turns.prompt(ALICE, sid, "again", sink=None, client=NoClient())
 
 
 @pytest.mark.req("R-SES-1")
@@ -385,7 +391,9 @@ async def test_a_stored_chat_session_resumes_with_its_history_and_owner_also_for
 
 async def _running(registry: SessionRegistry, sid: str) -> tuple[asyncio.Task[Any], Sink]:
     sink = Sink()
-    task = asyncio.get_running_loop().create_task(registry.prompt(ALICE, sid, "/sleep 5", sink=sink, client=NoClient()))
+    task = asyncio.get_running_loop().create_task(
+        registry.turns.prompt(ALICE, sid, "/sleep 5", sink=sink, client=NoClient())
+    )
     for _ in range(300):
         if len(sink.of_type("agent_message_chunk")) >= 3:
             return task, sink
@@ -433,7 +441,7 @@ async def test_failed_kill_or_delete_during_a_turn_drops_the_live_owner_not_the_
     assert sid not in registry.live, "a forcibly cancelled live generation is not restored"
     record = await env.store.get(sid)
     assert record is not None and not record.killed
-    rows, total = await env.store.messages(sid)
+    rows, total = await env.store.transcript.messages(sid)
     assert [r.role for r in rows] == ["user", "assistant", "user", "assistant"] and total == 4
     assert rows[3].content == outcome.content and rows[3].complete
     assert sorted(str(reason) for _surface, reason in (await turns(env, sid)).values()) == ["cancelled", "end_turn"]
@@ -454,7 +462,7 @@ async def test_a_turn_ended_mid_stream_leaves_no_cyclic_garbage(env: Env, point:
     with cyclic_garbage() as garbage:
         task, _sink = await _running(registry, sid)
         if point == "cancel":
-            registry.cancel(ALICE, sid)
+            registry.turns.cancel(ALICE, sid)
         else:
             await getattr(registry, point)(ALICE, sid)
         outcome = await asyncio.wait_for(task, 5)
@@ -479,5 +487,5 @@ async def test_delete_leaves_a_live_chat_session_with_the_same_id(env: Env) -> N
     await registry.delete(ALICE, sid)
     assert await env.store.get(sid) is None, "the ACP row is removed"
     assert registry.live[sid] is chat.session, "the live chat session is untouched"
-    rows, total = await env.store.messages(sid, mode="chat")
+    rows, total = await env.store.transcript.messages(sid, mode="chat")
     assert [r.content for r in rows] == ["chat words", "You said: «chat words»"] and total == 2

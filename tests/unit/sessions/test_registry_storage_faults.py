@@ -19,7 +19,7 @@ from test_registry_durable import NoClient, Sink
 from app.auth.policy import Principal
 from app.config import schema as config_schema
 from app.sessions.registry import SessionRegistry
-from app.sessions.store import SessionStore
+from app.sessions.store.session_store import SessionStore
 from app.storage import Database, driver_faults
 from app.storage.errors import unavailable_reason
 from app.storage.migrate import upgrade
@@ -59,7 +59,7 @@ async def env(tmp_path: Path, database_url: str) -> AsyncIterator[Env]:
 
 
 async def rows(env: Env, sid: str) -> list[tuple[str, str]]:
-    found, _total = await env.store.messages(sid)
+    found, _total = await env.store.transcript.messages(sid)
     return [(r.role, r.content) for r in found]
 
 
@@ -69,24 +69,24 @@ async def test_a_turn_that_cannot_be_stored_raises_and_the_live_session_goes_on(
 ) -> None:
     registry = env.registry
     sid = (await registry.open(ALICE)).session.session_id
-    await registry.prompt(ALICE, sid, "before", sink=Sink(), client=NoClient())
+    await registry.turns.prompt(ALICE, sid, "before", sink=Sink(), client=NoClient())
     committed = [("user", "before"), ("assistant", "You said: «before»")]
 
     env.knob.write_text(mode)
     sink = Sink()
     with pytest.raises(Exception) as caught:
-        await registry.prompt(ALICE, sid, text, sink=sink, client=NoClient())
+        await registry.turns.prompt(ALICE, sid, text, sink=sink, client=NoClient())
     assert unavailable_reason(caught.value) == reason
     assert sink.updates[-1]["type"] == "turn_complete" and sink.updates[-1]["stop_reason"] == "failed", sink.updates
     live = registry.live[sid]
     assert not live.busy  # the failed turn is over: no session_busy for the next prompt
 
     assert await rows(env, sid) == committed  # reads answer; nothing committed is lost
-    listed = (await registry.list_page(*registry.list_query(ALICE), 1000)).sessions
+    listed = (await registry.reading.list_page(*registry.reading.list_query(ALICE), 1000)).sessions
     assert [(s.session_id, s.live) for s in listed] == [(sid, True)]
 
     env.knob.write_text("")
-    outcome = await registry.prompt(ALICE, sid, "after", sink=Sink(), client=NoClient())
+    outcome = await registry.turns.prompt(ALICE, sid, "after", sink=Sink(), client=NoClient())
     assert outcome.stop_reason == "end_turn" and registry.live[sid] is live  # the same live session
     assert await rows(env, sid) == [*committed, ("user", "after"), ("assistant", "You said: «after»")]
 

@@ -3,32 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from app.sessions.errors import RowNotFound, SessionClosed, SessionKilled, SessionNotFound, SessionNotOwned
-from app.sessions.store import SessionStore
-from app.sessions.store_types import MAX_ROW_BYTES
+from app.sessions.store.session_store import SessionStore
+from app.sessions.store.types import MAX_ROW_BYTES
 from app.storage import Database
-from app.storage.migrate import upgrade
-
-
-@pytest.fixture
-async def db_url(database_url: str) -> str:
-    url = database_url
-    await asyncio.to_thread(upgrade, url)
-    return url
-
-
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[SessionStore]:
-    db = await Database.open(db_url)
-    try:
-        yield SessionStore(db)
-    finally:
-        await db.close()
 
 
 async def _new(store: SessionStore, sid: str = "s1", *, owner: str = "alice", mode: str = "acp") -> None:
@@ -36,7 +18,7 @@ async def _new(store: SessionStore, sid: str = "s1", *, owner: str = "alice", mo
 
 
 async def _say(store: SessionStore, sid: str, role: str, content: str, turn: str = "t1", **kw: object) -> int:
-    return await store.append(sid, role=role, content=content, turn_id=turn, surface="rpc", **kw)  # type: ignore[arg-type]
+    return await store.transcript.append(sid, role=role, content=content, turn_id=turn, surface="rpc", **kw)  # type: ignore[arg-type]
 
 
 # -- sessions ----------------------------------------------------------------------------------------------
@@ -85,7 +67,7 @@ async def test_a_closed_chat_session_is_gone(store: SessionStore) -> None:
     with pytest.raises(SessionClosed):
         await _new(store, "c1", mode="chat")
     # R-MULTI-4: it is still listed, closed, with its history kept
-    assert [(r.session_id, r.closed) for r in await store.list(None)] == [("c1", True)]
+    assert [(r.session_id, r.closed) for r in await store.lists.list(None)] == [("c1", True)]
 
 
 @pytest.mark.req("R-ACP-9")
@@ -94,15 +76,15 @@ async def test_kill_keeps_messages_readable_but_never_rehydrates(store: SessionS
     await _say(store, "s1", "user", "hi")
     await _say(store, "s1", "assistant", "hel", complete=False)
     await store.kill("s1")
-    rows, total = await store.messages("s1")
+    rows, total = await store.transcript.messages("s1")
     assert total == 2 and [r.content for r in rows] == ["hi", "hel"]
     assert all(r.complete for r in rows)  # nothing will ever finish it: it is final as it is
     record = await store.get("s1")
     assert record is not None and record.killed
     for attempt in (
         store.reopen("s1"),
-        store.context("s1"),
-        store.recover_interrupted("s1"),
+        store.transcript.context("s1"),
+        store.transcript.recover_interrupted("s1"),
         store.create("s1", owner="alice", agent_alias="default", workspace_dir="/w"),
     ):
         with pytest.raises(SessionKilled):
@@ -115,9 +97,9 @@ async def test_list_filters_owner_and_killed_and_spans_both_modes(store: Session
     await _new(store, "a2", owner="alice", mode="chat")
     await _new(store, "b1", owner="bob")
     await store.kill("b1")
-    assert {r.session_id for r in await store.list("alice")} == {"a1", "a2"}
-    assert {(r.session_id, r.mode) for r in await store.list(None)} == {("a1", "acp"), ("a2", "chat")}
-    everyone = await store.list(None, include_killed=True)
+    assert {r.session_id for r in await store.lists.list("alice")} == {"a1", "a2"}
+    assert {(r.session_id, r.mode) for r in await store.lists.list(None)} == {("a1", "acp"), ("a2", "chat")}
+    everyone = await store.lists.list(None, include_killed=True)
     assert {r.session_id for r in everyone} == {"a1", "a2", "b1"}
     assert next(r for r in everyone if r.session_id == "b1").killed
 
@@ -127,14 +109,14 @@ async def test_delete_removes_acp_history_and_leaves_the_chat_session_untouched(
     await _new(store, "same")
     await _new(store, "same", mode="chat")
     await _say(store, "same", "user", "acp text")
-    await store.append("same", mode="chat", role="user", content="chat text", turn_id="c", surface="gateway")
-    await store.save_snapshot("same", [{"role": "user", "content": "acp text"}], 0)
+    await store.transcript.append("same", mode="chat", role="user", content="chat text", turn_id="c", surface="gateway")
+    await store.transcript.save_snapshot("same", [{"role": "user", "content": "acp text"}], 0)
 
     assert await store.delete("same") is True
     assert await store.get("same") is None
     with pytest.raises(SessionNotFound):
-        await store.messages("same")
-    chat_rows, chat_total = await store.messages("same", mode="chat")
+        await store.transcript.messages("same")
+    chat_rows, chat_total = await store.transcript.messages("same", mode="chat")
     assert chat_total == 1 and chat_rows[0].content == "chat text"
     assert await store.delete("same") is False
 
@@ -169,7 +151,7 @@ async def test_append_numbers_rows_densely_and_records_every_field(store: Sessio
     assert await _say(store, "s1", "user", "run ls") == 0
     assert await _say(store, "s1", "tool_call", '{"cmd":"ls"}', tool_call_id="tc_1", name="bash") == 1
     assert await _say(store, "s1", "tool_result", "a b", tool_call_id="tc_1", name="bash") == 2
-    rows, total = await store.messages("s1")
+    rows, total = await store.transcript.messages("s1")
     assert total == 3
     call = rows[1]
     assert (call.index, call.role, call.tool_call_id, call.name, call.turn_id, call.surface, call.complete) == (
@@ -193,10 +175,10 @@ async def test_append_validates_rows(store: SessionStore) -> None:
     with pytest.raises(ValueError, match="marker"):
         await _say(store, "s1", "marker", "x")
     with pytest.raises(ValueError, match="surface"):
-        await store.append("s1", role="user", content="x", turn_id="t", surface="smtp")  # type: ignore[arg-type]
+        await store.transcript.append("s1", role="user", content="x", turn_id="t", surface="smtp")  # type: ignore[arg-type]
     with pytest.raises(SessionNotFound):
         await _say(store, "missing", "user", "x")
-    assert (await store.messages("s1"))[1] == 0
+    assert (await store.transcript.messages("s1"))[1] == 0
 
 
 @pytest.mark.req("R-ACP-5")
@@ -205,8 +187,8 @@ async def test_rows_over_64_kib_are_clipped_with_a_note(store: SessionStore) -> 
     big = "é" * MAX_ROW_BYTES  # two bytes each: twice the limit
     index = await _say(store, "s1", "tool_result", big, tool_call_id="tc", name="bash")
     await _say(store, "s1", "assistant", "", complete=False)
-    await store.update_text("s1", index + 1, "x" * (MAX_ROW_BYTES + 10), complete=True)
-    rows, _ = await store.messages("s1")
+    await store.transcript.update_text("s1", index + 1, "x" * (MAX_ROW_BYTES + 10), complete=True)
+    rows, _ = await store.transcript.messages("s1")
     for row in rows:
         assert len(row.content.encode()) <= MAX_ROW_BYTES
         assert "truncated" in row.content
@@ -218,14 +200,14 @@ async def test_update_text_checkpoints_streaming_text_in_place(store: SessionSto
     await _new(store)
     await _say(store, "s1", "user", "hi")
     index = await _say(store, "s1", "assistant", "He", complete=False)
-    await store.update_text("s1", index, "Hello", complete=False)
-    rows, _ = await store.messages("s1")
+    await store.transcript.update_text("s1", index, "Hello", complete=False)
+    rows, _ = await store.transcript.messages("s1")
     assert (rows[-1].content, rows[-1].complete) == ("Hello", False)
-    await store.update_text("s1", index, "Hello there", complete=True)
-    rows, total = await store.messages("s1")
+    await store.transcript.update_text("s1", index, "Hello there", complete=True)
+    rows, total = await store.transcript.messages("s1")
     assert (rows[-1].content, rows[-1].complete, total) == ("Hello there", True, 2)
     with pytest.raises(RowNotFound):
-        await store.update_text("s1", 99, "x", complete=True)
+        await store.transcript.update_text("s1", 99, "x", complete=True)
 
 
 @pytest.mark.req("R-ACP-4")
@@ -236,13 +218,13 @@ async def test_rows_are_visible_to_another_database_before_the_turn_ends(store: 
         reader = SessionStore(other)
         await _say(store, "s1", "user", "hi")
         index = await _say(store, "s1", "assistant", "Hel", complete=False)
-        rows, _ = await reader.messages("s1")
+        rows, _ = await reader.transcript.messages("s1")
         assert [(r.content, r.complete) for r in rows] == [("hi", True), ("Hel", False)]
-        await store.update_text("s1", index, "Hello", complete=False)
-        rows, _ = await reader.messages("s1")
+        await store.transcript.update_text("s1", index, "Hello", complete=False)
+        rows, _ = await reader.transcript.messages("s1")
         assert rows[-1].content == "Hello"
         await _say(store, "s1", "tool_call", "{}", tool_call_id="tc_1", name="bash")
-        assert (await reader.messages("s1"))[1] == 3
+        assert (await reader.transcript.messages("s1"))[1] == 3
     finally:
         await other.close()
 
@@ -252,18 +234,18 @@ async def test_messages_pages_with_limit_and_before(store: SessionStore) -> None
     await _new(store)
     for n in range(10):
         await _say(store, "s1", "user", f"m{n}")
-    rows, total = await store.messages("s1", limit=3)
+    rows, total = await store.transcript.messages("s1", limit=3)
     assert total == 10 and [r.index for r in rows] == [7, 8, 9]
-    rows, _ = await store.messages("s1", limit=3, before=7)
+    rows, _ = await store.transcript.messages("s1", limit=3, before=7)
     assert [r.index for r in rows] == [4, 5, 6]
-    rows, _ = await store.messages("s1", limit=100, before=2)
+    rows, _ = await store.transcript.messages("s1", limit=100, before=2)
     assert [r.index for r in rows] == [0, 1]
-    rows, _ = await store.messages("s1", limit=5, before=0)
+    rows, _ = await store.transcript.messages("s1", limit=5, before=0)
     assert rows == []
-    rows, total = await store.messages("s1", limit=0)
+    rows, total = await store.transcript.messages("s1", limit=0)
     assert rows == [] and total == 10
     with pytest.raises(ValueError):
-        await store.messages("s1", limit=-1)
+        await store.transcript.messages("s1", limit=-1)
 
 
 @pytest.mark.req("R-ACP-4")
@@ -275,20 +257,20 @@ async def test_turn_ends_say_where_each_ended_turn_ends_and_how(store: SessionSt
     await _new(store)
     await _say(store, "s1", "user", "one", "t1")  # 0
     await _say(store, "s1", "assistant", "You said one", "t1")  # 1
-    await store.finish_turn("s1", "t1", "end_turn")
+    await store.transcript.finish_turn("s1", "t1", "end_turn")
     # a gateway turn the daemon never finished: its rows come before the rpc turns, its marker after them
-    await store.append("s1", role="user", content="by webhook", turn_id="g1", surface="gateway")  # 2
+    await store.transcript.append("s1", role="user", content="by webhook", turn_id="g1", surface="gateway")  # 2
     await _say(store, "s1", "user", "/sleep 5", "t2")  # 3
     await _say(store, "s1", "assistant", "Sleeping", "t2")  # 4
-    await store.finish_turn("s1", "t2", "cancelled")
+    await store.transcript.finish_turn("s1", "t2", "cancelled")
     await _say(store, "s1", "user", "two", "t3")  # 5
     await _say(store, "s1", "tool_call", "{}", "t3", tool_call_id="c1", name="bash")  # 6
-    await store.finish_turn("s1", "t3", "failed")
-    assert await store.recover_interrupted("s1", surface="gateway")  # 7: g1's marker row
+    await store.transcript.finish_turn("s1", "t3", "failed")
+    assert await store.transcript.recover_interrupted("s1", surface="gateway")  # 7: g1's marker row
     await _say(store, "s1", "user", "three", "t4")  # 8: still running
 
-    rows, total, ends = await store.messages_and_turn_ends("s1")
-    assert (rows, total) == await store.messages("s1")  # the same page as without turn ends
+    rows, total, ends = await store.transcript.messages_and_turn_ends("s1")
+    assert (rows, total) == await store.transcript.messages("s1")  # the same page as without turn ends
     assert total == 9 and rows[7].marker == "interrupted" and rows[7].turn_id == "g1"
     assert [(e.index, e.stop_reason) for e in ends] == [(1, "end_turn"), (4, "cancelled"), (6, "failed"),
                                                         (7, "interrupted")]  # fmt: skip
@@ -302,31 +284,31 @@ async def test_turn_ends_say_where_each_ended_turn_ends_and_how(store: SessionSt
         (5, 0): [],
     }
     for (limit, before), expected in pages.items():
-        rows, total, ends = await store.messages_and_turn_ends("s1", limit=limit, before=before)
-        assert (rows, total) == await store.messages("s1", limit=limit, before=before), (limit, before)
+        rows, total, ends = await store.transcript.messages_and_turn_ends("s1", limit=limit, before=before)
+        assert (rows, total) == await store.transcript.messages("s1", limit=limit, before=before), (limit, before)
         assert [(e.index, e.stop_reason) for e in ends] == expected, (limit, before)
     # the turns table is the ACP sessions': a chat session has no turn ends to give
     await _new(store, "c1", mode="chat")
-    await store.append("c1", mode="chat", role="user", content="hi", turn_id="t", surface="gateway")
-    await store.finish_turn("c1", "t", "cancelled", mode="chat")
-    rows, total, ends = await store.messages_and_turn_ends("c1", mode="chat")
+    await store.transcript.append("c1", mode="chat", role="user", content="hi", turn_id="t", surface="gateway")
+    await store.transcript.finish_turn("c1", "t", "cancelled", mode="chat")
+    rows, total, ends = await store.transcript.messages_and_turn_ends("c1", mode="chat")
     assert total == 1 and len(rows) == 1 and ends == []
     with pytest.raises(SessionNotFound):
-        await store.messages_and_turn_ends("c1")
+        await store.transcript.messages_and_turn_ends("c1")
     with pytest.raises(ValueError):
-        await store.messages_and_turn_ends("s1", before=-1)
+        await store.transcript.messages_and_turn_ends("s1", before=-1)
 
 
 async def test_chat_history_lives_in_its_own_table(store: SessionStore) -> None:
     await _new(store, "c1", mode="chat")
-    index = await store.append(
+    index = await store.transcript.append(
         "c1", mode="chat", role="assistant", content="Hi", turn_id="t", surface="gateway", complete=False
     )
-    await store.update_text("c1", index, "Hi there", complete=False, mode="chat")
-    await store.finish_turn("c1", "t", "end_turn", mode="chat")
-    rows, total = await store.messages("c1", mode="chat")
+    await store.transcript.update_text("c1", index, "Hi there", complete=False, mode="chat")
+    await store.transcript.finish_turn("c1", "t", "end_turn", mode="chat")
+    rows, total = await store.transcript.messages("c1", mode="chat")
     assert total == 1 and (rows[0].content, rows[0].complete, rows[0].surface) == ("Hi there", True, "gateway")
     with pytest.raises(SessionNotFound):
-        await store.messages("c1")  # no ACP session by that id
-    context = await store.context("c1", mode="chat", surface="gateway")
+        await store.transcript.messages("c1")  # no ACP session by that id
+    context = await store.transcript.context("c1", mode="chat", surface="gateway")
     assert context.messages == [{"role": "assistant", "content": "Hi there"}]

@@ -14,7 +14,7 @@ import pytest
 from alembic import command
 from db_backend import query
 
-from app.sessions.store import SessionStore
+from app.sessions.store.session_store import SessionStore
 from app.storage import Database
 from app.storage.migrate import HEAD_REVISION, alembic_config, upgrade
 
@@ -30,9 +30,13 @@ async def _at_0005(url: str, workspace: Path) -> None:
         await store.create("a1", owner="alice", agent_alias="default", workspace_dir=workspace)
         for n in range(10):
             for mode, sid in (("chat", "c1"), ("acp", "a1")):
-                await store.append(sid, mode=mode, role="user", content=f"q{n}", turn_id=f"t{n}", surface="rpc")
-                await store.append(sid, mode=mode, role="assistant", content=f"a{n}", turn_id=f"t{n}", surface="rpc")
-        await store.save_snapshot("a1", [{"role": "user", "content": "acp kept"}], 19)
+                await store.transcript.append(
+                    sid, mode=mode, role="user", content=f"q{n}", turn_id=f"t{n}", surface="rpc"
+                )
+                await store.transcript.append(
+                    sid, mode=mode, role="assistant", content=f"a{n}", turn_id=f"t{n}", surface="rpc"
+                )
+        await store.transcript.save_snapshot("a1", [{"role": "user", "content": "acp kept"}], 19)
     finally:
         await db.close()
 
@@ -52,20 +56,20 @@ async def test_an_upgrade_from_0005_keeps_chat_sessions_without_a_snapshot(
     upgraded: SessionStore, database_url: str
 ) -> None:
     assert query(database_url, "SELECT version_num FROM alembic_version") == [(HEAD_REVISION,)]
-    rows, total = await upgraded.messages("c1", mode="chat", limit=100)
+    rows, total = await upgraded.transcript.messages("c1", mode="chat", limit=100)
     assert total == 20 and [r.content for r in rows] == [f"{k}{n}" for n in range(10) for k in ("q", "a")]
     record = await upgraded.get("c1", mode="chat")
     assert record is not None and record.title == "q0" and record.message_count == 20
-    context = await upgraded.context("c1", mode="chat")
+    context = await upgraded.transcript.context("c1", mode="chat")
     assert (context.snapshot_id, len(context.messages)) == (None, 20)  # trimmed by its next turn
-    assert (await upgraded.context("a1")).messages == [{"role": "user", "content": "acp kept"}]
+    assert (await upgraded.transcript.context("a1")).messages == [{"role": "user", "content": "acp kept"}]
     # the new table takes the chat's first snapshot
-    assert await upgraded.save_snapshot("c1", [{"role": "user", "content": "q9"}], 19, mode="chat") == 1
-    assert (await upgraded.context("c1", mode="chat")).messages == [{"role": "user", "content": "q9"}]
+    assert await upgraded.transcript.save_snapshot("c1", [{"role": "user", "content": "q9"}], 19, mode="chat") == 1
+    assert (await upgraded.transcript.context("c1", mode="chat")).messages == [{"role": "user", "content": "q9"}]
 
 
 async def test_a_downgrade_to_0005_drops_only_the_chat_snapshots(upgraded: SessionStore, database_url: str) -> None:
-    await upgraded.save_snapshot("c1", [], 19, mode="chat")
+    await upgraded.transcript.save_snapshot("c1", [], 19, mode="chat")
     await asyncio.to_thread(command.downgrade, alembic_config(database_url), "0005")
     assert query(database_url, "SELECT count(*) FROM chat_messages") == [(20,)]
     assert query(database_url, "SELECT count(*) FROM acp_snapshots") == [(1,)]

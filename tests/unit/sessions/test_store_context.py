@@ -2,41 +2,27 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from app.sessions.store import SessionStore
-from app.sessions.store_replay import provider_safe, rows_to_messages
-from app.sessions.store_types import TranscriptRow
-from app.storage import Database, utcnow
-from app.storage.migrate import upgrade
+from app.sessions.store.replay import provider_safe, rows_to_messages
+from app.sessions.store.session_store import SessionStore
+from app.sessions.store.types import TranscriptRow
+from app.storage import utcnow
 
 
 @pytest.fixture
-async def db_url(database_url: str) -> str:
-    url = database_url
-    await asyncio.to_thread(upgrade, url)
-    return url
-
-
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[SessionStore]:
-    db = await Database.open(db_url)
-    try:
-        store = SessionStore(db)
-        await store.create("s1", owner="alice", agent_alias="default", workspace_dir="/w")
-        yield store
-    finally:
-        await db.close()
+async def store(store: SessionStore) -> SessionStore:
+    """The shared store (tests/unit/conftest.py) with session s1."""
+    await store.create("s1", owner="alice", agent_alias="default", workspace_dir="/w")
+    return store
 
 
 async def _say(
     store: SessionStore, role: str, content: str, *, turn: str = "t1", surface: str = "rpc", **kw: Any
 ) -> int:
-    return await store.append("s1", role=role, content=content, turn_id=turn, surface=surface, **kw)  # type: ignore[arg-type]
+    return await store.transcript.append("s1", role=role, content=content, turn_id=turn, surface=surface, **kw)  # type: ignore[arg-type]
 
 
 async def _tool_turn(store: SessionStore, turn: str, *, answered: bool = True) -> None:
@@ -58,8 +44,8 @@ def _call(call_id: str) -> dict[str, Any]:
 @pytest.mark.req("R-ACP-6")
 async def test_legacy_replay_is_the_transcript_in_openai_shape(store: SessionStore) -> None:
     await _tool_turn(store, "t1")
-    await store.finish_turn("s1", "t1", "end_turn")
-    context = await store.context("s1")
+    await store.transcript.finish_turn("s1", "t1", "end_turn")
+    context = await store.transcript.context("s1")
     assert context.snapshot_id is None and context.boundary == -1 and context.replayed_rows == 5
     assert context.messages == [
         {"role": "user", "content": "t1: run ls"},
@@ -73,8 +59,8 @@ async def test_legacy_replay_is_the_transcript_in_openai_shape(store: SessionSto
 @pytest.mark.req("R-ACP-6")
 async def test_legacy_replay_drops_markers_and_tool_calls_without_result(store: SessionStore) -> None:
     await _tool_turn(store, "t1", answered=False)  # crash between the call and its result
-    assert await store.recover_interrupted("s1") is True
-    context = await store.context("s1")
+    assert await store.transcript.recover_interrupted("s1") is True
+    context = await store.transcript.context("s1")
     assert context.messages == [
         {"role": "user", "content": "t1: run ls"},
         {"role": "assistant", "content": "Running."},
@@ -87,8 +73,8 @@ async def test_thought_rows_are_visible_but_never_replayed(store: SessionStore) 
     await _say(store, "user", "hi")
     await _say(store, "thought", "hmm")
     await _say(store, "assistant", "Hello")
-    assert [m["role"] for m in (await store.context("s1")).messages] == ["user", "assistant"]
-    assert [r.role for r in (await store.messages("s1"))[0]] == ["user", "thought", "assistant"]
+    assert [m["role"] for m in (await store.transcript.context("s1")).messages] == ["user", "assistant"]
+    assert [r.role for r in (await store.transcript.messages("s1"))[0]] == ["user", "thought", "assistant"]
 
 
 def test_provider_safe_drops_orphan_results_and_keeps_answered_parallel_calls() -> None:
@@ -121,11 +107,11 @@ async def test_context_is_the_snapshot_plus_rows_after_its_boundary(store: Sessi
     await _tool_turn(store, "t1")
     await _say(store, "user", "q2", turn="t2")
     await _say(store, "assistant", "a2", turn="t2")
-    before = await store.context("s1")
+    before = await store.transcript.context("s1")
     kept = before.messages[-2:]  # a trim keeping the last exchange
-    snapshot_id = await store.save_snapshot("s1", kept, before.covers)
+    snapshot_id = await store.transcript.save_snapshot("s1", kept, before.covers)
     await _say(store, "user", "next", turn="t3")
-    after = await store.context("s1")
+    after = await store.transcript.context("s1")
     assert (after.snapshot_id, after.boundary, after.replayed_rows) == (snapshot_id, 6, 1)
     assert after.messages == [*kept, {"role": "user", "content": "next"}]
 
@@ -134,8 +120,8 @@ async def test_context_is_the_snapshot_plus_rows_after_its_boundary(store: Sessi
 async def test_replay_on_top_of_a_snapshot_stays_provider_safe(store: SessionStore) -> None:
     await _tool_turn(store, "t1")
     # A snapshot cut between a call and its result: the result left behind answers nothing.
-    await store.save_snapshot("s1", [{"role": "user", "content": "t1: run ls"}], 2)
-    assert (await store.context("s1")).messages == [
+    await store.transcript.save_snapshot("s1", [{"role": "user", "content": "t1: run ls"}], 2)
+    assert (await store.transcript.context("s1")).messages == [
         {"role": "user", "content": "t1: run ls"},
         {"role": "assistant", "content": "Done."},
     ]
@@ -145,26 +131,26 @@ async def test_replay_on_top_of_a_snapshot_stays_provider_safe(store: SessionSto
 async def test_trimming_never_renumbers_the_transcript(store: SessionStore) -> None:
     for n in range(3):
         await _say(store, "user", f"q{n}", turn=f"t{n}")
-    await store.save_snapshot("s1", [{"role": "user", "content": "q2"}], 2)
+    await store.transcript.save_snapshot("s1", [{"role": "user", "content": "q2"}], 2)
     assert await _say(store, "user", "q3", turn="t3") == 3
-    rows, total = await store.messages("s1")
+    rows, total = await store.transcript.messages("s1")
     assert total == 4 and [(r.index, r.content) for r in rows] == [(0, "q0"), (1, "q1"), (2, "q2"), (3, "q3")]
 
 
 @pytest.mark.req("R-ACP-6")
 async def test_an_empty_snapshot_is_authoritative(store: SessionStore) -> None:
     await _tool_turn(store, "t1")
-    await store.save_snapshot("s1", [], 4)
-    context = await store.context("s1")
+    await store.transcript.save_snapshot("s1", [], 4)
+    context = await store.transcript.context("s1")
     assert context.messages == [] and context.snapshot_id is not None
     await _say(store, "user", "fresh", turn="t2")
-    assert (await store.context("s1")).messages == [{"role": "user", "content": "fresh"}]
+    assert (await store.transcript.context("s1")).messages == [{"role": "user", "content": "fresh"}]
 
 
 @pytest.mark.req("R-ACP-3")
 async def test_snapshots_never_keep_system_prompts_or_reasoning(store: SessionStore) -> None:
     await _say(store, "user", "hi")
-    await store.save_snapshot(
+    await store.transcript.save_snapshot(
         "s1",
         [
             {"role": "system", "content": "You are a runtime prompt"},
@@ -173,7 +159,7 @@ async def test_snapshots_never_keep_system_prompts_or_reasoning(store: SessionSt
         ],
         0,
     )
-    assert (await store.context("s1")).messages == [
+    assert (await store.transcript.context("s1")).messages == [
         {"role": "user", "content": "hi"},
         {"role": "assistant", "content": "Hello"},
     ]
@@ -182,16 +168,16 @@ async def test_snapshots_never_keep_system_prompts_or_reasoning(store: SessionSt
 async def test_save_snapshot_checks_its_boundary(store: SessionStore) -> None:
     await _say(store, "user", "hi")
     with pytest.raises(ValueError, match="boundary"):
-        await store.save_snapshot("s1", [], 1)
-    await store.save_snapshot("s1", [], -1)  # covers nothing: every row is replayed on top
-    assert (await store.context("s1")).messages == [{"role": "user", "content": "hi"}]
+        await store.transcript.save_snapshot("s1", [], 1)
+    await store.transcript.save_snapshot("s1", [], -1)  # covers nothing: every row is replayed on top
+    assert (await store.transcript.context("s1")).messages == [{"role": "user", "content": "hi"}]
 
 
 async def test_only_the_newest_snapshots_are_retained(store: SessionStore) -> None:
     await _say(store, "user", "hi")
-    ids = [await store.save_snapshot("s1", [{"role": "user", "content": str(n)}], 0) for n in range(5)]
+    ids = [await store.transcript.save_snapshot("s1", [{"role": "user", "content": str(n)}], 0) for n in range(5)]
     assert ids == [1, 2, 3, 4, 5]
-    context = await store.context("s1")
+    context = await store.transcript.context("s1")
     assert context.snapshot_id == 5 and context.messages[0]["content"] == "4"
 
 
@@ -202,19 +188,21 @@ async def test_only_the_newest_snapshots_are_retained(store: SessionStore) -> No
 async def test_context_only_considers_rows_of_a_compatible_surface(store: SessionStore) -> None:
     await _say(store, "user", "over rpc", surface="rpc")
     await _say(store, "user", "over the panel", turn="g1", surface="gateway")
-    assert (await store.context("s1", surface="rpc")).messages == [{"role": "user", "content": "over rpc"}]
-    assert (await store.context("s1", surface="gateway")).messages == [{"role": "user", "content": "over the panel"}]
+    assert (await store.transcript.context("s1", surface="rpc")).messages == [{"role": "user", "content": "over rpc"}]
+    assert (await store.transcript.context("s1", surface="gateway")).messages == [
+        {"role": "user", "content": "over the panel"}
+    ]
 
 
 @pytest.mark.req("R-ACP-7")
 async def test_rpc_recovery_leaves_gateway_rows_untouched(store: SessionStore) -> None:
     await _say(store, "user", "panel prompt", turn="g1", surface="gateway")
     await _say(store, "assistant", "half", turn="g1", surface="gateway", complete=False)
-    assert await store.recover_interrupted("s1", surface="rpc") is False
-    rows, total = await store.messages("s1")
+    assert await store.transcript.recover_interrupted("s1", surface="rpc") is False
+    rows, total = await store.transcript.messages("s1")
     assert total == 2 and rows[-1].complete is False  # the original checkpoint, still inspectable
-    assert await store.recover_interrupted("s1", surface="gateway") is True
-    rows, total = await store.messages("s1")
+    assert await store.transcript.recover_interrupted("s1", surface="gateway") is True
+    rows, total = await store.transcript.messages("s1")
     assert total == 3 and rows[1].complete and (rows[2].marker, rows[2].surface) == ("interrupted", "gateway")
 
 
@@ -225,18 +213,18 @@ async def test_rpc_recovery_leaves_gateway_rows_untouched(store: SessionStore) -
 async def test_recovery_keeps_progress_once_and_appends_one_marker(store: SessionStore) -> None:
     await _say(store, "user", "hi")
     index = await _say(store, "assistant", "Hel", complete=False)
-    await store.update_text("s1", index, "Hello wor", complete=False)  # the last checkpoint before the crash
+    await store.transcript.update_text("s1", index, "Hello wor", complete=False)  # the last checkpoint before the crash
 
-    assert await store.recover_interrupted("s1") is True
-    assert await store.recover_interrupted("s1") is False  # idempotent
-    rows, total = await store.messages("s1")
+    assert await store.transcript.recover_interrupted("s1") is True
+    assert await store.transcript.recover_interrupted("s1") is False  # idempotent
+    rows, total = await store.transcript.messages("s1")
     assert total == 3
     assert [(r.role, r.content, r.complete, r.marker) for r in rows[1:]] == [
         ("assistant", "Hello wor", True, None),
         ("marker", rows[2].content, True, "interrupted"),
     ]
     assert rows[2].turn_id == "t1"
-    assert (await store.context("s1")).messages == [
+    assert (await store.transcript.context("s1")).messages == [
         {"role": "user", "content": "hi"},
         {"role": "assistant", "content": "Hello wor"},
     ]
@@ -247,30 +235,30 @@ async def test_a_turn_with_no_terminal_record_is_interrupted_even_when_its_rows_
     store: SessionStore,
 ) -> None:
     await _tool_turn(store, "t1")  # all rows complete, but finish_turn never ran
-    assert await store.recover_interrupted("s1") is True
-    rows, _ = await store.messages("s1")
+    assert await store.transcript.recover_interrupted("s1") is True
+    rows, _ = await store.transcript.messages("s1")
     assert rows[-1].marker == "interrupted"
 
 
 async def test_finished_turns_need_no_recovery(store: SessionStore) -> None:
     await _say(store, "user", "hi")
     index = await _say(store, "assistant", "Hel", complete=False)
-    await store.finish_turn("s1", "t1", "cancelled")  # completes the streaming row too
-    assert await store.recover_interrupted("s1") is False
-    rows, total = await store.messages("s1")
+    await store.transcript.finish_turn("s1", "t1", "cancelled")  # completes the streaming row too
+    assert await store.transcript.recover_interrupted("s1") is False
+    rows, total = await store.transcript.messages("s1")
     assert total == 2 and rows[index].complete
-    await store.finish_turn("s1", "t2", "failed")  # a turn that never wrote a row
-    assert await store.recover_interrupted("s1") is False
+    await store.transcript.finish_turn("s1", "t2", "failed")  # a turn that never wrote a row
+    assert await store.transcript.recover_interrupted("s1") is False
 
 
 @pytest.mark.req("R-ACP-5")
 async def test_recovery_after_a_snapshot_replays_the_cut_turn_on_top(store: SessionStore) -> None:
     await _say(store, "user", "q0", turn="t0")
-    await store.finish_turn("s1", "t0", "end_turn")
-    await store.save_snapshot("s1", [{"role": "user", "content": "q0"}], 0)
+    await store.transcript.finish_turn("s1", "t0", "end_turn")
+    await store.transcript.save_snapshot("s1", [{"role": "user", "content": "q0"}], 0)
     await _tool_turn(store, "t1", answered=False)
-    assert await store.recover_interrupted("s1") is True
-    assert (await store.context("s1")).messages == [
+    assert await store.transcript.recover_interrupted("s1") is True
+    assert (await store.transcript.context("s1")).messages == [
         {"role": "user", "content": "q0"},
         {"role": "user", "content": "t1: run ls"},
         {"role": "assistant", "content": "Running."},

@@ -1,4 +1,4 @@
-"""The store's context cache (app/sessions/store_cache.py) never differs from a fresh read (R-ACP-5, R-ACP-7).
+"""The store's context cache (app/sessions/store/context_cache.py) never differs from a fresh read (R-ACP-5, R-ACP-7).
 
 Random sequences of the store's writes, with contexts read in between (which fill the cache) and injected
 faults (a failed write drops what is cached), compare every `context()` with one computed by a store that has
@@ -16,7 +16,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from app.sessions.errors import SessionKilled
-from app.sessions.store import SessionStore
+from app.sessions.store.session_store import SessionStore
 from app.storage import Database
 from app.storage.faults import StorageFault
 from app.storage.models import Base
@@ -49,14 +49,14 @@ op = st.one_of(
 async def _check(store: SessionStore, db: Database, surface: Any) -> None:
     fresh = SessionStore(db)
     try:
-        expected = await fresh.context(SID, surface=surface)
+        expected = await fresh.transcript.context(SID, surface=surface)
     except SessionKilled:
         try:
-            await store.context(SID, surface=surface)
+            await store.transcript.context(SID, surface=surface)
         except SessionKilled:
             return
         raise AssertionError("the cache answered for a killed session") from None
-    assert await store.context(SID, surface=surface) == expected
+    assert await store.transcript.context(SID, surface=surface) == expected
 
 
 async def _run(ops: list[tuple[Any, ...]]) -> None:
@@ -77,7 +77,7 @@ async def _run(ops: list[tuple[Any, ...]]) -> None:
                         extra = {"tool_call_id": f"tc_{counter % 3}", "name": "bash"}
                     if role == "marker":
                         extra = {"marker": "interrupted"}
-                    await store.append(
+                    await store.transcript.append(
                         SID,
                         role=role,
                         content="" if empty else f"c{counter}",
@@ -88,19 +88,19 @@ async def _run(ops: list[tuple[Any, ...]]) -> None:
                     )
                 elif kind == "update_text":
                     _, index, text, complete = item
-                    await store.update_text(SID, index, text, complete=complete)
+                    await store.transcript.update_text(SID, index, text, complete=complete)
                 elif kind == "finish_turn":
-                    await store.finish_turn(SID, item[1], "end_turn")
+                    await store.transcript.finish_turn(SID, item[1], "end_turn")
                 elif kind == "snapshot":
                     _, surface, keep = item
-                    context = await SessionStore(db).context(SID, surface=surface)
+                    context = await SessionStore(db).transcript.context(SID, surface=surface)
                     # keep == 0: an empty snapshot at boundary -1, below any earlier one (replay starts over)
                     messages, boundary = (context.messages[-keep:], context.covers) if keep else ([], -1)
-                    await store.save_snapshot(SID, messages, boundary, surface=surface)
+                    await store.transcript.save_snapshot(SID, messages, boundary, surface=surface)
                 elif kind == "recover":
-                    await store.recover_interrupted(SID, surface=item[1])
+                    await store.transcript.recover_interrupted(SID, surface=item[1])
                 elif kind == "context":
-                    await store.context(SID, surface=item[1])
+                    await store.transcript.context(SID, surface=item[1])
                 elif kind == "fault":
                     store.faults.arm(item[1])
                 elif kind == "touch":
@@ -166,10 +166,10 @@ def test_a_racing_read_does_not_fill_the_cache_with_what_a_write_changed() -> No
             await store.create(SID, owner="o", agent_alias="default", workspace_dir="/tmp")
             # The read is submitted first but may finish after the append committed; either way the next
             # context must show the appended row.
-            read = asyncio.ensure_future(store.context(SID))
-            await store.append(SID, role="user", content="hello", turn_id="t1", surface="rpc")
+            read = asyncio.ensure_future(store.transcript.context(SID))
+            await store.transcript.append(SID, role="user", content="hello", turn_id="t1", surface="rpc")
             await read
-            assert (await store.context(SID)).messages == [{"role": "user", "content": "hello"}]
+            assert (await store.transcript.context(SID)).messages == [{"role": "user", "content": "hello"}]
         finally:
             await db.close()
 
@@ -185,9 +185,9 @@ def test_an_append_whose_caller_was_cancelled_mid_write_drops_the_cached_context
             await db.write(lambda s: Base.metadata.create_all(s.connection()))
             store = SessionStore(db)
             await store.create(SID, owner="o", agent_alias="default", workspace_dir="/tmp")
-            await store.context(SID)  # cached: empty
+            await store.transcript.context(SID)  # cached: empty
             await append_cancelled_mid_write(store, db, monkeypatch, SID)
-            assert (await store.context(SID)).messages == [{"role": "user", "content": "hi"}]
+            assert (await store.transcript.context(SID)).messages == [{"role": "user", "content": "hi"}]
         finally:
             await db.close()
 

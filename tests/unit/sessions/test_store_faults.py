@@ -2,40 +2,24 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
-
 import pytest
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.sessions.store import SessionStore
-from app.storage import Database
+from app.sessions.store.session_store import SessionStore
 from app.storage.faults import ENV_VAR, Faults, StorageFault
-from app.storage.migrate import upgrade
 
 # R-STORE-2: runs on SQLite and, in the CI PostgreSQL pass, on PostgreSQL (tests/db_backend.py).
 pytestmark = pytest.mark.req("R-STORE-2")
 
 
 @pytest.fixture
-async def faults() -> Faults:
-    return Faults()
-
-
-@pytest.fixture
-async def store(database_url: str, faults: Faults) -> AsyncIterator[SessionStore]:
-    url = database_url
-    await asyncio.to_thread(upgrade, url)
-    db = await Database.open(url)
-    try:
-        store = SessionStore(db, faults=faults)
-        await store.create("s1", owner="alice", agent_alias="default", workspace_dir="/w")
-        await store.append("s1", role="user", content="hi", turn_id="t1", surface="rpc")
-        await store.append("s1", role="assistant", content="Hello", turn_id="t1", surface="rpc")
-        await store.finish_turn("s1", "t1", "end_turn")
-        yield store
-    finally:
-        await db.close()
+async def store(store: SessionStore) -> SessionStore:
+    """The shared store (tests/unit/conftest.py) with one ended turn on session s1."""
+    await store.create("s1", owner="alice", agent_alias="default", workspace_dir="/w")
+    await store.transcript.append("s1", role="user", content="hi", turn_id="t1", surface="rpc")
+    await store.transcript.append("s1", role="assistant", content="Hello", turn_id="t1", surface="rpc")
+    await store.transcript.finish_turn("s1", "t1", "end_turn")
+    return store
 
 
 # -- Faults itself -----------------------------------------------------------------------------------------
@@ -78,14 +62,14 @@ def test_a_fault_is_a_database_error() -> None:
 
 @pytest.mark.req("R-ACP-2")
 async def test_a_failed_snapshot_write_leaves_the_previous_snapshot(store: SessionStore, faults: Faults) -> None:
-    first = await store.save_snapshot("s1", [{"role": "user", "content": "hi"}], 0)
+    first = await store.transcript.save_snapshot("s1", [{"role": "user", "content": "hi"}], 0)
     faults.arm("save_snapshot")
     with pytest.raises(StorageFault):
-        await store.save_snapshot("s1", [], 1)
-    context = await store.context("s1")
+        await store.transcript.save_snapshot("s1", [], 1)
+    context = await store.transcript.context("s1")
     assert (context.snapshot_id, context.boundary) == (first, 0)
     assert context.messages == [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello"}]
-    assert await store.save_snapshot("s1", [], 1) == first + 1  # storage works again: the id was never used
+    assert await store.transcript.save_snapshot("s1", [], 1) == first + 1  # storage works again: the id was never used
 
 
 @pytest.mark.req("R-ACP-11")
@@ -101,13 +85,13 @@ async def test_a_failed_kill_keeps_the_session_and_its_history(store: SessionSto
 
 @pytest.mark.req("R-ACP-11")
 async def test_a_failed_delete_keeps_the_row_and_its_checkpoint(store: SessionStore, faults: Faults) -> None:
-    await store.save_snapshot("s1", [], 1)
+    await store.transcript.save_snapshot("s1", [], 1)
     faults.arm("delete")
     with pytest.raises(StorageFault):
         await store.delete("s1")
-    rows, total = await store.messages("s1")
+    rows, total = await store.transcript.messages("s1")
     assert total == 2 and [r.content for r in rows] == ["hi", "Hello"]
-    assert (await store.context("s1")).snapshot_id == 1
+    assert (await store.transcript.context("s1")).snapshot_id == 1
     assert await store.delete("s1") is True
     assert await store.get("s1") is None
 
@@ -116,20 +100,20 @@ async def test_a_failed_delete_keeps_the_row_and_its_checkpoint(store: SessionSt
 async def test_a_failed_append_takes_no_index(store: SessionStore, faults: Faults) -> None:
     faults.arm("append")
     with pytest.raises(StorageFault):
-        await store.append("s1", role="user", content="lost", turn_id="t2", surface="rpc")
-    assert await store.append("s1", role="user", content="kept", turn_id="t2", surface="rpc") == 2
-    assert await store.recover_interrupted("s1") is True  # t2 is open: only the committed row counts
-    rows, total = await store.messages("s1")
+        await store.transcript.append("s1", role="user", content="lost", turn_id="t2", surface="rpc")
+    assert await store.transcript.append("s1", role="user", content="kept", turn_id="t2", surface="rpc") == 2
+    assert await store.transcript.recover_interrupted("s1") is True  # t2 is open: only the committed row counts
+    rows, total = await store.transcript.messages("s1")
     assert total == 4 and [r.content for r in rows][2] == "kept"
 
 
 @pytest.mark.req("R-ACP-5")
 async def test_a_failed_recovery_can_run_again(store: SessionStore, faults: Faults) -> None:
-    await store.append("s1", role="assistant", content="par", turn_id="t2", surface="rpc", complete=False)
+    await store.transcript.append("s1", role="assistant", content="par", turn_id="t2", surface="rpc", complete=False)
     faults.arm("recover")
     with pytest.raises(StorageFault):
-        await store.recover_interrupted("s1")
-    rows, total = await store.messages("s1")
+        await store.transcript.recover_interrupted("s1")
+    rows, total = await store.transcript.messages("s1")
     assert total == 3 and rows[-1].complete is False
-    assert await store.recover_interrupted("s1") is True
-    assert await store.recover_interrupted("s1") is False
+    assert await store.transcript.recover_interrupted("s1") is True
+    assert await store.transcript.recover_interrupted("s1") is False

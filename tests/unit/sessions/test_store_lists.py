@@ -1,4 +1,4 @@
-"""The store's list cache (app/sessions/store_lists.py) never differs from a fresh read (R-ACP-8, R-ACP-9).
+"""The store's list cache (app/sessions/store/list_cache.py) never differs from a fresh read (R-ACP-8, R-ACP-9).
 
 Random sequences of the store's writes (a turn's checkpoints among them, also two at once on one session and
 racing a list read), with lists read in between (which fill the cache) and injected faults, compare every
@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 from app.sessions.errors import SessionClosed, SessionKilled, SessionNotOwned
 from app.sessions.list_pages import ListQuery
-from app.sessions.store import SessionStore
-from app.sessions.store_lists import Activity, ListCache
-from app.sessions.store_types import SessionRecord
+from app.sessions.store.list_cache import Activity, ListCache
+from app.sessions.store.session_store import SessionStore
+from app.sessions.store.types import SessionRecord
 from app.storage import Database
 from app.storage.faults import StorageFault
 from app.storage.migrate import upgrade
@@ -80,14 +80,16 @@ async def _check(store: SessionStore, db: Database) -> None:
     fresh = SessionStore(db)
     for owner in (None, *OWNERS):
         for killed in (False, True):
-            assert await store.list(owner, include_killed=killed) == await fresh.list(owner, include_killed=killed)
+            assert await store.lists.list(owner, include_killed=killed) == await fresh.lists.list(
+                owner, include_killed=killed
+            )
             # R-MULTI-4: a page of a kept list (any mode, title query, cursor) is the page a read answers
             for chosen, query in ((None, None), ("chat", None), (None, "HI 1")):
                 listing = ListQuery(owner, killed, chosen, query)  # type: ignore[arg-type]
                 after = None
                 while True:
-                    page = await store.page(listing, after, 2)
-                    assert page == await fresh.page(listing, after, 2)
+                    page = await store.lists.page(listing, after, 2)
+                    assert page == await fresh.lists.page(listing, after, 2)
                     if (after := page.last) is None:
                         break
 
@@ -101,7 +103,7 @@ async def _run(ops: list[tuple[Any, ...]]) -> None:
         async def append(session: str, chosen: str) -> int:
             nonlocal turn
             turn += 1
-            return await store.append(
+            return await store.transcript.append(
                 session, role="user", content=f"  Hi {turn}\nsaid", turn_id=f"t{turn}", surface="rpc", mode=chosen
             )  # type: ignore[arg-type]
 
@@ -114,20 +116,20 @@ async def _run(ops: list[tuple[Any, ...]]) -> None:
                 elif kind == "append":
                     await append(item[1], item[2])
                 elif kind == "update_text":
-                    await store.update_text(item[1], 0, f"text {turn}", complete=False, mode=item[2])
+                    await store.transcript.update_text(item[1], 0, f"text {turn}", complete=False, mode=item[2])
                 elif kind == "finish_turn":
-                    await store.finish_turn(item[1], f"t{turn}", "end_turn", mode=item[2])
+                    await store.transcript.finish_turn(item[1], f"t{turn}", "end_turn", mode=item[2])
                 elif kind == "overlap":
                     writes = (append(item[1], item[2]), store.touch(item[1], mode=item[2]))
-                    await asyncio.gather(*writes, store.list(None), return_exceptions=True)
+                    await asyncio.gather(*writes, store.lists.list(None), return_exceptions=True)
                 elif kind in ("touch", "close", "kill", "delete", "reopen"):
                     await getattr(store, kind)(item[1], mode=item[2])
                 elif kind == "snapshot":
-                    await store.save_snapshot(item[1], [{"role": "user", "content": "hi"}], -1)
+                    await store.transcript.save_snapshot(item[1], [{"role": "user", "content": "hi"}], -1)
                 elif kind == "recover":
-                    await store.recover_interrupted(item[1])
+                    await store.transcript.recover_interrupted(item[1])
                 elif kind == "list":
-                    await store.list(item[1], include_killed=item[2])
+                    await store.lists.list(item[1], include_killed=item[2])
                 elif kind == "fault":
                     store.faults.arm(item[1])
             except (ValueError, LookupError, StorageFault, SessionKilled, SessionClosed, SessionNotOwned):
@@ -162,13 +164,13 @@ def test_every_write_but_recovery_is_applied_to_the_kept_lists_not_read_again() 
             store = SessionStore(db)
             await store.create("s1", owner="o1", agent_alias="default", workspace_dir="/w")
             reads: list[object] = []
-            unit = store._page_unit
-            store._page_unit = lambda *args: reads.append(args) or unit(*args)  # type: ignore[method-assign]
+            unit = store._units.backend.list_page
+            store._units.backend.list_page = lambda *args: reads.append(args) or unit(*args)  # type: ignore[method-assign]
             writes = (
                 store.create("s2", owner="o2", agent_alias="default", workspace_dir="/w"),
                 store.create("c1", owner="o1", agent_alias="default", workspace_dir="/w", mode="chat"),
                 store.touch("s1"),
-                store.save_snapshot("s1", [{"role": "user", "content": "hi"}], -1),
+                store.transcript.save_snapshot("s1", [{"role": "user", "content": "hi"}], -1),
                 store.close("s1"),
                 store.create("s1", owner="o1", agent_alias="default", workspace_dir="/w"),  # resumed
                 store.close("c1", mode="chat"),  # gone from every list
@@ -180,11 +182,11 @@ def test_every_write_but_recovery_is_applied_to_the_kept_lists_not_read_again() 
                 await write
                 for owner in (None, *OWNERS):
                     for killed in (False, True):
-                        expected = await SessionStore(db).list(owner, include_killed=killed)
-                        assert await store.list(owner, include_killed=killed) == expected
+                        expected = await SessionStore(db).lists.list(owner, include_killed=killed)
+                        assert await store.lists.list(owner, include_killed=killed) == expected
             assert len(reads) == 6  # the first read of each (owner, killed) pair, none after a write
-            await store.recover_interrupted("s1")
-            assert await store.list(None) == await SessionStore(db).list(None) and len(reads) == 7
+            await store.transcript.recover_interrupted("s1")
+            assert await store.lists.list(None) == await SessionStore(db).lists.list(None) and len(reads) == 7
         finally:
             await db.close()
 
@@ -199,16 +201,16 @@ def test_a_list_read_racing_a_write_does_not_fill_the_cache_with_what_the_write_
     async def run() -> None:
         db, store = await _file_store(tmp_path)
         try:
-            unit = store._page_unit
-            store._page_unit = _held(unit, started, release)  # type: ignore[method-assign]
-            read = asyncio.ensure_future(store.list(None))
+            unit = store._units.backend.list_page
+            store._units.backend.list_page = _held(unit, started, release)  # type: ignore[method-assign]
+            read = asyncio.ensure_future(store.lists.list(None))
             assert await asyncio.to_thread(started.wait, 10)
-            store._page_unit = unit  # type: ignore[method-assign]
+            store._units.backend.list_page = unit  # type: ignore[method-assign]
             await store.kill("s1")  # committed while the read still holds its snapshot
             release.set()
             stale = await read
             assert [r.killed for r in stale] == [False]
-            assert await store.list(None) == []  # the killed session is gone from the default list
+            assert await store.lists.list(None) == []  # the killed session is gone from the default list
         finally:
             await db.close()
 
@@ -221,9 +223,9 @@ def test_a_write_whose_caller_was_cancelled_still_empties_the_cache(monkeypatch:
         try:
             store = SessionStore(db)
             await store.create("s1", owner="o", agent_alias="default", workspace_dir="/w")
-            assert [r.message_count for r in await store.list(None)] == [0]  # cached
+            assert [r.message_count for r in await store.lists.list(None)] == [0]  # cached
             await append_cancelled_mid_write(store, db, monkeypatch, "s1")
-            assert [r.message_count for r in await store.list(None)] == [1]
+            assert [r.message_count for r in await store.lists.list(None)] == [1]
         finally:
             await db.close()
 
@@ -240,20 +242,22 @@ def test_a_turns_checkpoints_are_applied_to_the_kept_list_not_read_again(databas
             for session in ("s1", "s2"):
                 await store.create(session, owner="o", agent_alias="default", workspace_dir="/w")
             reads: list[object] = []
-            unit = store._page_unit
-            store._page_unit = lambda *args: reads.append(args) or unit(*args)  # type: ignore[method-assign]
-            assert [r.session_id for r in await store.list(None)] == ["s2", "s1"]
-            index = await store.append("s1", role="user", content="hi", turn_id="t1", surface="rpc")
-            assert [(r.session_id, r.message_count) for r in await store.list(None)] == [("s1", 1), ("s2", 0)]
-            answer = await store.append("s1", role="assistant", content="", turn_id="t1", surface="rpc", complete=False)
+            unit = store._units.backend.list_page
+            store._units.backend.list_page = lambda *args: reads.append(args) or unit(*args)  # type: ignore[method-assign]
+            assert [r.session_id for r in await store.lists.list(None)] == ["s2", "s1"]
+            index = await store.transcript.append("s1", role="user", content="hi", turn_id="t1", surface="rpc")
+            assert [(r.session_id, r.message_count) for r in await store.lists.list(None)] == [("s1", 1), ("s2", 0)]
+            answer = await store.transcript.append(
+                "s1", role="assistant", content="", turn_id="t1", surface="rpc", complete=False
+            )
             for n in range(3):
-                await store.update_text("s1", answer, "x" * n, complete=False)
-                assert await store.list(None) == await SessionStore(db).list(None)
-            await store.finish_turn("s1", "t1", "end_turn")
-            assert await store.list(None) == await SessionStore(db).list(None)
+                await store.transcript.update_text("s1", answer, "x" * n, complete=False)
+                assert await store.lists.list(None) == await SessionStore(db).lists.list(None)
+            await store.transcript.finish_turn("s1", "t1", "end_turn")
+            assert await store.lists.list(None) == await SessionStore(db).lists.list(None)
             assert len(reads) == 1 and index == 0
             await store.create("s3", owner="o", agent_alias="default", workspace_dir="/w")
-            assert [r.session_id for r in await store.list(None)] == ["s3", "s1", "s2"] and len(reads) == 1
+            assert [r.session_id for r in await store.lists.list(None)] == ["s3", "s1", "s2"] and len(reads) == 1
         finally:
             await db.close()
 
@@ -270,12 +274,12 @@ def test_a_list_read_between_a_cancelled_write_and_its_commit_is_not_kept(
         try:
 
             async def read_before_the_commit() -> None:
-                assert [r.message_count for r in await store.list(None)] == [0]
-                assert (await store.context("s1")).next_index == 0
+                assert [r.message_count for r in await store.lists.list(None)] == [0]
+                assert (await store.transcript.context("s1")).next_index == 0
 
             await append_cancelled_mid_write(store, db, monkeypatch, "s1", read_before_the_commit)
-            assert [r.message_count for r in await store.list(None)] == [1]
-            assert (await store.context("s1")).next_index == 1
+            assert [r.message_count for r in await store.lists.list(None)] == [1]
+            assert (await store.transcript.context("s1")).next_index == 1
         finally:
             await db.close()
 
@@ -290,19 +294,21 @@ def test_a_list_read_that_began_during_a_write_and_ended_after_it_is_not_kept(tm
     async def run() -> None:
         db, store = await _file_store(tmp_path)
         try:
-            list_unit = store._page_unit
-            store._append_unit = _held(store._append_unit, append_ran, release_append)  # type: ignore[method-assign]
-            store._page_unit = _held(list_unit, read_ran, release_read)  # type: ignore[method-assign]
-            append = asyncio.ensure_future(store.append("s1", role="user", content="hi", turn_id="t", surface="rpc"))
+            list_unit = store._units.backend.list_page
+            store._units.backend.append = _held(store._units.backend.append, append_ran, release_append)  # type: ignore[method-assign]
+            store._units.backend.list_page = _held(list_unit, read_ran, release_read)  # type: ignore[method-assign]
+            append = asyncio.ensure_future(
+                store.transcript.append("s1", role="user", content="hi", turn_id="t", surface="rpc")
+            )
             assert await asyncio.to_thread(append_ran.wait, 10)
-            read = asyncio.ensure_future(store.list(None))
+            read = asyncio.ensure_future(store.lists.list(None))
             assert await asyncio.to_thread(read_ran.wait, 10)
-            store._page_unit = list_unit  # type: ignore[method-assign]
+            store._units.backend.list_page = list_unit  # type: ignore[method-assign]
             release_append.set()
             assert await append == 0
             release_read.set()
             assert [r.message_count for r in await read] == [0]  # read before the commit
-            assert [r.message_count for r in await store.list(None)] == [1]
+            assert [r.message_count for r in await store.lists.list(None)] == [1]
         finally:
             await db.close()
 

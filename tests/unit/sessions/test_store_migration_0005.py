@@ -13,7 +13,7 @@ from alembic import command
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.sessions.list_pages import ListQuery
-from app.sessions.store import SessionStore
+from app.sessions.store.session_store import SessionStore
 from app.storage import Database
 from app.storage.engine import default_url
 from app.storage.migrate import alembic_config, upgrade
@@ -64,7 +64,7 @@ async def test_a_0004_database_upgrades_with_its_sessions_titled_and_pages(datab
     db = await Database.open(url)
     try:
         store = SessionStore(db)
-        everyone = await store.list(None, include_killed=True)
+        everyone = await store.lists.list(None, include_killed=True)
         assert len(everyone) == 60  # every session of both tables, closed chat ones included
         by_key = {(r.session_id, r.mode): r for r in everyone}
         for n in range(30):
@@ -81,18 +81,18 @@ async def test_a_0004_database_upgrades_with_its_sessions_titled_and_pages(datab
         assert expected and all(r.title and "question 1" in r.title.casefold() for r in expected)
         walked, after = [], None
         while True:
-            page = await store.page(query, after, 7)
+            page = await store.lists.page(query, after, 7)
             walked += page.records
             if (after := page.last) is None:
                 break
         assert walked == expected
         # a new prompt titles an untitled session; a later one does not change a title
-        await store.append("s03", role="user", content="Fresh start", turn_id="t9", surface="rpc")
-        await store.append("s04", role="user", content="Not the title", turn_id="t9", surface="rpc")
+        await store.transcript.append("s03", role="user", content="Fresh start", turn_id="t9", surface="rpc")
+        await store.transcript.append("s04", role="user", content="Not the title", turn_id="t9", surface="rpc")
         fresh = SessionStore(db)
         titles = [(await fresh.get(sid)).title for sid in ("s03", "s04")]  # type: ignore[union-attr]
         assert titles == ["Fresh start", "Question 4 of acp_sessions"]
-        assert (await store.page(ListQuery("o1", query="FRESH"), None, 5)).records[0].session_id == "s03"
+        assert (await store.lists.page(ListQuery("o1", query="FRESH"), None, 5)).records[0].session_id == "s03"
     finally:
         await db.close()
 

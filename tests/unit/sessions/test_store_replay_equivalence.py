@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.sessions.store_replay import provider_safe, sanitize_snapshot
+from app.sessions.store.replay import provider_safe, sanitize_snapshot
 
 _REASONING_KEYS = frozenset({"reasoning", "reasoning_content", "thinking", "thought"})
 

@@ -15,7 +15,7 @@ import pytest
 from alembic import command
 from db_backend import execute, query
 
-from app.sessions.store import SessionStore
+from app.sessions.store.session_store import SessionStore
 from app.storage import Database
 from app.storage.migrate import HEAD_REVISION, alembic_config, upgrade
 
@@ -31,9 +31,13 @@ async def _at_0006(url: str, workspace: Path) -> None:
         await store.create("a1", owner="bob", agent_alias="default", workspace_dir=workspace)
         for n in range(5):
             for mode, sid in (("chat", "c1"), ("acp", "a1")):
-                await store.append(sid, mode=mode, role="user", content=f"q{n}", turn_id=f"t{n}", surface="rpc")
-                await store.append(sid, mode=mode, role="assistant", content=f"a{n}", turn_id=f"t{n}", surface="rpc")
-                await store.finish_turn(sid, f"t{n}", "end_turn", mode=mode)
+                await store.transcript.append(
+                    sid, mode=mode, role="user", content=f"q{n}", turn_id=f"t{n}", surface="rpc"
+                )
+                await store.transcript.append(
+                    sid, mode=mode, role="assistant", content=f"a{n}", turn_id=f"t{n}", surface="rpc"
+                )
+                await store.transcript.finish_turn(sid, f"t{n}", "end_turn", mode=mode)
     finally:
         await db.close()
     # closed as that release closed it (today's store would read the new column)
@@ -56,12 +60,12 @@ async def test_a_0006_database_upgrades_with_its_sessions_numbered_from_zero(
 ) -> None:
     assert query(database_url, "SELECT version_num FROM alembic_version") == [(HEAD_REVISION,)]
     for sid, mode in (("c1", "chat"), ("a1", "acp")):
-        rows, total = await upgraded.messages(sid, mode=mode, limit=100)
+        rows, total = await upgraded.transcript.messages(sid, mode=mode, limit=100)
         assert total == 10 and [r.content for r in rows] == [f"{k}{n}" for n in range(5) for k in ("q", "a")]
         assert await upgraded.seq(sid, mode=mode) == 0
     record = await upgraded.get("c1", mode="chat")
     assert record is not None and record.closed and record.owner == "alice" and record.title == "q0"
-    page = await upgraded.list(None)
+    page = await upgraded.lists.list(None)
     assert {r.session_id for r in page} == {"c1", "a1"}
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from app.sessions.trim import TRIM_TO, trim_context
+from app.sessions.live.trim import TRIM_TO, trim_context
 
 
 def _turns(count: int, text: str = "hi") -> list[dict[str, Any]]:

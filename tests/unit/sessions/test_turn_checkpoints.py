@@ -16,11 +16,9 @@ from gc_probe import cyclic_garbage
 
 from app.agents.base import Elicitation, Message, TextDelta, ThoughtDelta, ToolCall, ToolContext, ToolSpec
 from app.sessions.events import SessionEvent
-from app.sessions.live import LiveSession
-from app.sessions.store import SessionStore, TranscriptRow
-from app.sessions.turn import TEXT_CHECKPOINT_SECS, TurnOutcome, TurnSettings, run_turn
-from app.storage import Database
-from app.storage.migrate import upgrade
+from app.sessions.live.session import LiveSession
+from app.sessions.live.turn import TEXT_CHECKPOINT_SECS, TurnOutcome, TurnSettings, run_turn
+from app.sessions.store.session_store import SessionStore, TranscriptRow
 
 # R-STORE-2: runs on SQLite and, in the CI PostgreSQL pass, on PostgreSQL (tests/db_backend.py).
 pytestmark = pytest.mark.req("R-STORE-2")
@@ -76,16 +74,10 @@ class SlowTool:
 
 
 @pytest.fixture
-async def store(tmp_path: Path, database_url: str) -> AsyncIterator[SessionStore]:
-    url = database_url
-    await asyncio.to_thread(upgrade, url)
-    db = await Database.open(url)
-    try:
-        s = SessionStore(db)
-        await s.create(SID, owner="alice", agent_alias="default", workspace_dir=str(tmp_path))
-        yield s
-    finally:
-        await db.close()
+async def store(store: SessionStore, tmp_path: Path) -> SessionStore:
+    """The shared store (tests/unit/conftest.py) with session SID."""
+    await store.create(SID, owner="alice", agent_alias="default", workspace_dir=str(tmp_path))
+    return store
 
 
 def live_session(tmp_path: Path) -> LiveSession:
@@ -123,7 +115,7 @@ def start(
             context=[],
             provider=provider,
             tools=tools or {},
-            store=store,
+            store=store.transcript,
             updates=Recorder(),
             settings=settings(tmp_path),
             outcome=outcome,
@@ -133,7 +125,7 @@ def start(
 
 
 async def rows(store: SessionStore) -> list[TranscriptRow]:
-    return (await store.messages(SID, limit=1000))[0]
+    return (await store.transcript.messages(SID, limit=1000))[0]
 
 
 async def until(predicate: Any, timeout: float = 3.0) -> None:
@@ -163,7 +155,7 @@ async def test_user_row_first_then_the_assistant_row_at_the_first_chunk(store: S
         ("user", "go", True),
         ("assistant", "Hello", False),
     ]
-    await store.finish_turn(SID, "t1", outcome.stop_reason)
+    await store.transcript.finish_turn(SID, "t1", outcome.stop_reason)
     assert [(r.role, r.content, r.complete) for r in await rows(store)] == [
         ("user", "go", True),
         ("assistant", "Hello", True),
@@ -204,7 +196,7 @@ async def test_a_chunk_arriving_while_a_flush_is_being_written_is_flushed_too(
 ) -> None:
     """The timer's write takes a while; a chunk that lands during it, followed by a stall, must still reach the
     disk within the checkpoint period (not only when the step ends)."""
-    real_update = store.update_text
+    real_update = store.transcript.update_text
     writing = asyncio.Event()
 
     async def slow_update(*args: Any, **kw: Any) -> None:
@@ -212,7 +204,7 @@ async def test_a_chunk_arriving_while_a_flush_is_being_written_is_flushed_too(
         await asyncio.sleep(0.1)
         await real_update(*args, **kw)
 
-    monkeypatch.setattr(store, "update_text", slow_update)
+    monkeypatch.setattr(store.transcript, "update_text", slow_update)
     stall = asyncio.Event()
     during = asyncio.Event()
 

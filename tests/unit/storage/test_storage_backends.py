@@ -12,7 +12,7 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from app.sessions.store import SessionStore
+from app.sessions.store.session_store import SessionStore
 from app.storage import Database, create_engine
 from app.storage.migrate import HEAD_REVISION, alembic_config, upgrade
 from app.storage.models import Base
@@ -62,8 +62,8 @@ async def test_messages_before_takes_any_64_bit_bound(database_url: str, before:
     try:
         store = SessionStore(db)
         await store.create("s1", owner="alice", agent_alias="default", workspace_dir="/w")
-        await store.append("s1", role="user", content="hi", turn_id="t1", surface="rpc")
-        rows, total = await store.messages("s1", before=before)
+        await store.transcript.append("s1", role="user", content="hi", turn_id="t1", surface="rpc")
+        rows, total = await store.transcript.messages("s1", before=before)
         assert [row.content for row in rows] == ["hi"] and total == 1
     finally:
         await db.close()

@@ -13,7 +13,7 @@ from typing import Any
 import db_backend
 import pytest
 
-from app.sessions.store import SessionStore
+from app.sessions.store.session_store import SessionStore
 from app.storage import Database, copy
 from app.storage.migrate import upgrade
 
@@ -28,9 +28,9 @@ async def _filled_sqlite(tmp_path: Path) -> str:
     try:
         store = SessionStore(db)
         await store.create("s1", owner="alice", agent_alias="default", workspace_dir="/w")
-        await store.append("s1", role="user", content="hi", turn_id="t1", surface="rpc")
-        await store.append("s1", role="assistant", content="Hello", turn_id="t1", surface="rpc")
-        await store.finish_turn("s1", "t1", "end_turn")
+        await store.transcript.append("s1", role="user", content="hi", turn_id="t1", surface="rpc")
+        await store.transcript.append("s1", role="assistant", content="Hello", turn_id="t1", surface="rpc")
+        await store.transcript.finish_turn("s1", "t1", "end_turn")
     finally:
         await db.close()
     return url

@@ -21,7 +21,7 @@ class HttpTurns:
 
     def __init__(self, sessions: SessionRegistry) -> None:
         self._sessions = sessions
-        self._busy: set[str] = set()
+        self._busy = sessions.pinned  # held by a call: busy to a second one, and never unloaded to make room
 
     @asynccontextmanager
     async def hold(self, session_id: str, *, created: bool = False) -> AsyncIterator[None]:

@@ -32,7 +32,8 @@ from datetime import datetime
 from typing import Final
 
 from app.sessions.list_pages import ListQuery, Page, Position, position_of
-from app.sessions.store_types import Mode, SessionRecord
+from app.sessions.mode import SessionMode
+from app.sessions.store.types import SessionRecord
 
 __all__ = ["UNCHANGED", "Activity", "Change", "ListCache", "Listed", "Removed"]
 
@@ -47,7 +48,7 @@ class Activity:
     """What a committed write set in its session's record: its activity time, and where not None its message
     count, closed or killed flag, and its title if it had none (the first prompt's)."""
 
-    mode: Mode
+    mode: SessionMode
     at: datetime
     message_count: int | None = None
     closed: bool | None = None
@@ -88,7 +89,7 @@ class Listed:
 class Removed:
     """The session is gone (`delete`)."""
 
-    mode: Mode
+    mode: SessionMode
 
     def apply(self, kept: _Kept, key: Key, session_id: str) -> None:
         kept.drop((session_id, self.mode))
@@ -96,6 +97,8 @@ class Removed:
 
 @dataclass(frozen=True, slots=True)
 class _Unchanged:
+    """A write that leaves every listed record as it was."""
+
     def apply(self, kept: _Kept, key: Key, session_id: str) -> None:
         pass
 
@@ -133,12 +136,17 @@ class _Kept:
         else:
             self.drop((record.session_id, record.mode))
 
-    def drop(self, record_key: tuple[str, Mode]) -> None:
+    def drop(self, record_key: tuple[str, SessionMode]) -> None:
         if self.records.pop(record_key, None) is not None:
             self.ascending = None
 
 
 class ListCache:
+    """Whole `session/list` lists kept in memory per (owner, include_killed), kept exact by each write's `Change`;
+
+
+    a write whose effect is unknown empties it."""
+
     def __init__(self) -> None:
         self._lists: OrderedDict[Key, _Kept] = OrderedDict()
         self.version = 0

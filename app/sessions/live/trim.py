@@ -22,6 +22,8 @@ CHARACTER_LIMIT: Final = "context character budget exceeded"
 
 @dataclass(frozen=True, slots=True)
 class Trimmed:
+    """A trimmed context: the messages kept, how many were dropped and which limit asked for it."""
+
     kept: list[dict[str, Any]]
     dropped: int
     reason: str = MESSAGE_LIMIT

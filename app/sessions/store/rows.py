@@ -13,10 +13,9 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import KeyedColumnElement
 
 from app.sessions.errors import SessionClosed, SessionKilled, SessionNotFound
-from app.sessions.store_types import (
-    MODES,
+from app.sessions.mode import MODES, SessionMode
+from app.sessions.store.types import (
     ROLES,
-    Mode,
     SessionRecord,
     Surface,
     check_choice,
@@ -52,30 +51,30 @@ TranscriptModel = type[AcpTranscriptRow] | type[ChatMessage]
 SnapshotModel = type[AcpSnapshot] | type[ChatSnapshot]
 
 
-def models(mode: Mode) -> tuple[SessionModel, TranscriptModel, SnapshotModel]:
+def models(mode: SessionMode) -> tuple[SessionModel, TranscriptModel, SnapshotModel]:
     """A mode's session, transcript and retained-context snapshot tables (R-ACP-1, R-MULTI-5)."""
     check_choice("mode", mode, MODES)
-    if mode == "acp":
+    if mode == SessionMode.DURABLE:
         return AcpSession, AcpTranscriptRow, AcpSnapshot
     return ChatSession, ChatMessage, ChatSnapshot
 
 
-def load_session(s: Session, mode: Mode, session_id: str) -> SessionRow:
+def load_session(s: Session, mode: SessionMode, session_id: str) -> SessionRow:
     row = s.get(models(mode)[0], session_id)
     if row is None:
         raise SessionNotFound(session_id=session_id, mode=mode)
     return cast(SessionRow, row)
 
 
-def find_session(s: Session, mode: Mode, session_id: str) -> SessionRow | None:
+def find_session(s: Session, mode: SessionMode, session_id: str) -> SessionRow | None:
     return cast(SessionRow | None, s.get(models(mode)[0], session_id))
 
 
-def check_resumable(row: SessionRow, mode: Mode) -> None:
+def check_resumable(row: SessionRow, mode: SessionMode) -> None:
     """A killed session is never rehydrated (R-ACP-9); a closed chat session is gone (R-ACP-8)."""
     if row.killed_at is not None:
         raise SessionKilled(session_id=row.session_id, mode=mode)
-    if mode == "chat" and row.closed_at is not None:
+    if mode == SessionMode.CHAT and row.closed_at is not None:
         raise SessionClosed(session_id=row.session_id)
 
 
@@ -94,7 +93,7 @@ def check_row(role: str, tool_call_id: str | None, name: str | None, marker: str
 def add_row(
     s: Session,
     session: SessionRow,
-    mode: Mode,
+    mode: SessionMode,
     *,
     role: str,
     content: str,
@@ -133,7 +132,7 @@ def add_row(
     return index
 
 
-def to_record(row: SessionRow, mode: Mode, *, resumed: bool = False) -> SessionRecord:
+def to_record(row: SessionRow, mode: SessionMode, *, resumed: bool = False) -> SessionRecord:
     return SessionRecord(
         session_id=row.session_id,
         owner=row.owner,
@@ -171,7 +170,7 @@ def record_columns(model: SessionModel) -> tuple[KeyedColumnElement[Any], ...]:
     )  # type: ignore[return-value]
 
 
-def record_from_columns(row: Sequence[Any], mode: Mode) -> SessionRecord:
+def record_from_columns(row: Sequence[Any], mode: SessionMode) -> SessionRecord:
     sid, owner, alias, workspace, surface, created, last, killed, closed, next_index, title = row
     return SessionRecord(
         session_id=sid,

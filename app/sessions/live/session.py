@@ -5,16 +5,18 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from app.sessions.events import SessionEvent
-from app.sessions.follow import Follower
-from app.sessions.store_types import Mode, Surface
+from app.sessions.live.follow import Follower
+from app.sessions.live.sink import UpdateSink
+from app.sessions.mode import SessionMode
+from app.sessions.store.types import Surface
 
-__all__ = ["Approval", "LiveSession", "Mode", "UpdateSink"]
+__all__ = ["Approval", "LiveSession"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,31 +30,15 @@ class Approval:
 _generations = itertools.count(1)
 
 
-class UpdateSink(Protocol):
-    """Somewhere `session/update` notifications go (a connection, a gateway chat stream, a test)."""
-
-    @property
-    def principal_id(self) -> str | None: ...  # read only: whose updates these are
-
-    @property
-    def closed(self) -> bool: ...
-
-    async def send_updates(self, updates: Sequence[SessionEvent], frames: list[bytes] | None = None) -> None:
-        """Deliver updates in order; waits while the receiver is slow; raises if it is gone. `frames`, when
-        given, are the updates already encoded in the standard dialect (one per update), shared by receivers."""
-        ...
-
-    def drop(self) -> None:
-        """Cut the receiver off: it missed updates that can no longer be sent (it reattaches and is told so)."""
-        ...
-
-
 @dataclass(eq=False)
 class LiveSession:
+    """A session in memory: who owns it, its turn, its watchers, its update numbering and replay buffer.
+    The lifecycle (`app.sessions.lifecycle`) brings it up and lets it go; its turns run in `app.sessions.live.turns`."""
+
     session_id: str
     owner: str
     agent_alias: str
-    mode: Mode
+    mode: SessionMode
     workspace: Path
     surface: Surface
     # A closed and recreated session with the same id is a different session (R-FILE-6).
@@ -60,7 +46,7 @@ class LiveSession:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     turn: asyncio.Task[Any] | None = None  # the whole turn, including its terminal rows and updates
     body: asyncio.Task[Any] | None = None  # the provider/tool part; `session/cancel` cancels this one
-    # Every attached receiver, with where it is in the updates (`app.sessions.follow`).
+    # Every attached receiver, with where it is in the updates (`app.sessions.live.follow`).
     watchers: dict[UpdateSink, Follower] = field(default_factory=dict)
     approvals: dict[str, asyncio.Future[Approval]] = field(default_factory=dict)
     always_allowed: set[str] = field(default_factory=set)

@@ -11,14 +11,27 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from app.sessions.live import LiveSession, UpdateSink
+from app.sessions.events import SessionEvent
+from app.sessions.live.sink import UpdateSink
 
-__all__ = ["Follower"]
+__all__ = ["Followed", "Follower"]
 
 log = logging.getLogger("zeroclaw.sessions")
+
+
+class Followed(Protocol):
+    """What a follower reads of the session it follows (`LiveSession` is one): its numbering and replay buffer."""
+
+    @property
+    def seq(self) -> int: ...
+
+    def events_after(self, seq: int) -> list[SessionEvent] | None: ...
+
+    def frames_after(self, seq: int) -> list[bytes] | None: ...
+
+    def unwatch(self, sink: UpdateSink) -> None: ...
 
 
 class Follower:
@@ -33,7 +46,7 @@ class Follower:
         self.cursor = cursor  # the last seq this watcher has been sent
         self._task: asyncio.Task[None] | None = None
 
-    def poke(self, live: LiveSession) -> None:
+    def poke(self, live: Followed) -> None:
         """New updates were numbered: send them unless a send is under way (it goes on to these)."""
         if self.cursor < live.seq and (self._task is None or self._task.done()):
             self._task = asyncio.get_running_loop().create_task(self._catch_up(live))
@@ -43,7 +56,7 @@ class Follower:
             self._task.cancel()
         self._task = None  # a cancelled task's exception holds its frame, and with it this follower
 
-    async def _catch_up(self, live: LiveSession) -> None:
+    async def _catch_up(self, live: Followed) -> None:
         sink = self.sink
         while self.cursor < live.seq:
             events = live.events_after(self.cursor)

@@ -10,6 +10,8 @@ __all__ = ["KeyedLock"]
 
 
 class _Entry:
+    """One key's lock and how many hold it or wait for it."""
+
     __slots__ = ("lock", "users")
 
     def __init__(self) -> None:
@@ -18,6 +20,8 @@ class _Entry:
 
 
 class KeyedLock:
+    """An `asyncio.Lock` per key, made on first use and dropped when its last holder or waiter leaves."""
+
     def __init__(self) -> None:
         self._entries: dict[str, _Entry] = {}
 

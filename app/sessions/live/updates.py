@@ -2,7 +2,7 @@
 
 Each event is numbered as it is sent (`seq`, R-MULTI-1) and kept in the session's replay buffer (R-MULTI-2). The
 receiver that prompted is sent each batch here, so its backpressure paces the turn (R-LIM); every other watcher is
-fed from the buffer by its own `Follower` (`app.sessions.follow`), so a slow one slows nobody. Numbering, keeping
+fed from the buffer by its own `Follower` (`app.sessions.live.follow`), so a slow one slows nobody. Numbering, keeping
 and waking the followers happen with no await between them: a client attaching at any moment gets each event
 exactly once, replayed or live, in the order emitted (R-STREAM-2).
 """
@@ -13,7 +13,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from itertools import repeat
 
 from app.sessions.events import SessionEvent
-from app.sessions.live import LiveSession, UpdateSink
+from app.sessions.live.session import LiveSession
+from app.sessions.live.sink import UpdateSink
 
 __all__ = ["SEQ_BLOCK", "TurnUpdates"]
 
@@ -22,6 +23,11 @@ SEQ_BLOCK = 65_536
 
 
 class TurnUpdates:
+    """A turn's updates on their way out: numbered, kept for replay, sent to the prompter (which paces the
+
+
+    turn) and handed to every other watcher's follower, with no await in between (R-STREAM-2)."""
+
     def __init__(
         self,
         live: LiveSession,

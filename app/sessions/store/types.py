@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Literal, get_args
 
+from app.sessions.mode import SessionMode
+
 __all__ = [
     "MARKER_INTERRUPTED",
     "MAX_ROW_BYTES",
-    "MODES",
     "ROLES",
     "SURFACES",
-    "Mode",
     "RecoveredContext",
     "Role",
     "SessionRecord",
@@ -24,12 +24,10 @@ __all__ = [
     "title_of",
 ]
 
-Mode = Literal["acp", "chat"]
 Surface = Literal["rpc", "gateway"]  # R-ACP-7: rpc = socket and WebSocket JSON-RPC; gateway = REST/webhook/panel
 # `thought` rows keep reasoning visible in the transcript; they are never replayed (R-ACP-3).
 Role = Literal["user", "assistant", "thought", "tool_call", "tool_result", "marker"]
 
-MODES: Final = frozenset(get_args(Mode))
 SURFACES: Final = frozenset(get_args(Surface))
 ROLES: Final = frozenset(get_args(Role))
 
@@ -47,10 +45,12 @@ TITLE_SCAN: Final = 4096  # characters of the prompt looked at for it (migration
 
 @dataclass(frozen=True, slots=True)
 class SessionRecord:
+    """A stored session as the store returns it (both modes); `mode` is the table it was read from."""
+
     session_id: str
     owner: str
     agent_alias: str
-    mode: Mode
+    mode: SessionMode
     workspace_dir: str
     surface: Surface
     created_at: datetime
@@ -64,6 +64,8 @@ class SessionRecord:
 
 @dataclass(frozen=True, slots=True)
 class TranscriptRow:
+    """One visible transcript row (`session/messages`), markers included."""
+
     index: int
     role: Role
     content: str

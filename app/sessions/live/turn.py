@@ -25,11 +25,11 @@ from app.agents.base import (
     ToolCall,
     ToolContext,
 )
-from app.sessions.live import Approval, LiveSession
+from app.sessions.live.session import Approval, LiveSession
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
     from app.sessions.events import SessionEvent
-    from app.sessions.store import SessionStore
+    from app.sessions.store.transcript import Transcript
 
 __all__ = ["TEXT_CHECKPOINT_SECS", "TurnOutcome", "TurnSettings", "Updates", "run_turn", "to_messages"]
 
@@ -38,7 +38,7 @@ _YIELD_EVERY = 64  # text chunks taken from a provider that never waits before l
 
 
 class Updates(Protocol):
-    """Where the turn's `session/update` events go (`app.sessions.updates.TurnUpdates`)."""
+    """Where the turn's `session/update` events go (`app.sessions.live.updates.TurnUpdates`)."""
 
     async def emit(self, event: SessionEvent) -> None: ...
 
@@ -49,6 +49,8 @@ class Updates(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class TurnSettings:
+    """What a turn runs with, read from the agent's config when it starts."""
+
     max_steps: int
     system_prompt: str | None
     auto_approve: frozenset[str]
@@ -58,6 +60,8 @@ class TurnSettings:
 
 @dataclass(slots=True)
 class TurnOutcome:
+    """How a turn ended and what it said: its id, stop reason and the text streamed (the prompt's answer)."""
+
     stop_reason: str = "end_turn"
     content: str = ""
     turn_id: str = ""
@@ -98,7 +102,7 @@ class _Text:
     a list and joined only when written: appending to one growing string would be quadratic.
     """
 
-    def __init__(self, store: SessionStore, live: LiveSession, row: Callable[..., dict[str, Any]]) -> None:
+    def __init__(self, store: Transcript, live: LiveSession, row: Callable[..., dict[str, Any]]) -> None:
         self._store, self._live, self._row = store, live, row
         self.index: int | None = None
         self._chunks: list[str] = []
@@ -160,7 +164,7 @@ async def run_turn(
     context: Sequence[Mapping[str, Any]],
     provider: Provider,
     tools: Mapping[str, Tool],
-    store: SessionStore,
+    store: Transcript,
     updates: Updates,
     settings: TurnSettings,
     outcome: TurnOutcome,
@@ -257,7 +261,7 @@ async def _run_tool(
     live: LiveSession,
     call: ToolCall,
     tools: Mapping[str, Tool],
-    store: SessionStore,
+    store: Transcript,
     updates: Updates,
     settings: TurnSettings,
     row: Callable[..., dict[str, Any]],

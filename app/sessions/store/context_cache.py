@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
-from app.sessions.store_types import Mode
+from app.sessions.mode import SessionMode
 
 __all__ = ["ContextCache", "ReplayRow"]
 
@@ -34,11 +34,13 @@ class ReplayRow(NamedTuple):
     name: str | None
 
 
-Key = tuple[str, Mode, str]  # session id, mode, surface
+Key = tuple[str, SessionMode, str]  # session id, mode, surface
 
 
 @dataclass(slots=True)
 class Entry:
+    """One cached context: its snapshot, the rows after it, and the messages rebuilt from them (lazily)."""
+
     snapshot: tuple[int, int, str] | None  # (snapshot_id, boundary, messages JSON)
     next_index: int
     rows: list[ReplayRow]
@@ -51,6 +53,11 @@ class Entry:
 
 
 class ContextCache:
+    """The model context of each (session, mode, surface) as last read or written, kept exact by the writes that
+
+
+    report to it (`StoreUnits.write`); a write it cannot apply drops the session's entries."""
+
     def __init__(self) -> None:
         self._entries: OrderedDict[Key, Entry] = OrderedDict()
         self._versions: dict[str, int] = {}
@@ -90,7 +97,7 @@ class ContextCache:
         for key in [key for key in self._entries if key[0] == session_id]:
             del self._entries[key]
 
-    def appended(self, session_id: str, mode: Mode, surface: str, row: ReplayRow) -> None:
+    def appended(self, session_id: str, mode: SessionMode, surface: str, row: ReplayRow) -> None:
         for key in [key for key in self._entries if key[0] == session_id and key[1] == mode]:
             entry = self._entries[key]
             if entry.next_index != row.idx:  # not the row this entry expected next: never guess
@@ -105,7 +112,7 @@ class ContextCache:
                 if len(entry.rows) > MAX_ROWS or entry.chars > MAX_CHARS:
                     del self._entries[key]
 
-    def updated(self, session_id: str, mode: Mode, index: int, content: str) -> None:
+    def updated(self, session_id: str, mode: SessionMode, index: int, content: str) -> None:
         for key in [key for key in self._entries if key[0] == session_id and key[1] == mode]:
             entry = self._entries[key]
             position = entry.positions.get(index)
@@ -117,7 +124,7 @@ class ContextCache:
             entry.messages = _retexted(entry.messages, old, content) if last else None
             entry.chars += len(content) - len(old.content)
 
-    def snapshot_saved(self, session_id: str, mode: Mode, surface: str, snapshot: tuple[int, int, str]) -> None:
+    def snapshot_saved(self, session_id: str, mode: SessionMode, surface: str, snapshot: tuple[int, int, str]) -> None:
         """The newest snapshot of `surface` now rules (ids grow per session): replay starts after its boundary."""
         boundary = snapshot[1]
         for key in [key for key in self._entries if key[:3] == (session_id, mode, surface)]:
