@@ -6,7 +6,7 @@
 * answer schemas from the result models of `gateway/openapi_models.py` (and the config's own `Config` model),
   with every `$defs` hoisted into `components/schemas`.
 
-Every model is a msgspec Struct, described by the generator the OpenRPC document shares (rpc/json_schema.py).
+Every model is a msgspec Struct, described by the generator the OpenRPC document shares (rpc/contract/json_schema.py).
 
 So a length, a pattern or a bound is stated once, in the model. What stays written here is the part no model
 holds: paths, summaries, and which statuses each operation can answer (the middleware's 400 and 413 on every
@@ -23,11 +23,11 @@ from typing import Any
 
 from app.config.schema import Config
 from gateway import openapi_models as m
-from rpc.json_schema import REF, Components, JsonSchema, Model, masked
+from rpc.contract.json_schema import REF, Components, JsonSchema, Model, masked
+from rpc.contract.results import OpenRpcDocument
 from rpc.methods.config import GetParams, SetParams
 from rpc.methods.files import MAX_ATTACHMENTS  # not app.files: the gateway starts without it (issue 15)
 from rpc.methods.session import ListParams, MessagesParams, PromptParams
-from rpc.results import OpenRpcDocument
 
 __all__ = ["openapi_spec"]
 

@@ -3,7 +3,7 @@
 test that converts real answers into them (tests/unit/gateway/test_gateway_openapi.py) fails on any drift.
 
 The answers a route shares with its JSON-RPC twin (`Status`, `SessionList`, `Messages`, …) are the RPC results of
-`rpc/results.py`, which the OpenRPC document states too: one model for both documents.
+`rpc/contract/results.py`, which the OpenRPC document states too: one model for both documents.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from rpc.results import (
+from rpc.contract.results import (
     PAIRING_CODE_PATTERN,
     STATUS_PROTOCOL_FIELDS,
     ConfigProp,

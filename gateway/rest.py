@@ -20,9 +20,9 @@ from app.storage import iso_z
 from gateway.auth import caller_context, http_peer
 from gateway.errors import ApiError, json_response, mapped
 from gateway.openapi import openapi_spec
-from rpc.dispatcher import Dispatcher
-from rpc.methods.discover import encoded_document
-from rpc.registry import Params, validate
+from rpc.contract.discover import encoded_document
+from rpc.core.dispatcher import Dispatcher
+from rpc.core.registry import Params, validate
 
 __all__ = ["PairBody", "RestApi", "json_object"]
 

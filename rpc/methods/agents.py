@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from app.agents.status import agent_statuses
-from rpc.context import CallContext
-from rpc.registry import NoParams, Registry
+from rpc.core.context import CallContext
+from rpc.core.registry import NoParams, Registry
 
 __all__ = ["register"]
 

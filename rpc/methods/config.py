@@ -10,9 +10,9 @@ from msgspec import Meta
 from app.auth import policy
 from app.config import errors as config_errors
 from app.config.props import MAX_PROP_CHARS
-from rpc.context import CallContext
-from rpc.errors import Forbidden, InternalError, InvalidParams, RpcError, error_mapper
-from rpc.registry import Params, Registry
+from rpc.core.context import CallContext
+from rpc.core.errors import Forbidden, InternalError, InvalidParams, RpcError, error_mapper
+from rpc.core.registry import Params, Registry
 
 __all__ = ["map_config_error", "register"]
 

@@ -9,8 +9,8 @@ from msgspec import Meta
 
 from app.config import sections
 from app.config.props import MAX_PROP_CHARS
-from rpc.context import CallContext
-from rpc.registry import NoParams, Params, Registry
+from rpc.core.context import CallContext
+from rpc.core.registry import NoParams, Params, Registry
 
 __all__ = ["register"]
 

@@ -14,17 +14,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from msgspec import Meta
 
-from rpc.context import CallContext
-from rpc.errors import InternalError, InvalidParams, LimitExceeded, RpcError, UploadNotFound
+from rpc.core.context import CallContext
+from rpc.core.errors import InternalError, InvalidParams, LimitExceeded, RpcError, UploadNotFound
+from rpc.core.registry import Params, Registry, SessionId
+from rpc.core.wire import to_wire
 from rpc.methods.session import files_of
-from rpc.registry import Params, Registry, SessionId
-from rpc.wire import to_wire
 
 # `app.files` is imported by its first call (`Services.file_service`), not at start-up.
 if TYPE_CHECKING:
     from app.auth.policy import Principal
     from app.files.service import FileService
-    from rpc.connection import Connection
+    from rpc.core.connection import Connection
 
 __all__ = ["GRANT", "MAX_ATTACHMENTS", "connection_closed", "map_file_error", "register"]
 
@@ -36,7 +36,7 @@ _UploadId = Annotated[str, Meta(min_length=1, max_length=64)]
 
 class _FileParams(Params, frozen=True, rename=None):
     """Errors name fields in snake_case, like everything else of the file/* methods (R-WIRE-8); camelCase keys are
-    still accepted (`rpc.registry.validate`)."""
+    still accepted (`rpc.core.registry.validate`)."""
 
 
 class AttachFile(_FileParams, frozen=True):

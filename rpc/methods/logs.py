@@ -1,12 +1,12 @@
 """`logs/subscribe` (R-ZC-4): from its answer until the connection ends, the daemon's own log records reach the
-caller as `logs/event` notifications (`rpc.log_stream`; docs/protocol.md)."""
+caller as `logs/event` notifications (`rpc.core.log_stream`; docs/protocol.md)."""
 
 from __future__ import annotations
 
-from rpc.connection import Connection
-from rpc.context import CallContext
-from rpc.log_stream import stream_for
-from rpc.registry import AfterReply, NoParams, Registry
+from rpc.core.connection import Connection
+from rpc.core.context import CallContext
+from rpc.core.log_stream import stream_for
+from rpc.core.registry import AfterReply, NoParams, Registry
 
 __all__ = ["register"]
 

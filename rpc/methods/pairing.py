@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 from msgspec import Meta
 
 from app.storage import iso_z
-from rpc.context import CallContext
-from rpc.errors import Forbidden, InvalidParams
-from rpc.registry import NoParams, Params, Registry
+from rpc.core.context import CallContext
+from rpc.core.errors import Forbidden, InvalidParams
+from rpc.core.registry import NoParams, Params, Registry
 
 if TYPE_CHECKING:
     from app.auth.pairing import PairingRecord

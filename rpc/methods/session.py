@@ -11,8 +11,8 @@ from msgspec.structs import replace
 
 from app.sessions import errors as domain
 from app.sessions.list_pages import MAX_LIMIT
-from rpc.context import CallContext
-from rpc.errors import (
+from rpc.core.context import CallContext
+from rpc.core.errors import (
     InternalError,
     InvalidParams,
     RpcError,
@@ -22,8 +22,8 @@ from rpc.errors import (
     SessionNotOwned,
     error_mapper,
 )
-from rpc.registry import AfterReply, Params, Registry, SessionId
-from rpc.session_bridge import Elicitor, sink_for
+from rpc.core.registry import AfterReply, Params, Registry, SessionId
+from rpc.core.session_bridge import Elicitor, sink_for
 
 if TYPE_CHECKING:
     from app.files.service import FileService
@@ -62,7 +62,6 @@ class PromptParams(SessionParams, frozen=True):
 class ApproveParams(SessionParams, frozen=True):
     request_id: Annotated[str, Meta(min_length=1, max_length=64)]
     decision: Literal["allow_once", "allow_always", "reject"]
-    replacement: str | None = None  # with the zerocode dialect's `reject_with_edit` (rpc/zerocode.py)
 
 
 class ListParams(Params, frozen=True):
@@ -183,9 +182,7 @@ def cancel(ctx: CallContext, params: SessionParams) -> dict[str, Any]:
 
 def approve(ctx: CallContext, params: ApproveParams) -> dict[str, Any]:
     # R-MULTI-3: `acknowledged:false` when another client's answer (or the timeout) settled it first.
-    acknowledged = ctx.services.sessions.approve(
-        ctx.principal, params.session_id, params.request_id, params.decision, params.replacement
-    )
+    acknowledged = ctx.services.sessions.approve(ctx.principal, params.session_id, params.request_id, params.decision)
     return {"sessionId": params.session_id, "requestId": params.request_id, "acknowledged": acknowledged}
 
 

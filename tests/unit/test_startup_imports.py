@@ -124,7 +124,7 @@ METHODS = [
 @pytest.mark.req("R-PATH-7")
 def test_the_registry_builds_no_params_model_until_its_first_call() -> None:
     code = (
-        "from rpc import registry as r\n"
+        "from rpc.core import registry as r\n"
         "from rpc.methods import build_registry\n"
         "registry = build_registry()\n"
         "assert r._NORMALISE == {}, r._NORMALISE\n"  # each model's key table is made by its first validation

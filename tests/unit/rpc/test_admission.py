@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from rpc.admission import Admissions, admit
-from rpc.context import Surface
-from rpc.errors import AuthRequired, Forbidden
-from rpc.registry import MethodSpec, NoParams
+from rpc.core.admission import Admissions, admit
+from rpc.core.context import Surface
+from rpc.core.errors import AuthRequired, Forbidden
+from rpc.core.registry import MethodSpec, NoParams
 
 RPC = Path(__file__).resolve().parents[3] / "rpc"
 
@@ -98,4 +98,4 @@ def test_no_import_cycle_among_rpc_modules_not_even_for_type_checking() -> None:
     for module in sorted(graph):
         if module not in state:
             visit(module, [module])
-    assert {"rpc.dispatcher", "rpc.connection", "rpc.context", "rpc.admission"} <= set(graph)
+    assert {"rpc.core.dispatcher", "rpc.core.connection", "rpc.core.context", "rpc.core.admission"} <= set(graph)

@@ -18,10 +18,10 @@ from referencing.jsonschema import DRAFT7
 
 from app import __version__
 from app.cli.docs_command import page, write_page
-from rpc.contracts import CONTRACTS
-from rpc.error_kinds import ERROR_KINDS
+from rpc.contract.contracts import CONTRACTS
+from rpc.contract.openrpc import openrpc_document
+from rpc.core.error_kinds import ERROR_KINDS
 from rpc.methods import build_registry
-from rpc.openrpc import openrpc_document
 
 pytestmark = pytest.mark.req("R-DISC-1")
 
@@ -130,7 +130,8 @@ def test_config_secrets_read_as_the_mask_in_config_get_results() -> None:
 def test_the_document_is_built_on_first_use_not_at_start_up() -> None:
     code = (
         "import sys, app.daemon, gateway.app\n"
-        "lazy = ('rpc.openrpc', 'rpc.contracts', 'rpc.error_kinds', 'rpc.traffic', 'rpc.methods_page')\n"
+        "lazy = ('rpc.contract.openrpc', 'rpc.contract.contracts', 'rpc.core.error_kinds', 'rpc.contract.traffic',"
+        " 'rpc.contract.methods_page')\n"
         "print(sorted(m for m in lazy if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
@@ -164,7 +165,7 @@ def test_the_openrpc_page_is_the_document_of_this_version() -> None:
 
 def test_a_method_registered_without_a_contract_is_listed_with_any_result() -> None:
     """An embedding's (or a test's) own method is still served and listed, its result left open."""
-    from rpc.registry import NoParams
+    from rpc.core.registry import NoParams
 
     registry = build_registry()
     registry.method("test/extra", params=NoParams, grant="system:read")(lambda ctx, params: {})
@@ -174,8 +175,8 @@ def test_a_method_registered_without_a_contract_is_listed_with_any_result() -> N
 
 
 def test_a_client_notification_is_listed_without_a_result(monkeypatch: pytest.MonkeyPatch) -> None:
-    from rpc import contracts
-    from rpc.registry import NoParams
+    from rpc.contract import contracts
+    from rpc.core.registry import NoParams
 
     registry = build_registry()
     registry.method("test/notice", params=NoParams, grant=None)(lambda ctx, params: None)

@@ -1,15 +1,14 @@
 """The ACP methods (R-EDIT-2..4): params and results in ACP's shape around the standard handlers.
 
-A method ACP and the native protocol share (`session/new`, `session/prompt`, `session/cancel`, `session/list`,
-`session/close`) keeps its one handler: `adapt` wraps its registry entry with ACP's params, result and error codes.
-The methods only ACP has (`session/load`, `session/resume`, `session/set_config_option`) are this dialect's own
-(`own_method`), never in the native registry, so the native contract is unchanged.
+A method ACP and the standard protocol share (`session/new`, `session/prompt`, `session/cancel`, `session/list`,
+`session/close`) is ACP's handler over the standard one, with ACP's params and error codes (`ADAPTATIONS`). The methods
+only ACP has (`session/load`, `session/resume`, `session/set_config_option`) are this dialect's own (`OWN_METHODS`),
+never in the standard registry, so the standard contract is unchanged. Both go through the registry's one adapter
+(`rpc.core.registry.Adaptation`).
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -19,20 +18,20 @@ from msgspec import Meta
 from app.sessions.errors import SessionError
 from app.sessions.errors import SessionNotFound as DomainSessionNotFound
 from app.storage.timestamps import iso_z
-from rpc.acp import text_update, tool_call_start, tool_call_update
-from rpc.acp_content import prompt_text
-from rpc.acp_peer import peer_of
-from rpc.envelope import encode_notifications
-from rpc.errors import InternalError, InvalidParams, InvalidRequest, RpcError
+from rpc.core.envelope import encode_notifications
+from rpc.core.errors import InternalError, InvalidParams, InvalidRequest, RpcError
+from rpc.core.registry import Adaptation, AfterReply, Handler, MethodSpec, Params, SessionId
+from rpc.core.session_bridge import sink_for
+from rpc.dialects.acp.content import prompt_text
+from rpc.dialects.acp.peer import peer_of
+from rpc.dialects.acp.updates import text_update, tool_call_start, tool_call_update
 from rpc.methods import session
-from rpc.registry import AfterReply, MethodSpec, Params, SessionId
-from rpc.session_bridge import sink_for
 
 if TYPE_CHECKING:
     from app.sessions.store_types import TranscriptRow
-    from rpc.context import CallContext
+    from rpc.core.context import CallContext
 
-__all__ = ["AcpAuthRequired", "adapt", "own_method"]
+__all__ = ["ADAPTATIONS", "OWN_METHODS", "AcpAuthRequired", "acp_error"]
 
 LIST_PAGE = 50
 REPLAY_PAGE = 1000
@@ -244,31 +243,12 @@ def acp_error(exc: Exception) -> Exception:
     return exc
 
 
-Handler = Callable[["CallContext", Any], Any]
+def _as_acp_error(ctx: CallContext, params: Params, exc: Exception) -> Any:
+    raise acp_error(exc) from None
 
 
-def _translated(handler: Handler) -> Handler:
-    if not inspect.iscoroutinefunction(handler):
-
-        def run(ctx: CallContext, params: Any) -> Any:
-            try:
-                return handler(ctx, params)
-            except Exception as exc:
-                raise acp_error(exc) from None
-
-        return run
-
-    async def run_async(ctx: CallContext, params: Any) -> Any:
-        try:
-            return await handler(ctx, params)
-        except Exception as exc:
-            raise acp_error(exc) from None
-
-    return run_async
-
-
-# name → (handler, params model); shared with the native registry
-_SHARED: dict[str, tuple[Handler, type[Params]]] = {
+# name → (handler, params model): ACP's way of a method the standard registry has
+_SHARED: dict[str, tuple[Handler[Any], type[Params]]] = {
     "initialize": (initialized_again, Params),
     "session/new": (new, NewParams),
     "session/prompt": (prompt, PromptParams),
@@ -276,35 +256,15 @@ _SHARED: dict[str, tuple[Handler, type[Params]]] = {
     "session/close": (close, SessionParams),
     "session/list": (list_sessions, ListParams),
 }
-# name → (handler, params model, grant); ACP's own
-_OWN: dict[str, tuple[Handler, type[Params], str]] = {
-    "session/load": (load, LoadParams, "sessions:create"),
-    "session/resume": (resume, LoadParams, "sessions:create"),
-    "session/set_config_option": (set_config_option, ConfigParams, "sessions:update"),
+ADAPTATIONS: dict[str, Adaptation] = {
+    name: Adaptation(params=model, handler=handler, recover=_as_acp_error) for name, (handler, model) in _SHARED.items()
 }
-_OWN_SPECS: dict[str, MethodSpec[Any]] = {}
-
-
-def adapt(spec: MethodSpec[Any]) -> MethodSpec[Any]:
-    shared = _SHARED.get(spec.name)
-    if shared is None:
-        return spec
-    handler, model = shared
-    return MethodSpec(
-        spec.name,
-        _translated(handler),
-        model,
-        spec.grant,
-        spec.local_only,
-        spec.requires_init,
-        spec.barrier,
-        spec.answered,
+# ACP's own methods, never in the standard registry (so the standard contract is unchanged)
+OWN_METHODS: dict[str, MethodSpec[Any]] = {
+    spec.name: spec.adapted(Adaptation(recover=_as_acp_error))
+    for spec in (
+        MethodSpec("session/load", load, LoadParams, "sessions:create"),
+        MethodSpec("session/resume", resume, LoadParams, "sessions:create"),
+        MethodSpec("session/set_config_option", set_config_option, ConfigParams, "sessions:update"),
     )
-
-
-def own_method(name: str) -> MethodSpec[Any] | None:
-    spec = _OWN_SPECS.get(name)
-    if spec is None and name in _OWN:
-        handler, model, grant = _OWN[name]
-        spec = _OWN_SPECS[name] = MethodSpec(name, _translated(handler), model, grant)
-    return spec
+}

@@ -27,9 +27,9 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Final
 
-from rpc.connection import Connection
-from rpc.context import DaemonView
-from rpc.envelope import encode_notifications
+from rpc.core.connection import Connection
+from rpc.core.context import DaemonView
+from rpc.core.envelope import encode_notifications
 
 __all__ = ["MAX_QUEUED", "LogStream", "install", "log_event", "stream_for"]
 

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from app.agents.base import Elicitation
 from app.sessions.errors import SessionError
-from rpc.client_requests import PeerError, PendingLimitReached
-from rpc.context import Authority, CallContext, ClientChannel
-from rpc.dialect import STANDARD, Question
+from rpc.core.client_requests import PeerError, PendingLimitReached
+from rpc.core.context import Authority, CallContext, ClientChannel
+from rpc.core.dialect import STANDARD, Question
 from rpc.transports.base import ConnectionClosed
 
 if TYPE_CHECKING:

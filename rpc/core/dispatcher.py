@@ -1,8 +1,8 @@
 """The dispatcher's daemon-wide half: every surface's calls meet here (R-ARCH-1..3; docs/call-path.md).
 
-`Dispatcher` accepts peers under the connection cap and makes each a `Connection` (`rpc.connection`: the one way
+`Dispatcher` accepts peers under the connection cap and makes each a `Connection` (`rpc.core.connection`: the one way
 in and out of a peer's frames); it owns what all connections share: the registry, admission with its memo
-(`rpc.admission.Gate`), the error boundary and its counts (`rpc.boundary`), the open-connection table that the
+(`rpc.core.admission.Gate`), the error boundary and its counts (`rpc.core.boundary`), the open-connection table that the
 metrics and terminal look-ups read. HTTP routes call `call()`: the same admission, params model, handler and
 error boundary as a JSON-RPC request, without a connection. Handlers see none of this: they get a `DaemonView`.
 """
@@ -11,26 +11,26 @@ from __future__ import annotations
 
 import inspect
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from rpc.admission import Gate
-from rpc.boundary import ErrorBoundary
-from rpc.connection import Connection
-from rpc.context import Authority, CallContext, NoClient, Surface, Traffic
-from rpc.dialect import Dialect
-from rpc.envelope import encode_error
-from rpc.errors import LimitExceeded, RpcError
-from rpc.registry import AfterReply, MethodSpec, Registry
-from rpc.transports.base import FrameTransport, Peer
+from rpc.core.admission import Gate
+from rpc.core.boundary import ErrorBoundary
+from rpc.core.connection import Connection
+from rpc.core.context import Authority, CallContext, NoClient, Surface, Traffic
+from rpc.core.dialect import STANDARD, Dialect
+from rpc.core.envelope import encode_error
+from rpc.core.errors import InvalidRequest, LimitExceeded, MethodNotFound, ParseError, RpcError
+from rpc.core.registry import AfterReply, MethodSpec, Registry
+from rpc.transports.base import FrameTransport, Peer, Refusal
 
 if TYPE_CHECKING:
     from app.audit import AuditLog
     from app.auth.policy import Principal
     from app.config.schema import Limits
     from app.services import Services
-    from rpc.context import Terminal
+    from rpc.core.context import Terminal
 
 __all__ = ["DaemonState", "Dispatcher"]
 
@@ -44,13 +44,18 @@ class Dispatcher:
         *,
         limits: Callable[[], Limits],
         on_count_change: Callable[[int], None] = lambda _count: None,
+        dialects: Sequence[Dialect] = (),
+        contract: Callable[[Registry, Services], bytes] | None = None,
     ) -> None:
+        """`dialects`: those an `initialize` may ask for besides the standard one (the composition root's table,
+        `rpc.dialects.DIALECTS`); `contract`: the OpenRPC document `rpc.discover` answers (`rpc.contract`)."""
         self.registry = registry
         self.services = services
         self.audit = audit
         self.errors = ErrorBoundary(audit)
         self.gate = Gate(registry, services.auth)
-        self.state = DaemonState(registry, self.errors)
+        described = partial(contract, registry, services) if contract is not None else None
+        self.state = DaemonState(registry, self.errors, tuple(dialects), described)
         self._limits = limits
         self._on_count_change = on_count_change
 
@@ -100,6 +105,12 @@ class Dispatcher:
         self.audit.record("connect", peer.label, None)
         self._on_count_change(len(self.state.connections))
         return connection
+
+    def refusal(self, reason: Refusal, limit: int) -> bytes:
+        """The error frame a transport sends for a frame it cannot hand over (`rpc.transports.base.Acceptor`)."""
+        if reason == "not_text":  # R-WIRE-1: JSON-RPC travels in text frames; a binary one reads as undecodable
+            return encode_error(None, ParseError("Parse error: send each JSON-RPC message as a text frame"))
+        return encode_error(None, InvalidRequest("Frame too large", kind="frame_too_large", limit=limit))
 
     def _closed(self, connection: Connection) -> None:
         state = self.state
@@ -155,14 +166,32 @@ class Dispatcher:
 
 
 class DaemonState:
-    """What the daemon's connections share and a handler may read (`rpc.context.DaemonView`): the open
+    """What the daemon's connections share and a handler may read (`rpc.core.context.DaemonView`): the open
     connections, the methods served, the terminals' environments, the traffic counters."""
 
-    __slots__ = ("__weakref__", "_errors", "_registry", "close_listeners", "connections", "http_inflight", "stalls")
+    __slots__ = (
+        "__weakref__",
+        "_contract",
+        "_dialects",
+        "_errors",
+        "_registry",
+        "close_listeners",
+        "connections",
+        "http_inflight",
+        "stalls",
+    )
 
-    def __init__(self, registry: Registry, errors: ErrorBoundary) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        errors: ErrorBoundary,
+        dialects: tuple[Dialect, ...] = (),
+        contract: Callable[[], bytes] | None = None,
+    ) -> None:
         self._registry = registry
         self._errors = errors
+        self._dialects = dialects
+        self._contract = contract
         self.connections: set[Connection] = set()
         self.close_listeners: list[Callable[[Connection], None]] = []
         self.stalls = 0  # closed peers that were cut off for not reading, since start
@@ -178,6 +207,20 @@ class DaemonState:
     def add_close_listener(self, listener: Callable[[Connection], None]) -> None:
         """Run `listener(connection)` when a connection ends (e.g. to discard what it staged)."""
         self.close_listeners.append(listener)
+
+    def dialect_for(self, peer: Peer, params: Mapping[str, Any]) -> Dialect:
+        """The listener's dialect, else the first that claims the `initialize` params, else the standard one."""
+        if isinstance(peer.dialect, Dialect):
+            return peer.dialect
+        for dialect in self._dialects:
+            if dialect.claims(params):
+                return dialect
+        return STANDARD
+
+    def contract(self) -> bytes:
+        if self._contract is None:
+            raise MethodNotFound("This daemon serves no contract document")
+        return self._contract()
 
     def tui_env(self, tui_id: str, principal_id: str) -> Mapping[str, str] | None:
         """The environment the open terminal `tui_id` of `principal_id` handed over at `initialize` (R-ZC-6).

@@ -21,7 +21,7 @@ from app.sessions.errors import SessionError
 if TYPE_CHECKING:
     from app.sessions.events import ApprovalRequest
     from app.sessions.registry import SessionRegistry
-    from rpc.context import Authority, ClientChannel
+    from rpc.core.context import Authority, ClientChannel
 
 __all__ = ["CANCEL_REQUEST", "PERMISSION_OPTIONS", "AcpPeer", "peer_of"]
 

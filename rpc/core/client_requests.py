@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from rpc.envelope import Response, encode_notifications, encode_request
+from rpc.core.envelope import Response, encode_notifications, encode_request
 from rpc.transports.base import ConnectionClosed, FrameTransport
 
 __all__ = ["ClientRequests", "PeerError", "PendingLimitReached"]

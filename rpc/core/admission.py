@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rpc.dialect import STANDARD, Dialect
-from rpc.errors import AuthRequired, Forbidden, MethodNotFound
+from rpc.core.dialect import STANDARD, Dialect
+from rpc.core.errors import AuthRequired, Forbidden, MethodNotFound
 
 if TYPE_CHECKING:
     from app.auth.authenticator import Authenticator
     from app.auth.policy import Principal
-    from rpc.context import Authority, Surface
-    from rpc.registry import MethodSpec, Registry
+    from rpc.core.context import Authority, Surface
+    from rpc.core.registry import MethodSpec, Registry
 
 __all__ = ["Admissions", "Gate", "admit", "check_surface", "require_grant"]
 
@@ -89,7 +89,7 @@ class Gate:
         spec = self._registry.get(method) or authority.dialect.own_method(method)
         if spec is None:
             raise MethodNotFound
-        # The entry itself unless the dialect shapes it (rpc/zerocode.py, rpc/acp.py).
+        # The entry itself unless the dialect shapes it (rpc/dialects/zerocode/dialect.py, rpc/dialects/acp/updates.py).
         adapted: MethodSpec[Any] = authority.dialect.adapt(spec)
         admitted: MethodSpec[Any] | None = authority.admitted.get(method)
         if admitted is adapted and authority.generation == self.auth.generation:

@@ -1,4 +1,4 @@
-"""`docs/methods.md` (R-DISC-2), rendered from the OpenRPC document (rpc/openrpc.py): one section per method
+"""`docs/methods.md` (R-DISC-2), rendered from the OpenRPC document (rpc/contract/openrpc.py): one section per method
 (params, result, errors, grant, the notifications it causes), then the schemas, the errors and the daemon→client
 traffic. `zeroclaw docs methods` prints it; CI fails when the committed page differs."""
 

@@ -1,7 +1,7 @@
 """`system/metrics` (and `GET /metrics`): the daemon's counters in the Prometheus text format (docs/operations.md).
 
 Nothing is counted on the request path beyond one list increment on the method's registry entry
-(`MethodSpec.answered`, rpc/registry.py): a custom collector reads the daemon's `traffic()`, the domain's
+(`MethodSpec.answered`, rpc/core/registry.py): a custom collector reads the daemon's `traffic()`, the domain's
 `Observations` and the files service when scraped, and `prometheus_client` renders them. Each daemon has its own
 `CollectorRegistry` (built by its first scrape, so a daemon never scraped never imports `prometheus_client`); the
 library's global registry is not used.
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, cast
 
-from rpc.context import CallContext, DaemonView
-from rpc.registry import NoParams
+from rpc.core.context import CallContext, DaemonView
+from rpc.core.registry import NoParams
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry

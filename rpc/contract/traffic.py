@@ -1,6 +1,6 @@
 """What the daemon sends a client unasked: notifications (`session/update`, `logs/event`) and requests
 (`elicitation/create`), each with its params model (and a request's answer model), as the OpenRPC document
-declares them under `x-notifications` and `x-server-requests` (rpc/openrpc.py)."""
+declares them under `x-notifications` and `x-server-requests` (rpc/contract/openrpc.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from app.sessions.events import SessionEvent
-from rpc import results as r
-from rpc.wire import camel, not_standard
+from rpc.contract import results as r
+from rpc.core.wire import camel, not_standard
 
 __all__ = ["NOTIFICATIONS", "SERVER_REQUESTS", "Traffic"]
 
@@ -29,7 +29,7 @@ class Traffic:
 
 
 def _event_model(event: type) -> type[msgspec.Struct]:
-    """A `session/update` event as the standard dialect sends it (`rpc.wire.events_to_wire`)."""
+    """A `session/update` event as the standard dialect sends it (`rpc.core.wire.events_to_wire`)."""
     hints = get_type_hints(event)
     kind = get_args(hints["type"])[0]
     omitted = not_standard(kind)

@@ -7,8 +7,8 @@ this module shapes what goes in and out, and the standard handlers run the calls
 * `session/update` events become ACP `SessionUpdate`s (`acp_update`): text and thought chunks, `tool_call` and
   `tool_call_update`; `history_trimmed` the extension notification `_zeroclaw/history_trimmed`; `turn_complete`
   is the prompt's answer and no update; events this dialect does not know (`approval_resolved`) send nothing;
-* an `approval_request` becomes the daemon→client request `session/request_permission` (`rpc.acp_peer`);
-* the methods (`adapt`, `own_method`) are `rpc.acp_methods`'.
+* an `approval_request` becomes the daemon→client request `session/request_permission` (`rpc.dialects.acp.peer`);
+* the methods (`adapt`, `own_method`) are `rpc.dialects.acp.methods`'.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rpc.envelope import encode_notifications
+from rpc.core.envelope import encode_notifications
 
 __all__ = [
     "HISTORY_TRIMMED",

@@ -1,7 +1,7 @@
 """The OpenRPC 1.3.2 document of the JSON-RPC surface (R-DISC-1), generated from the registry that dispatches:
 its methods, their params models (by name, one content descriptor per field), grants and local-only flags; and
-from `rpc.contracts` (results, the errors each adds), `rpc.error_kinds` (every error's code and `data` shape) and
-`rpc.traffic` (the daemon→client notifications and requests).
+from `rpc.contract.contracts` (results, the errors each adds), `rpc.core.error_kinds` (every error's code and `data`
+shape) and `rpc.contract.traffic` (the daemon→client notifications and requests).
 
 Decisions where OpenRPC is silent (docs/protocol.md, "The machine-readable contract"):
 * An error object's `data` holds the JSON Schema of the error's `data` (its `kind` and what the kind adds):
@@ -19,11 +19,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rpc.contracts import CONTRACTS, Contract
-from rpc.error_kinds import ERROR_KINDS
-from rpc.json_schema import Components, JsonSchema, masked
-from rpc.registry import MethodSpec, Registry
-from rpc.traffic import NOTIFICATIONS, SERVER_REQUESTS, Traffic
+from rpc.contract.contracts import CONTRACTS, Contract
+from rpc.contract.json_schema import Components, JsonSchema, masked
+from rpc.contract.traffic import NOTIFICATIONS, SERVER_REQUESTS, Traffic
+from rpc.core.error_kinds import ERROR_KINDS
+from rpc.core.registry import MethodSpec, Registry
 
 __all__ = ["OPENRPC_VERSION", "openrpc_document"]
 

@@ -1,30 +1,32 @@
 """The method registry (R-ARCH-2): each method declared once, with its params model, the grant it needs, whether
-it is local-only, and its handler. `initialize.methods`, admission (`rpc.admission`) and the REST adapters all
+it is local-only, and its handler. `initialize.methods`, admission (`rpc.core.admission`) and the REST adapters all
 read it. Handlers are plain functions when they never suspend (the dispatcher runs them inline, on the read path)
 and coroutine functions when they do (each call gets its own task). A plain function that must wait only sometimes
 returns a coroutine then, which the dispatcher runs as the call's own task (`session/list`: answered from memory,
 read from storage only when its list is not kept); a task costs the call a turn of the event loop, where the other
 connections' work runs first.
+
+A dialect (rpc.core.dialect) runs some methods its own way: `Adaptation` says what differs (params, handler, result,
+errors) and `MethodSpec.adapted` makes the entry it runs, the one way every dialect adapts a method.
 """
 
 from __future__ import annotations
 
 import inspect
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, TypeVar, Union, get_args, get_origin
+from types import CoroutineType
+from typing import Annotated, Any, ClassVar, Generic, TypeVar, Union, get_args, get_origin
 
 import msgspec
 
 from app.auth.grants import parse_grant
 from app.validation import field_error
-from rpc.errors import InvalidParams
-
-if TYPE_CHECKING:
-    from rpc.context import CallContext
+from rpc.core.errors import InvalidParams
 
 __all__ = [
+    "Adaptation",
     "AfterReply",
     "Handler",
     "MethodSpec",
@@ -90,8 +92,21 @@ _convert = msgspec.convert  # a module global: one lookup per call instead of tw
 _UNKNOWN: Any = object()  # `MethodSpec.empty` before the first call without params
 
 
-# A plain function (its result may be a coroutine, run as its own task), or a coroutine function.
-Handler = Callable[["CallContext", P], Any]
+# A plain function (its result may be a coroutine, run as its own task), or a coroutine function. Its first
+# argument is an `rpc.core.context.CallContext`, not named here: the context names the dialects, which name this.
+Context = Any
+Handler = Callable[[Context, P], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Adaptation:
+    """How a dialect runs one method differently (`MethodSpec.adapted`); each None keeps the method's own."""
+
+    params: type[Params] | None = None  # the params model its clients send
+    handler: Handler[Any] | None = None  # a handler of its own, in place of the method's
+    prepare: Callable[[Params], Params] | None = None  # its params as the handler takes them
+    shape: Callable[[Context, Params, Any], Any] | None = None  # the handler's result as it answers it
+    recover: Callable[[Context, Params, Exception], Any] | None = None  # an error: a result of its own, or raise
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +143,16 @@ class MethodSpec(Generic[P]):
             raise InvalidParams("Invalid params: pass params as an object", errors=[{"field": "", "type": "by_name"}])
         return validate(self.params, raw, strict=strict)
 
+    def adapted(self, adaptation: Adaptation | None) -> MethodSpec[Any]:
+        """This entry as a dialect runs it: same name, grant and flags, one answer counter."""
+        if adaptation is None:
+            return self
+        run = _adapted_handler(adaptation.handler or self.handler, adaptation)
+        params = adaptation.params or self.params
+        return MethodSpec(
+            self.name, run, params, self.grant, self.local_only, self.requires_init, self.barrier, self.answered
+        )
+
     def _empty(self) -> Params | None:
         try:
             empty: Params | None = msgspec.convert(self.params.derive({}), self.params)
@@ -135,6 +160,52 @@ class MethodSpec(Generic[P]):
             empty = None
         object.__setattr__(self, "empty", empty)
         return empty
+
+
+def _adapted_handler(handler: Handler[Any], adaptation: Adaptation) -> Handler[Any]:
+    prepare, shape, recover = adaptation.prepare, adaptation.shape, adaptation.recover
+    if prepare is None and shape is None and recover is None:
+        return handler
+
+    def finish(ctx: Context, params: Params, result: Any) -> Any:
+        if shape is None:
+            return result
+        if isinstance(result, AfterReply):
+            return AfterReply(shape(ctx, params, result.result), result.then)
+        return shape(ctx, params, result)
+
+    async def finish_later(ctx: Context, params: Params, call: Awaitable[Any]) -> Any:
+        try:
+            result = await call
+        except Exception as exc:
+            if recover is None:
+                raise
+            return recover(ctx, params, exc)
+        return finish(ctx, params, result)
+
+    if inspect.iscoroutinefunction(handler):
+
+        async def run_async(ctx: Context, params: Params) -> Any:
+            if prepare is not None:
+                params = prepare(params)
+            return await finish_later(ctx, params, handler(ctx, params))
+
+        return run_async
+
+    def run(ctx: Context, params: Params) -> Any:
+        if prepare is not None:
+            params = prepare(params)
+        try:
+            result = handler(ctx, params)
+        except Exception as exc:
+            if recover is None:
+                raise
+            return recover(ctx, params, exc)
+        if type(result) is CoroutineType:  # it has to wait this time (see the module's docstring)
+            return finish_later(ctx, params, result)
+        return finish(ctx, params, result)
+
+    return run
 
 
 class Registry:

@@ -3,7 +3,7 @@
 A context names the daemon's typed `Services`, the caller (`Authority`: principal, credential, policy generation),
 the `Surface` the call came in on and a `ClientChannel` for what the daemon asks or tells that caller. A socket,
 pipe or WebSocket connection makes one context when it opens; an HTTP route makes one per request, with a
-channel that can answer nothing (`NoClient`). The dispatcher (`rpc.dispatcher`) is what fills them in; what a
+channel that can answer nothing (`NoClient`). The dispatcher (`rpc.core.dispatcher`) is what fills them in; what a
 handler may read of the daemon is a `DaemonView`, never the dispatcher itself.
 """
 
@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from enum import Enum
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from rpc.dialect import STANDARD, Dialect
-from rpc.errors import AuthRequired
+from rpc.core.dialect import STANDARD, Dialect
+from rpc.core.errors import AuthRequired
 from rpc.transports.base import ConnectionClosed
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ class Surface(Enum):
 class Authority:
     """Who the caller is, and under which policy generation that was decided. A connection's changes with
     `initialize`; an HTTP call's is its bearer token's. `admitted` is the memo of the methods already admitted
-    under that generation (`rpc.admission.Gate`): state, read and written there."""
+    under that generation (`rpc.core.admission.Gate`): state, read and written there."""
 
     __slots__ = ("admitted", "credential", "dialect", "generation", "initialized", "principal")
 
@@ -49,7 +49,7 @@ class Authority:
         self.generation = -1
         self.initialized = False
         self.dialect: Dialect = STANDARD  # how the caller speaks (`initialize` chooses, R-ZC-1)
-        self.admitted: dict[str, Any] = {}  # method name → its `rpc.registry.MethodSpec`, as `dialect` runs it
+        self.admitted: dict[str, Any] = {}  # method name → its `rpc.core.registry.MethodSpec`, as `dialect` runs it
 
     @property
     def principal_id(self) -> str | None:
@@ -105,7 +105,7 @@ class ClientChannel(Protocol):
     def dialect(self) -> Dialect:
         """How this client's results and notifications are shaped (chosen by `initialize`)."""
 
-    # `rpc.session_bridge.sink_for`'s sink for this client, kept here so it dies with it.
+    # `rpc.core.session_bridge.sink_for`'s sink for this client, kept here so it dies with it.
     sink: object
 
     async def request(self, method: str, params: Any, *, timeout: float, withdraw: str | None = None) -> Any:
@@ -152,7 +152,7 @@ class NoClient:
 
 
 class Traffic(NamedTuple):
-    """The dispatcher's counters at one moment (`GET /metrics`, rpc/metrics.py)."""
+    """The dispatcher's counters at one moment (`GET /metrics`, rpc/methods/metrics.py)."""
 
     connections: dict[str, int]  # open connections by surface value (local, websocket)
     answers: dict[tuple[str, str], int]  # requests answered by (method, "ok" or the error kind), since start
@@ -163,7 +163,8 @@ class Traffic(NamedTuple):
 
 class DaemonView(Protocol):
     """What a handler may know of the daemon's connections: the methods they may call, how many there are, the
-    environment a terminal of the caller's handed over (R-ZC-6), the traffic counters, and when one closes."""
+    environment a terminal of the caller's handed over (R-ZC-6), the traffic counters, and when one closes; the
+    dialect an `initialize` chooses, and the contract it serves (`rpc.discover`)."""
 
     @property
     def connection_count(self) -> int: ...
@@ -177,12 +178,19 @@ class DaemonView(Protocol):
     def add_close_listener(self, listener: Callable[[Any], None]) -> None:
         """Call `listener(connection)` when a connection ends (e.g. to end its log subscription)."""
 
+    def dialect_for(self, peer: Peer, params: Mapping[str, Any]) -> Dialect:
+        """The dialect of a peer whose `initialize` sent `params`: its listener's, else the one these params ask
+        for, else the standard one."""
+
+    def contract(self) -> bytes:
+        """The daemon's OpenRPC document, encoded (R-DISC-1)."""
+
 
 SignIn = Callable[[object, "Principal", Mapping[str, Any], Dialect, "Terminal | None"], None]
 
 
 class Terminal(NamedTuple):
-    """A terminal client's identity and the environment it handed over (zerocode's `tui_id` and `env`)."""
+    """A terminal client's identity and the environment it handed over at `initialize` (R-ZC-6)."""
 
     tui_id: str
     env: Mapping[str, str]
@@ -220,7 +228,7 @@ class CallContext:
         return principal
 
     def wire(self, value: Any) -> Any:
-        """A typed result (dataclasses, lists of them) in the caller's dialect (`rpc.dialect`)."""
+        """A typed result (dataclasses, lists of them) in the caller's dialect (`rpc.core.dialect`)."""
         return self.client.dialect.wire(value)
 
     def recheck(self, grant: str) -> Principal:

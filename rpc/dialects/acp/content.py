@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rpc.errors import InvalidParams
+from rpc.core.errors import InvalidParams
 
 __all__ = ["prompt_text"]
 

@@ -19,7 +19,7 @@ from typing import Final
 from app.audit import AuditLog
 from app.exception_chain import causes
 from app.storage.errors import unavailable_reason
-from rpc.errors import AuthRequired, Forbidden, InternalError, ResourcesExhausted, RpcError, StorageUnavailable
+from rpc.core.errors import AuthRequired, Forbidden, InternalError, ResourcesExhausted, RpcError, StorageUnavailable
 
 __all__ = ["ErrorBoundary", "ErrorMapper", "resources_exhausted", "storage_unavailable"]
 

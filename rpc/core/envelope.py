@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import orjson
 
-from rpc.errors import InvalidRequest, ParseError, RpcError
+from rpc.core.errors import InvalidRequest, ParseError, RpcError
 
 __all__ = [
     "ID_TYPES",

@@ -1,6 +1,6 @@
 """What each method answers, beyond what the registry declares to dispatch it: its summary, its result model, the
 errors it can answer besides those every method can, and the daemon→client traffic it causes. With the registry
-(params, grant, local-only) this is the contract `rpc.discover` publishes (rpc/openrpc.py).
+(params, grant, local-only) this is the contract `rpc.discover` publishes (rpc/contract/openrpc.py).
 
 Kept beside the registry rather than in it: the result models are needed only when a document is built, and a
 daemon that is never asked for one never builds them (start-up imports nothing of this). A unit test holds the
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rpc import results as r
+from rpc.contract import results as r
 
 __all__ = ["CONTRACTS", "Contract"]
 
@@ -23,7 +23,7 @@ Model = Any  # a Struct, another type msgspec describes, or a function that make
 class Contract:
     summary: str
     result: Model  # None: a notification the client sends, never answered
-    errors: tuple[str, ...] = ()  # kinds (`rpc.error_kinds`) it answers besides those every method can
+    errors: tuple[str, ...] = ()  # kinds (`rpc.core.error_kinds`) it answers besides those every method can
     notifications: tuple[str, ...] = ()  # daemon→client notifications it causes on the caller's connection
     server_requests: tuple[str, ...] = ()  # daemon→client requests it may make
     storage: bool = False  # it reads or writes the database: storage_unavailable, resources_exhausted

@@ -1,5 +1,5 @@
 """Every error kind a method can answer, by `data.kind`: its wire class (code, usual message) and the shape of
-its `data`, as the OpenRPC document declares them under `components/errors` (rpc/openrpc.py)."""
+its `data`, as the OpenRPC document declares them under `components/errors` (rpc/contract/openrpc.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Annotated
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from rpc import errors as e
+from rpc.core import errors as e
 
 __all__ = ["ERROR_KINDS", "ErrorData", "ErrorKind"]
 

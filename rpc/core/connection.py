@@ -1,10 +1,10 @@
 """One peer's connection (R-WIRE-3..9, R-BIDI): its one way in, `receive(line)`, and its one way out, `send`.
 
-A transport hands each frame to `receive`. The connection classifies it (`rpc.envelope`), admits a request
-(`rpc.admission.Gate`), and runs it with `_run`: params validated, the handler called, and the answer sent at
+A transport hands each frame to `receive`. The connection classifies it (`rpc.core.envelope`), admits a request
+(`rpc.core.admission.Gate`), and runs it with `_run`: params validated, the handler called, and the answer sent at
 once, or, when the handler has to wait, from the call's own task, kept in the in-flight table until answered.
 Notifications run the same way and are never answered. Responses go to the daemon→client table
-(`rpc.client_requests`). Whatever a call raises is answered through the error boundary (`rpc.boundary`).
+(`rpc.core.client_requests`). Whatever a call raises is answered through the error boundary (`rpc.core.boundary`).
 
 `receive` declines a frame (returns False) while the connection is saturated: the transport keeps it and stops
 reading until `resume()`. The in-flight entry of a request is removed exactly once, by its task's done callback,
@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from rpc.boundary import OTHER_METHOD, ErrorBoundary
-from rpc.client_requests import ClientRequests
-from rpc.context import Authority, Surface, Terminal
-from rpc.dialect import Dialect
-from rpc.envelope import (
+from rpc.core.boundary import OTHER_METHOD, ErrorBoundary
+from rpc.core.client_requests import ClientRequests
+from rpc.core.context import Authority, Surface, Terminal
+from rpc.core.dialect import Dialect
+from rpc.core.envelope import (
     NO_ID,
     CallId,
     Id,
@@ -39,13 +39,13 @@ from rpc.envelope import (
     encode_result,
     request_fields,
 )
-from rpc.errors import InternalError, InvalidRequest, ParseError, RpcError
-from rpc.registry import AfterReply, MethodSpec
+from rpc.core.errors import InternalError, InvalidRequest, ParseError, RpcError
+from rpc.core.registry import AfterReply, MethodSpec
 from rpc.transports.base import ConnectionClosed, FrameTransport, Peer
 
 if TYPE_CHECKING:
-    from rpc.admission import Gate
-    from rpc.context import CallContext
+    from rpc.core.admission import Gate
+    from rpc.core.context import CallContext
 
 __all__ = ["Connection"]
 
@@ -105,7 +105,7 @@ class Connection:
         self.barrier = False  # `initialize` runs: nothing more is read until it is answered
         self.closed = False
         self.cut_off = False  # dropped for not reading (`outbound_stall_secs`)
-        self.sink: object = None  # rpc.session_bridge.sink_for's, kept here so it dies with the connection
+        self.sink: object = None  # rpc.core.session_bridge.sink_for's, kept here so it dies with the connection
         self.context: CallContext  # set by the dispatcher that accepted it
         self._gate = gate
         self._auth = gate.auth
@@ -288,7 +288,8 @@ class Connection:
 
     async def request(self, method: str, params: Any, *, timeout: float, withdraw: str | None = None) -> Any:
         """Ask the client; raise `PeerError`, `TimeoutError`, `ConnectionClosed` or `PendingLimitReached`.
-        `withdraw`: the notification telling the client when the question is taken back (rpc/acp.py)."""
+        `withdraw`: the notification telling the client when the question is taken back
+        (`$/cancel_request`)."""
         return await self._client.ask(self.transport, method, params, timeout, withdraw)
 
     def when_gone(self, callback: Callable[[], None]) -> None:

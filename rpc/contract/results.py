@@ -1,9 +1,9 @@
 """What each JSON-RPC method answers, as msgspec Structs: the result schemas of the OpenRPC document
-(rpc/openrpc.py) and, for the methods REST shares, of `/openapi.json` (gateway/openapi_models.py).
+(rpc/contract/openrpc.py) and, for the methods REST shares, of `/openapi.json` (gateway/openapi_models.py).
 
 They describe the standard dialect's answers exactly: unknown keys are refused, so the tests that convert real
 answers into them (tests/unit/rpc/test_wire_samples.py, tests/unit/gateway/test_gateway_openapi.py) fail on any
-drift. A result built from a domain dataclass is derived from it (`wire_model`), as `rpc.wire.to_wire` puts it on
+drift. A result built from a domain dataclass is derived from it (`wire_model`), as `rpc.core.wire.to_wire` puts it on
 the wire, so a field added there is in the documents too.
 
 `app.files`'s answers are made on first use (`attach_entry`, …): a daemon never asked about files never imports it.
@@ -26,7 +26,7 @@ from app.agents.status import AgentStatus
 from app.auth.pairing_codes import CODE_RE
 from app.config import sections
 from app.sessions.views import SessionInfo, SessionSummary
-from rpc.wire import camel
+from rpc.core.wire import camel
 
 __all__ = ["PAIRING_CODE_PATTERN", "STATUS_PROTOCOL_FIELDS", "Answer", "DateTime", "wire_model"]
 
@@ -55,7 +55,7 @@ def wire_model(
     extra: tuple[tuple[str, Any], ...] = (),
     snake: bool = False,
 ) -> type[msgspec.Struct]:
-    """The answer model of the domain dataclass `cls` as `rpc.wire.to_wire` puts it on the wire: its fields in
+    """The answer model of the domain dataclass `cls` as `rpc.core.wire.to_wire` puts it on the wire: its fields in
     order under their `camel` keys (their own with `snake`), then `extra` (name, type) fields; as strict as the
     models written here."""
     hints = get_type_hints(cls)

@@ -1,5 +1,5 @@
 """The one JSON Schema generator of the daemon's documents: `/openapi.json` (gateway/openapi.py) and the OpenRPC
-document of `rpc.discover` (rpc/openrpc.py) both describe their models through `Components`.
+document of `rpc.discover` (rpc/contract/openrpc.py) both describe their models through `Components`.
 
 Every model is a msgspec Struct, so one generator (`msgspec.json.schema_components`) serves them all and a length,
 a pattern or a bound is stated once, in the model. Both documents keep their schemas under
@@ -25,7 +25,7 @@ Model = type[msgspec.Struct]
 
 def _model_schema(model: Model) -> JsonSchema:
     """`model`'s JSON schema with the schemas it references under `$defs` (referenced with `REF`): a `Secret` as
-    a write-only string, and without the fields a peer cannot set (`rpc.registry.Params.derived_fields`)."""
+    a write-only string, and without the fields a peer cannot set (`rpc.core.registry.Params.derived_fields`)."""
     (ref,), defs = msgspec.json.schema_components((model,), schema_hook=_secret_schema, ref_template=REF)
     schema: JsonSchema = defs.pop(ref["$ref"].rsplit("/", 1)[-1])
     hidden: frozenset[str] = getattr(model, "derived_fields", frozenset())
