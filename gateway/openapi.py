@@ -24,8 +24,8 @@ from typing import Any
 from app.config.schema import Config
 from gateway import openapi_models as m
 from rpc.contract.json_schema import REF, Components, JsonSchema, Model, masked
-from rpc.contract.results import OpenRpcDocument
 from rpc.methods.config import GetParams, SetParams
+from rpc.methods.discover import OpenRpcDocument
 from rpc.methods.files import MAX_ATTACHMENTS  # not app.files: the gateway starts without it (issue 15)
 from rpc.methods.session import ListParams, MessagesParams, PromptParams
 

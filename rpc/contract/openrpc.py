@@ -1,7 +1,8 @@
 """The OpenRPC 1.3.2 document of the JSON-RPC surface (R-DISC-1), generated from the registry that dispatches:
-its methods, their params models (by name, one content descriptor per field), grants and local-only flags; and
-from `rpc.contract.contracts` (results, the errors each adds), `rpc.core.error_kinds` (every error's code and `data`
-shape) and `rpc.contract.traffic` (the daemon→client notifications and requests).
+its methods, their params models (by name, one content descriptor per field), grants, local-only flags and
+contracts (`rpc.core.registry.Contract`: summary, result model, the errors each adds, all declared on the method's
+registry line); `rpc.core.error_kinds` (every error's code and `data` shape) and `rpc.contract.traffic` (the
+daemon→client notifications and requests).
 
 Decisions where OpenRPC is silent (docs/protocol.md, "The machine-readable contract"):
 * An error object's `data` holds the JSON Schema of the error's `data` (its `kind` and what the kind adds):
@@ -19,11 +20,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rpc.contract.contracts import CONTRACTS, Contract
 from rpc.contract.json_schema import Components, JsonSchema, masked
 from rpc.contract.traffic import NOTIFICATIONS, SERVER_REQUESTS, Traffic
 from rpc.core.error_kinds import ERROR_KINDS
-from rpc.core.registry import MethodSpec, Registry
+from rpc.core.registry import Contract, MethodSpec, Registry
 
 __all__ = ["OPENRPC_VERSION", "openrpc_document"]
 
@@ -75,10 +75,8 @@ def openrpc_document(registry: Registry, *, version: str, servers: Sequence[Mapp
     notifications = {name: _traffic(c, name, traffic) for name, traffic in NOTIFICATIONS.items()}
     requests = {name: _traffic(c, name, traffic) for name, traffic in SERVER_REQUESTS.items()}
     methods = []
-    for name in registry.names():
-        spec = registry.get(name)
-        assert spec is not None
-        methods.append(_method(c, spec, _contract(name), notifications, requests))
+    for spec in registry.specs():
+        methods.append(_method(c, spec, spec.contract or _UNDESCRIBED, notifications, requests))
     document: JsonSchema = {
         "openrpc": OPENRPC_VERSION,
         "info": {
@@ -101,13 +99,9 @@ def openrpc_document(registry: Registry, *, version: str, servers: Sequence[Mapp
     return document
 
 
+# A method registered beside the daemon's own (an embedding's, a test's) is still listed; the daemon's own all
+# have a contract (test_openrpc.py).
 _UNDESCRIBED = Contract("(not described: its result may be any JSON)", Any)
-
-
-def _contract(name: str) -> Contract:
-    # A method registered beside the daemon's own (an embedding's, a test's) is still listed;
-    # the daemon's own all have one (test_openrpc.py).
-    return CONTRACTS.get(name, _UNDESCRIBED)
 
 
 def _method(

@@ -11,7 +11,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from app.sessions.events import SessionEvent
-from rpc.contract import results as r
+from rpc.core.answers import DateTime
 from rpc.core.wire import camel, not_standard
 
 __all__ = ["NOTIFICATIONS", "SERVER_REQUESTS", "Traffic"]
@@ -53,7 +53,7 @@ class LogEvent(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=
     """One daemon log record (ZeroClaw's LogEvent, schema 2; docs/protocol.md)."""
 
     id: str
-    timestamp: r.DateTime = msgspec.field(name="@timestamp")
+    timestamp: DateTime = msgspec.field(name="@timestamp")
     severity_number: Literal[9, 13, 17, 21]
     severity_text: Literal["INFO", "WARN", "ERROR", "CRITICAL"]
     event: LogEventInfo

@@ -89,7 +89,7 @@ class Gate:
         spec = self._registry.get(method) or authority.dialect.own_method(method)
         if spec is None:
             raise MethodNotFound
-        # The entry itself unless the dialect shapes it (rpc/dialects/zerocode/dialect.py, rpc/dialects/acp/updates.py).
+        # The entry itself unless the dialect runs it its own way (`Dialect.adapt`).
         adapted: MethodSpec[Any] = authority.dialect.adapt(spec)
         admitted: MethodSpec[Any] | None = authority.admitted.get(method)
         if admitted is adapted and authority.generation == self.auth.generation:

@@ -3,7 +3,7 @@
 A `logging.Handler` on the `zeroclaw` logger (INFO and up) is attached while some connection subscribes. A record
 may come from any thread: the handler only queues `(logger, level, time, message)` and wakes the loop
 (`call_soon_threadsafe`, or `call_soon` on the loop's own thread); the loop turns each into a LogEvent (ZeroClaw 0.8.4's
-`crates/zeroclaw-log/src/event.rs` shape, the same on both dialects) and writes it to every subscriber. Nothing
+`crates/zeroclaw-log/src/event.rs` shape, the same in every dialect) and writes it to every subscriber. Nothing
 here ever waits or slows the daemon:
 
 * a subscriber whose transport is paused (it does not read, R-LIM) misses the event, counted in its `dropped`;
@@ -64,7 +64,7 @@ def timestamp(created: float) -> str:
 
 
 def log_event(logger: str, level: int, created: float, message: str) -> dict[str, Any]:
-    """A record as ZeroClaw's LogEvent (schema 2), the fields zerocode reads and the ones a record has."""
+    """A record as ZeroClaw's LogEvent (schema 2), the fields a terminal client reads and the ones a record has."""
     number, text = severity(level)
     return {
         "id": str(uuid.uuid4()),

@@ -28,6 +28,7 @@ from rpc.core.errors import InvalidParams
 __all__ = [
     "Adaptation",
     "AfterReply",
+    "Contract",
     "Handler",
     "MethodSpec",
     "NoParams",
@@ -110,6 +111,26 @@ class Adaptation:
 
 
 @dataclass(frozen=True, slots=True)
+class Contract:
+    """What a method answers, beyond what dispatching it needs: with the params model, grant and local-only flag,
+    the contract `rpc.discover` publishes (rpc/contract/openrpc.py). Declared on the method's registry line."""
+
+    summary: str
+    # The result model: a Struct, another type msgspec describes, a tuple of the alternatives, or a function that
+    # makes one of those on first use (None: a notification the client sends, never answered).
+    result: Any
+    errors: tuple[str, ...] = ()  # kinds (`rpc.core.error_kinds`) it answers besides those every method can
+    notifications: tuple[str, ...] = ()  # daemon→client notifications it causes on the caller's connection
+    server_requests: tuple[str, ...] = ()  # daemon→client requests it may make
+    storage: bool = False  # it reads or writes the database: storage_unavailable, resources_exhausted
+
+    def result_models(self) -> tuple[Any, ...]:
+        """The result's models: one, or the alternatives it may be."""
+        result = self.result() if callable(self.result) and not isinstance(self.result, type) else self.result
+        return result if isinstance(result, tuple) else (result,)
+
+
+@dataclass(frozen=True, slots=True)
 class MethodSpec(Generic[P]):
     name: str
     handler: Handler[P]
@@ -118,6 +139,7 @@ class MethodSpec(Generic[P]):
     local_only: bool = False
     requires_init: bool = True
     barrier: bool = False  # stop reading the connection until this call completes
+    contract: Contract | None = field(default=None, compare=False)  # None: not described (an embedding's method)
     # Requests answered with a result (GET /metrics), in a cell a dialect's adapted entry shares:
     # one list increment on the fast path.
     answered: list[int] = field(default_factory=lambda: [0], repr=False, compare=False)
@@ -150,7 +172,7 @@ class MethodSpec(Generic[P]):
         run = _adapted_handler(adaptation.handler or self.handler, adaptation)
         params = adaptation.params or self.params
         return MethodSpec(
-            self.name, run, params, self.grant, self.local_only, self.requires_init, self.barrier, self.answered
+            self.name, run, params, self.grant, self.local_only, self.requires_init, self.barrier, None, self.answered
         )
 
     def _empty(self) -> Params | None:
@@ -221,14 +243,17 @@ class Registry:
         local_only: bool = False,
         requires_init: bool = True,
         barrier: bool = False,
+        contract: Contract | None = None,
     ) -> Callable[[Handler[P]], Handler[P]]:
+        """Declare `name`: its params model, the grant it needs (None only for `initialize` and `rpc.discover`),
+        and what it answers (`contract`); decorates its handler."""
         if grant is not None and parse_grant(grant) != tuple(grant.split(":")):
             raise ValueError(f"method {name!r} declares a non-canonical grant")
 
         def register(handler: Handler[P]) -> Handler[P]:
             if name in self._methods:
                 raise ValueError(f"method {name!r} registered twice")
-            self._methods[name] = MethodSpec(name, handler, params, grant, local_only, requires_init, barrier)
+            self._methods[name] = MethodSpec(name, handler, params, grant, local_only, requires_init, barrier, contract)
             return handler
 
         return register
@@ -238,6 +263,10 @@ class Registry:
 
     def names(self) -> list[str]:
         return sorted(self._methods)
+
+    def specs(self) -> list[MethodSpec[Any]]:
+        """Every entry, by name."""
+        return [self._methods[name] for name in self.names()]
 
     def answered(self) -> dict[str, int]:
         """Requests answered with a result so far, by method (those answered at least once)."""

@@ -68,7 +68,7 @@ _CONVERTERS: dict[tuple[type, bool], Callable[[Any], dict[str, Any]]] = {}
 
 def to_wire(value: Any, *, snake: bool = False) -> Any:
     """A domain value as JSON-ready data: a dataclass becomes a dict with camelCase keys (in field order; its own
-    snake_case names with `snake`, the zerocode dialect's spelling), a datetime its `iso_z` rendering, a list or
+    snake_case names with `snake`, for a dialect that spells them so), a datetime its `iso_z` rendering, a list or
     tuple a list of converted items; anything else (a dict included: user data) is left as it is."""
     convert = _CONVERTERS.get((type(value), snake))
     if convert is not None:
@@ -89,8 +89,8 @@ _WIRE_KEY: dict[str, str] = {
 }
 
 
-# Fields the domain gives for the zerocode dialect (`history_trimmed.kept_turns`, `.reason`),
-# which the standard wire of SPEC §3 does not carry.
+# Fields the domain gives for other dialects (`history_trimmed.kept_turns`, `.reason`), which the
+# standard wire of SPEC §3 does not carry.
 _NOT_STANDARD: dict[str, frozenset[str]] = {"history_trimmed": frozenset({"kept_turns", "reason"})}
 
 

@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 import msgspec
 import orjson
 
+from app.services import DaemonStatus, GatewayInfo
+from rpc.core.answers import Answer, nested_model, wire_model
 from rpc.core.context import CallContext
 from rpc.core.dialect import PROTOCOL_VERSION, SignedIn
 from rpc.core.errors import VersionMismatch
-from rpc.core.registry import NoParams, Params, Registry
+from rpc.core.registry import Contract, NoParams, Params, Registry
 from rpc.core.wire import to_wire
 from rpc.methods.authenticate import authenticate
 from rpc.methods.metrics import MetricsAnswer
@@ -24,7 +26,7 @@ from rpc.methods.metrics import MetricsAnswer
 if TYPE_CHECKING:
     from app.services import Services
 
-__all__ = ["PROTOCOL_VERSION", "InitializeParams", "register"]
+__all__ = ["PROTOCOL_VERSION", "STATUS_PROTOCOL_FIELDS", "InitializeParams", "Status", "register"]
 
 
 class ClientInfo(Params, frozen=True):
@@ -51,10 +53,45 @@ class InitializeParams(Params, frozen=True):
         return f"InitializeParams(protocol_version={self.protocol_version!r}, ...)"
 
 
+class PrincipalInfo(Answer, frozen=True):
+    id: str
+    admin: bool
+
+
+class Initialized(Answer, frozen=True):  # the standard dialect's (another's: docs/zerocode.md, docs/acp.md)
+    protocol_version: int
+    server_version: str
+    server_pid: int
+    principal: PrincipalInfo
+    methods: list[str]
+
+
+GatewayInfoModel = nested_model(GatewayInfo)
+# The keys the protocol layer adds after `describe()`'s (`StatusAnswer`).
+STATUS_PROTOCOL_FIELDS: tuple[tuple[str, Any], ...] = (("protocol_version", int), ("connections", int))
+Status = wire_model(
+    DaemonStatus,
+    name="Status",
+    doc="`services.describe()` plus what the protocol layer knows, as the `status` method answers.",
+    extra=STATUS_PROTOCOL_FIELDS,
+)
+
+
 def register(registry: Registry) -> None:
-    registry.method("initialize", params=InitializeParams, grant=None, requires_init=False, barrier=True)(initialize)
-    registry.method("status", params=NoParams, grant="system:read")(StatusAnswer().answer)
-    registry.method("system/metrics", params=NoParams, grant="system:read")(MetricsAnswer().answer)
+    c, method = Contract, registry.method
+    opened = c(
+        "Open the conversation: protocol version, credential, capabilities",
+        Initialized,
+        ("auth_required", "version_mismatch"),
+        storage=True,
+    )
+    method("initialize", params=InitializeParams, grant=None, requires_init=False, barrier=True, contract=opened)(
+        initialize
+    )
+    status = c("The daemon's status", Status)
+    method("status", params=NoParams, grant="system:read", contract=status)(StatusAnswer().answer)
+    metrics = c("The daemon's metrics in the Prometheus text format 0.0.4", str)
+    method("system/metrics", params=NoParams, grant="system:read", contract=metrics)(MetricsAnswer().answer)
 
 
 async def initialize(ctx: CallContext, params: InitializeParams) -> Any:

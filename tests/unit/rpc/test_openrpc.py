@@ -18,7 +18,6 @@ from referencing.jsonschema import DRAFT7
 
 from app import __version__
 from app.cli.docs_command import page, write_page
-from rpc.contract.contracts import CONTRACTS
 from rpc.contract.openrpc import openrpc_document
 from rpc.core.error_kinds import ERROR_KINDS
 from rpc.methods import build_registry
@@ -31,8 +30,8 @@ DOCUMENT = openrpc_document(REGISTRY, version="test")
 METHODS = {m["name"]: m for m in DOCUMENT["methods"]}
 
 
-def test_every_registered_method_has_a_contract_and_every_contract_a_method() -> None:
-    assert set(CONTRACTS) == set(REGISTRY.names())
+def test_every_registered_method_has_a_contract_on_its_registry_line() -> None:
+    assert [spec.name for spec in REGISTRY.specs() if spec.contract is None] == []
     assert list(METHODS) == REGISTRY.names()
 
 
@@ -130,7 +129,7 @@ def test_config_secrets_read_as_the_mask_in_config_get_results() -> None:
 def test_the_document_is_built_on_first_use_not_at_start_up() -> None:
     code = (
         "import sys, app.daemon, gateway.app\n"
-        "lazy = ('rpc.contract.openrpc', 'rpc.contract.contracts', 'rpc.core.error_kinds', 'rpc.contract.traffic',"
+        "lazy = ('rpc.contract.openrpc', 'rpc.core.error_kinds', 'rpc.contract.traffic',"
         " 'rpc.contract.methods_page')\n"
         "print(sorted(m for m in lazy if m in sys.modules))"
     )
@@ -174,13 +173,13 @@ def test_a_method_registered_without_a_contract_is_listed_with_any_result() -> N
     assert extra["result"] == {"name": "result", "schema": {}} and extra["x-grant"] == "system:read"
 
 
-def test_a_client_notification_is_listed_without_a_result(monkeypatch: pytest.MonkeyPatch) -> None:
-    from rpc.contract import contracts
-    from rpc.core.registry import NoParams
+def test_a_client_notification_is_listed_without_a_result() -> None:
+    from rpc.core.registry import Contract, NoParams
 
     registry = build_registry()
-    registry.method("test/notice", params=NoParams, grant=None)(lambda ctx, params: None)
-    monkeypatch.setitem(contracts.CONTRACTS, "test/notice", contracts.Contract("A notice", None))
+    registry.method("test/notice", params=NoParams, grant=None, contract=Contract("A notice", None))(
+        lambda ctx, params: None
+    )
     document = openrpc_document(registry, version="test")
     (notice,) = [m for m in document["methods"] if m["name"] == "test/notice"]
     assert "result" not in notice and notice["summary"] == "A notice"
