@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from rpc.core.dialect import Dialect, Question, SignedIn
-from rpc.dialects.acp.methods import ADAPTATIONS, OWN_METHODS, acp_error
 from rpc.dialects.acp.peer import peer_of
 from rpc.dialects.acp.updates import acp_update, encode, speaks_acp
 
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
     from app.sessions.events import SessionEvent
     from app.sessions.registry import SessionRegistry
     from rpc.core.context import CallContext
+    from rpc.core.registry import MethodSpec
 
 PROTOCOL_VERSION = 1  # ACP's; any other version asked for is answered with this one
 
@@ -36,8 +36,6 @@ class AcpDialect(Dialect):
     name = "acp"
     snake_case = False
     protocol_version = None  # ACP negotiates: whatever was asked, it is answered with version 1 (R-EDIT-2)
-    adaptations = ADAPTATIONS
-    own_methods = OWN_METHODS
 
     def claims(self, params: Mapping[str, Any]) -> bool:
         return speaks_acp(params) is not None
@@ -67,7 +65,25 @@ class AcpDialect(Dialect):
         }
 
     def error(self, exc: Exception) -> Exception:
+        from rpc.dialects.acp.methods import acp_error  # see `_methods`
+
         return acp_error(exc)
+
+    def adapt(self, spec: MethodSpec[Any]) -> MethodSpec[Any]:
+        self._methods()
+        return super().adapt(spec)
+
+    def own_method(self, name: str) -> MethodSpec[Any] | None:
+        self._methods()
+        return super().own_method(name)
+
+    def _methods(self) -> None:
+        """ACP's methods (`methods.ADAPTATIONS`, `OWN_METHODS`), loaded by the first call of an ACP connection: a
+        daemon no editor talks to never loads them (start-up and idle memory, benchmarks/README.md)."""
+        if not self.adaptations:
+            from rpc.dialects.acp.methods import ADAPTATIONS, OWN_METHODS
+
+            self.adaptations, self.own_methods = ADAPTATIONS, OWN_METHODS
 
     def encode_updates(self, events: Sequence[SessionEvent], sessions: SessionRegistry | None = None) -> list[bytes]:
         """A batch of text chunks from a template, one `orjson.dumps` of each text (as the standard dialect)."""
