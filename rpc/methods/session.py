@@ -56,7 +56,7 @@ class NewParams(Params, frozen=True):
     agent_alias: Annotated[str, Meta(min_length=1, max_length=64)] = "default"
     cwd: Annotated[str, Meta(max_length=4096)] | None = None
     session_id: SessionId | None = None
-    # `chat_mode` is ZeroClaw's name for it (zerocode sends it), accepted from any client.
+    # `chat_mode` is ZeroClaw's name for it, accepted from any client (R-WIRE-8).
     mode: Mode = "acp"
     # A terminal that handed over its environment at `initialize` (R-ZC-6): its commands run with it.
     tui_id: Annotated[str, Meta(max_length=64)] | None = None
