@@ -98,7 +98,7 @@ class Connection:
         self.surface = surface
         self.authority = Authority()
         self.capabilities: Mapping[str, Any] = {}
-        self.terminal: Terminal | None = None  # zerocode's identity and environment (never logged, R-ZC-6)
+        self.terminal: Terminal | None = None  # a terminal client's identity and environment (never logged, R-ZC-6)
         self.max_inflight = max_inflight
         self.inflight: dict[Id, asyncio.Task[Any]] = {}  # requests taken, not yet answered
         self.background: set[asyncio.Task[Any]] = set()  # notification handlers: no id, no answer

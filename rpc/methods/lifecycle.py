@@ -58,7 +58,7 @@ class PrincipalInfo(Answer, frozen=True):
     admin: bool
 
 
-class Initialized(Answer, frozen=True):  # the standard dialect's (another's: docs/zerocode.md, docs/acp.md)
+class Initialized(Answer, frozen=True):  # the standard dialect's answer; another dialect answers its own way
     protocol_version: int
     server_version: str
     server_pid: int
