@@ -20,7 +20,7 @@ from app.sessions.errors import SessionNotFound as DomainSessionNotFound
 from app.storage.timestamps import iso_z
 from rpc.core.envelope import encode_notifications
 from rpc.core.errors import InternalError, InvalidParams, InvalidRequest, RpcError
-from rpc.core.registry import Adaptation, AfterReply, Handler, MethodSpec, Params, SessionId
+from rpc.core.registry import Adaptation, AfterReply, Handler, MethodSpec, Params, Registry, SessionId
 from rpc.core.session_bridge import sink_for
 from rpc.dialects.acp.content import prompt_text
 from rpc.dialects.acp.peer import peer_of
@@ -259,12 +259,12 @@ _SHARED: dict[str, tuple[Handler[Any], type[Params]]] = {
 ADAPTATIONS: dict[str, Adaptation] = {
     name: Adaptation(params=model, handler=handler, recover=_as_acp_error) for name, (handler, model) in _SHARED.items()
 }
-# ACP's own methods, never in the standard registry (so the standard contract is unchanged)
+# ACP's own methods, declared as any method is (a registry of their own), never in the standard registry (so the
+# standard contract is unchanged), each with ACP's error codes
+_OWN = Registry()
+_OWN.method("session/load", params=LoadParams, grant="sessions:create")(load)
+_OWN.method("session/resume", params=LoadParams, grant="sessions:create")(resume)
+_OWN.method("session/set_config_option", params=ConfigParams, grant="sessions:update")(set_config_option)
 OWN_METHODS: dict[str, MethodSpec[Any]] = {
-    spec.name: spec.adapted(Adaptation(recover=_as_acp_error))
-    for spec in (
-        MethodSpec("session/load", load, LoadParams, "sessions:create"),
-        MethodSpec("session/resume", resume, LoadParams, "sessions:create"),
-        MethodSpec("session/set_config_option", set_config_option, ConfigParams, "sessions:update"),
-    )
+    spec.name: spec.adapted(Adaptation(recover=_as_acp_error)) for spec in _OWN.specs()
 }
