@@ -43,9 +43,11 @@ from app.storage.db_lock import acquire as acquire_database_lock
 from app.storage.deferred import DeferredStorage
 from app.storage.errors import masked_url, open_failure
 from app.storage.migrate import create_new_sqlite, is_current_sqlite_file
-from rpc.dialect import STANDARD
-from rpc.dispatcher import Dispatcher
-from rpc.log_stream import install as install_log_stream
+from rpc.contract.discover import encoded_document
+from rpc.core.dialect import STANDARD
+from rpc.core.dispatcher import Dispatcher
+from rpc.core.log_stream import install as install_log_stream
+from rpc.dialects import DIALECTS
 from rpc.methods import ERROR_MAPPERS, build_registry
 from rpc.methods.files import connection_closed as files_connection_closed
 from rpc.transports.stream import NdjsonProtocol
@@ -182,6 +184,8 @@ async def _serve(
             services.audit,
             limits=lambda: config_store.current.limits,
             on_count_change=watch.connections_changed if watch else lambda _n: None,
+            dialects=tuple(DIALECTS.values()),
+            contract=encoded_document,
         )
         for mapper in ERROR_MAPPERS:
             dispatcher.errors.add_mapper(mapper)
