@@ -243,7 +243,9 @@ async def _storage_and_services(
             storage = DeferredStorage(lambda: _open_deferred(paths.data_dir, observations))
             cleanup.push_async_callback(storage.close)
             pairing = storage.stand_in(_pairing_store)
-            store = storage.stand_in(_session_store, kept=frozenset({"kept_page"}))
+            store = storage.stand_in(
+                _session_store, kept=frozenset({"lists.kept_page"}), parts=frozenset({"lists", "transcript"})
+            )
             return _services(paths, config_store, None, pairing, store, observations)
         url = _default_url(paths.data_dir)
     else:
