@@ -11,6 +11,7 @@ from app.config import sections as cs
 from app.config.errors import UnknownProp
 from app.config.props import MASK
 from app.config.schema import Config, fields_of
+from app.config.schema import Provider as ProviderConfig
 from app.config.store import ConfigStore
 
 pytestmark = pytest.mark.req("R-ZC-4")
@@ -54,7 +55,7 @@ def test_leaves_of_a_map_section_per_configured_entry_with_masked_secrets() -> N
     assert set(entries) == {
         f"providers.{alias}.{field}"
         for alias in ("oa", "scripted")  # the implicit `providers.scripted` too
-        for field in ("kind", "base_url", "api_key", "model", "timeout_secs")
+        for field in fields_of(ProviderConfig)
     }
     key = entries["providers.oa.api_key"]
     assert key.is_secret and key.value == MASK and key.populated and key.kind == "string"
@@ -62,7 +63,7 @@ def test_leaves_of_a_map_section_per_configured_entry_with_masked_secrets() -> N
     unset = entries["providers.scripted.api_key"]
     assert unset.is_secret and unset.value is None and not unset.populated
     kind = entries["providers.oa.kind"]
-    assert kind.kind == "enum" and kind.enum_variants == ["scripted", "openai"] and kind.value == "openai"
+    assert kind.kind == "enum" and kind.enum_variants == ["scripted", "openai", "anthropic"] and kind.value == "openai"
     # the implicit entry is not written in the file, though its model sets `kind`
     assert not entries["providers.scripted.kind"].populated
 
