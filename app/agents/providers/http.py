@@ -390,7 +390,13 @@ class HttpProvider:
             window = next(
                 (
                     entry[k]
-                    for k in ("context_window", "context_length", "max_model_len", "max_context_length")
+                    for k in (
+                        "context_window",
+                        "context_length",
+                        "max_input_tokens",
+                        "max_model_len",
+                        "max_context_length",
+                    )
                     if isinstance(entry.get(k), int)
                 ),
                 None,
