@@ -147,7 +147,7 @@ class Provider(Section):
     temperature: Annotated[float, Meta(ge=0, le=2)] | None = None
     headers: dict[str, str] = field(default_factory=dict)
     models_ttl_secs: Annotated[float, Meta(ge=0)] = 300.0
-    pricing: Pricing | None = None
+    pricing: Pricing = field(default_factory=Pricing)
 
 
 class Agent(Section):

@@ -10,7 +10,7 @@ from app.config import schema as config_schema
 from app.config import sections as cs
 from app.config.errors import UnknownProp
 from app.config.props import MASK
-from app.config.schema import Config, fields_of
+from app.config.schema import Config, Pricing, fields_of
 from app.config.schema import Provider as ProviderConfig
 from app.config.store import ConfigStore
 
@@ -52,10 +52,11 @@ def test_one_section_per_top_level_key_in_zerocode_groups() -> None:
 
 def test_leaves_of_a_map_section_per_configured_entry_with_masked_secrets() -> None:
     entries = _entries("providers")
+    pricing = [f"pricing.{name}" for name in fields_of(Pricing)]  # a section inside an entry: its own leaves
     assert set(entries) == {
         f"providers.{alias}.{field}"
         for alias in ("oa", "scripted")  # the implicit `providers.scripted` too
-        for field in fields_of(ProviderConfig)
+        for field in [*(f for f in fields_of(ProviderConfig) if f != "pricing"), *pricing]
     }
     key = entries["providers.oa.api_key"]
     assert key.is_secret and key.value == MASK and key.populated and key.kind == "string"
