@@ -5,6 +5,8 @@ and `list_models` with its cache (R-MODEL-3). Driven through the openai kind on 
 from __future__ import annotations
 
 import email.utils
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -302,3 +304,23 @@ async def test_list_models_of_the_scripted_provider() -> None:
 )
 def test_models_url(base: str, url: str) -> None:
     assert str(models_url(base)) == url
+
+
+# -- first use -------------------------------------------------------------------------------------
+
+
+@pytest.mark.req("R-MODEL-1")
+def test_a_providers_first_use_loads_httpx_without_its_command_line_client() -> None:
+    """httpx's `__init__` imports its CLI (click, rich, pygments: ~40 ms, ~5.5 MiB) when installed; building a
+    provider keeps it out. A fresh interpreter, so nothing else imported them first."""
+    code = (
+        "import sys\n"
+        "from app.agents.providers import build_provider\n"
+        "from app.config.schema import Provider\n"
+        "assert 'httpx' not in sys.modules\n"
+        "build_provider(Provider(kind='openai')); build_provider(Provider(kind='anthropic'))\n"
+        "import httpx\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'click', 'pygments', 'rich', 'httpx', 'httpx_sse'}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.split() == ["['httpx',", "'httpx_sse']"]
