@@ -31,7 +31,7 @@ from app.agents.base import (
     ToolSpec,
     Usage,
 )
-from app.agents.providers.http import HttpProvider, StepReader
+from app.agents.providers.http import RETRYABLE_ERROR_TYPES, HttpProvider, RetryableStreamError, StepReader
 
 __all__ = [
     "ANTHROPIC_VERSION",
@@ -209,7 +209,10 @@ class _Reader:
             error = data.get("error")
             detail = error.get("message") if isinstance(error, dict) else None
             said = self.provider._clean(detail, None) if isinstance(detail, str) else "no details"
-            raise ProviderError(f"{self.provider.name} reported an error while streaming: {said}")
+            sentence = f"{self.provider.name} reported an error while streaming: {said}"
+            if isinstance(error, dict) and error.get("type") in RETRYABLE_ERROR_TYPES:
+                raise RetryableStreamError(sentence)
+            raise ProviderError(sentence)
         return []  # ping, content_block_stop, signature deltas
 
     def _block(self, index: Any, block: Any) -> list[ProviderEvent]:

@@ -33,8 +33,10 @@ __all__ = [
     "ERROR_TEXT_LIMIT",
     "MAX_BACKOFF_SECS",
     "MAX_RETRY_AFTER_SECS",
+    "RETRYABLE_ERROR_TYPES",
     "HttpProvider",
     "ModelInfo",
+    "RetryableStreamError",
     "StepReader",
     "display",
     "error_message",
@@ -132,6 +134,14 @@ def retry_delay(attempt: int, headers: Mapping[str, str] | None, base: float) ->
 
 def _retryable(status: int) -> bool:
     return status in (408, 409, 429) or status >= 500
+
+
+class RetryableStreamError(ProviderError):
+    """A failure the server reported inside a stream (Anthropic's `overloaded_error`, an OpenAI-style
+    `server_error`) that is retried like an HTTP 529 or 500 would be, if nothing was streamed before it."""
+
+
+RETRYABLE_ERROR_TYPES = frozenset({"overloaded_error", "rate_limit_error", "api_error", "server_error"})
 
 
 class HttpProvider:
@@ -304,6 +314,10 @@ class HttpProvider:
                                     break
                         if not reader.complete:
                             raise ProviderError(f"The reply from {self.noun} at {where} ended before it was complete.")
+            except RetryableStreamError as exc:
+                if reader.started or attempt >= self._max_retries:
+                    raise ProviderError(str(exc)) from None
+                wait = retry_delay(attempt, None, self.backoff_secs)
             except SSEError:
                 raise ProviderError(f"{self.name} at {where} did not answer with an event stream.") from None
             except (httpx.ReadTimeout, httpx.WriteTimeout):

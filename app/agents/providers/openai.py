@@ -28,7 +28,13 @@ from app.agents.base import (
     ToolSpec,
     Usage,
 )
-from app.agents.providers.http import HttpProvider, StepReader, error_message
+from app.agents.providers.http import (
+    RETRYABLE_ERROR_TYPES,
+    HttpProvider,
+    RetryableStreamError,
+    StepReader,
+    error_message,
+)
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -181,11 +187,13 @@ class _Reader:
         return self.chunk(chunk, streamed=True)
 
     def chunk(self, chunk: dict[str, Any], *, streamed: bool) -> list[ProviderEvent]:
-        if chunk.get("error"):  # some servers report a failure inside the stream
+        error = chunk.get("error")
+        if error:  # some servers report a failure inside the stream
             detail = error_message(orjson.dumps(chunk)) or "no details"
-            raise ProviderError(
-                f"{self.provider.name} reported an error while streaming: {self.provider._clean(detail, None)}"
-            )
+            sentence = f"{self.provider.name} reported an error while streaming: {self.provider._clean(detail, None)}"
+            if isinstance(error, dict) and error.get("type") in RETRYABLE_ERROR_TYPES:
+                raise RetryableStreamError(sentence)
+            raise ProviderError(sentence)
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             self.usage = usage_of(usage)

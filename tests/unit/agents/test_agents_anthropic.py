@@ -275,3 +275,20 @@ async def test_build_provider_with_every_setting() -> None:
     assert [e async for e in built.stream([Message("user", "hi")], [])] == [Usage(10, 1)]
     assert handler.requests[0].headers["anthropic-beta"] == "x-test"
     assert handler.body["max_tokens"] == 50 and handler.body["temperature"] == 0.5
+
+
+@pytest.mark.req("R-MODEL-2")
+async def test_an_overloaded_error_event_is_retried_before_the_first_token_only() -> None:
+    overloaded = (
+        b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}\n\n'
+    )
+    early = streamed(sse(start()) + overloaded)
+    handler = Recorder(
+        early, streamed(sse(start(), block(0, type="text", text=""), delta(0, type="text_delta", text="ok"), *stop(1)))
+    )
+    assert (await collect(provider(handler)))[0] == TextDelta("ok")
+    assert len(handler.requests) == 2
+    late = streamed(sse(start(), block(0, type="text", text=""), delta(0, type="text_delta", text="a")) + overloaded)
+    handler = Recorder(late, streamed(sse(start(), *stop(1))))
+    assert "reported an error while streaming: Overloaded" in await failure(provider(handler))
+    assert len(handler.requests) == 1
