@@ -277,5 +277,16 @@ class OpenAIProvider(HttpProvider):
         headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        async for event in self._post(url, self.request_body(messages, tools), headers, key):
-            yield event
+        body = self.request_body(messages, tools)
+        yielded = False
+        try:
+            async for event in self._post(url, body, headers, key):
+                yielded = True
+                yield event
+        except ProviderError as exc:
+            # A server too old for `stream_options` refuses the request naming it: ask again without (no usage).
+            if yielded or "stream_options" not in str(exc):
+                raise
+            del body["stream_options"]
+            async for event in self._post(url, body, headers, key):
+                yield event

@@ -324,3 +324,11 @@ def test_a_providers_first_use_loads_httpx_without_its_command_line_client() -> 
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.split() == ["['httpx',", "'httpx_sse']"]
+
+
+@pytest.mark.req("R-MODEL-5")
+async def test_a_server_that_refuses_stream_options_is_asked_again_without() -> None:
+    refused = httpx.Response(400, json={"error": {"message": "Unrecognized request argument supplied: stream_options"}})
+    server = Server(refused, ok())
+    assert (await collect(provider(server)))[0] == TextDelta("ok")
+    assert [("stream_options" in orjson.loads(r.content)) for r in server.requests] == [True, False]
