@@ -173,13 +173,14 @@ class _Reader:
 
     def event(self, sse: ServerSentEvent) -> list[ProviderEvent]:
         payload = sse.data
-        if payload == "[DONE]" or payload.strip() == "[DONE]":
-            self.done = True
-            return []
         try:
             chunk = orjson.loads(payload)
-        except orjson.JSONDecodeError:
-            if not payload.strip():
+        except orjson.JSONDecodeError:  # `[DONE]` (not JSON) is looked for here, off the per-chunk path
+            stripped = payload.strip()
+            if stripped == "[DONE]":
+                self.done = True
+                return []
+            if not stripped:
                 return []
             raise ProviderError(f"{self.provider.name} sent a stream chunk that is not JSON.") from None
         if not isinstance(chunk, dict):
