@@ -201,13 +201,14 @@ async def test_a_stream_cut_midway_keeps_what_arrived(litellm: LiteLLM, kind: st
 @pytest.mark.req("R-MODEL-2")
 @pytest.mark.parametrize("kind", KINDS)
 async def test_a_stall_past_timeout_secs(litellm: LiteLLM, kind: str) -> None:
-    p = provider(kind, litellm.base_url, litellm.key, timeout_secs=0.5)
+    # The mock sends "Thinking " and then nothing for 6 s; 2 s leaves a loaded machine time for the first chunk.
+    p = provider(kind, litellm.base_url, litellm.key, timeout_secs=2)
     received: list[ProviderEvent] = []
     with pytest.raises(ProviderError) as info:
-        async for event in p.stream([Message("user", "slow: 2")], []):
+        async for event in p.stream([Message("user", "slow: 6")], []):
             received.append(event)
     assert text(received) == "Thinking "
     assert str(info.value) == (
-        f'The provider "lite-{kind}" at {litellm.base_url} sent nothing for 0.5 s '
+        f'The provider "lite-{kind}" at {litellm.base_url} sent nothing for 2 s '
         f"(`timeout_secs` in [providers.lite-{kind}])."
     )
