@@ -334,7 +334,7 @@ async def test_unreachable_provider_fails_the_turn(oa_daemon: Daemon) -> None:
         try:
             sid = await oa_session(owner, "dead")
             result = check_turn(await owner.prompt(sid, "anyone?"), sid, stop="failed")
-            assert f"Could not connect to the openai provider at http://127.0.0.1:{dead_port}" in result["content"], (
+            assert f'Could not connect to the provider "dead" at http://127.0.0.1:{dead_port}' in result["content"], (
                 result
             )
             await owner.call("session/close", {"sessionId": sid})
