@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
 import pytest
 from test_connection import make_server
 from test_ndjson_protocol import FakeSocket, frame
+from waiting import until
 
 from app.config.schema import Limits
 from rpc.connection import Connection
@@ -47,14 +47,6 @@ def connect(limits: Limits | None = None) -> tuple[NdjsonProtocol, FlowSocket, C
     protocol.connection_made(sock)  # type: ignore[arg-type]  # a fake of the transport's used surface
     (conn,) = server.connections
     return protocol, sock, conn
-
-
-async def until(predicate: Any, timeout: float = 2.0) -> None:
-    async def wait() -> None:
-        while not predicate():
-            await asyncio.sleep(0.005)
-
-    await asyncio.wait_for(wait(), timeout)
 
 
 # ---------------------------------------------------------------------------------------------- EOF
@@ -154,12 +146,13 @@ async def test_a_slow_stream_peer_is_kept_and_draining_disarms() -> None:
     protocol, sock, conn = connect(Limits(max_outbound_buffer_bytes=65536, outbound_stall_secs=0.1))
     sock.buffered = 100_000
     protocol.pause_writing()
-    for _ in range(4):  # some progress in every period
+    for _ in range(4):  # a slow reader: some progress in every period (0.1 s), and time is the point here
         await asyncio.sleep(0.06)
         sock.buffered -= 10_000
     assert not sock.aborted
     protocol.resume_writing()
-    await asyncio.sleep(0.25)
+    flow = protocol._flow
+    assert flow is not None and not flow.watching  # disarmed: no stall can follow
     assert not sock.aborted and not conn.closed
 
 
@@ -182,7 +175,7 @@ async def test_an_answer_waits_while_the_peer_is_not_reading() -> None:
     await until(lambda: bool(sock.messages()))
     protocol.data_received(frame("test/sleep", 2, {"secs": 0.01}))
     protocol.pause_writing()
-    await asyncio.sleep(0.1)
+    await asyncio.sleep(0.1)  # ten times the handler's 0.01 s: it has finished, and its answer must wait
     assert [m["id"] for m in sock.messages()] == [1]  # finished, not yet queued
     protocol.resume_writing()
     await until(lambda: len(sock.messages()) == 2)
@@ -190,44 +183,61 @@ async def test_an_answer_waits_while_the_peer_is_not_reading() -> None:
     assert conn.idle
 
 
+class Reader:
+    """The peer's side of a `FlowControl`: bytes it has read (`read`), and how often the rule looked (`polls`)."""
+
+    def __init__(self) -> None:
+        self.read = 0
+        self.polls = 0
+
+    def progress(self) -> int:
+        self.polls += 1
+        return self.read
+
+
 @pytest.mark.req("R-LIM")
 async def test_flow_control_pauses_watches_and_calls_on_stall_once() -> None:
-    progress = [0]
-    stalls: list[int] = []
-    flow = FlowControl(0.05, progress=lambda: progress[0], on_stall=lambda: stalls.append(1), label="x")
+    peer = Reader()
+    loop = asyncio.get_running_loop()
+    stalls: list[float] = []
+    flow = FlowControl(0.05, progress=peer.progress, on_stall=lambda: stalls.append(loop.time()), label="x")
     flow.pause()
     flow.pause()  # one timer, however often the mark is crossed
-    assert flow.paused and flow.watching
+    assert flow.paused and flow.watching and peer.polls == 1  # the mark taken at the pause
     waiter = asyncio.create_task(flow.wait())
-    await asyncio.sleep(0.04)
-    progress[0] += 1  # moving: the next period is watched
-    await asyncio.sleep(0.04)
+    await until(lambda: peer.polls == 3, interval=0.002)  # two polls of the timer without progress
+    peer.read += 1  # moving: the next period is watched
+    last_read = loop.time()
+    await until(lambda: peer.polls == 4, interval=0.002)
     assert stalls == [] and flow.watching and not waiter.done()
-    await asyncio.sleep(0.1)
-    assert stalls == [1] and not flow.watching
+    await until(lambda: stalls, timeout=1)
+    assert stalls[0] - last_read >= 0.05, "cut off less than a period after its last progress"
+    assert not flow.watching and not waiter.done()
     flow.close()  # what the transport does once on_stall has dropped the connection
     await asyncio.wait_for(waiter, 1)
+    assert len(stalls) == 1
+    flow = FlowControl(0.05, progress=peer.progress, on_stall=lambda: stalls.append(loop.time()), label="y")
     flow.pause()
     flow.resume()
-    await asyncio.sleep(0.1)
-    assert stalls == [1] and not flow.paused and not flow.watching
+    assert not flow.paused and not flow.watching  # the timer is cancelled: no stall can follow
+    await asyncio.wait_for(flow.wait(), 1)
 
 
 @pytest.mark.req("R-LIM")
 async def test_regression_a_peer_that_stops_reading_is_cut_off_one_period_after_its_last_progress() -> None:
     """Found by benchmarks/soak.py: progress seen anywhere in a watched period bought a whole new period, so a peer
     that read a little right after the pause was cut off up to twice `outbound_stall_secs` after it stopped."""
-    progress = [0]
+    peer = Reader()
     stalls: list[float] = []
     loop = asyncio.get_running_loop()
-    flow = FlowControl(0.2, progress=lambda: progress[0], on_stall=lambda: stalls.append(loop.time()), label="x")
+    flow = FlowControl(0.2, progress=peer.progress, on_stall=lambda: stalls.append(loop.time()), label="x")
     flow.pause()
-    await asyncio.sleep(0.03)
-    progress[0] += 1  # the last bytes the peer reads
+    await asyncio.sleep(0.03)  # the peer reads a little part way into the first poll interval (0.05 s)
+    peer.read += 1  # the last bytes the peer reads
     last_read = loop.time()
-    await asyncio.sleep(0.35)
-    assert len(stalls) == 1, "still connected well past one period after its last progress"
-    assert 0.2 <= stalls[0] - last_read <= 0.2 + 0.2 / POLLS + 0.05
+    await until(lambda: stalls, timeout=2)
+    assert len(stalls) == 1
+    assert 0.2 <= stalls[0] - last_read <= 0.2 + 0.2 / POLLS + 0.05, "not one period after its last progress"
     flow.close()
 
 
