@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from e2e_harness import Daemon, DaemonFactory, zeroclaw_command
 from session_client import Peer, open_token_peer
+from waiting import until
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint")
 
@@ -425,12 +426,12 @@ async def test_closing_the_connection_discards_its_uploads(daemon_factory: Daemo
             code, err = await second.error("file/upload/begin", {"session_id": sid, "size_bytes": 1_000_000})
             assert code == -32005 and err["name"] == "upload_budget"
             await first.close()  # its staged upload is discarded, so its budget is free again
-            for _ in range(50):
+
+            async def begun() -> Any:
                 response = await second.request("file/upload/begin", {"session_id": sid, "size_bytes": 1_000_000})
-                if "result" in response:
-                    break
-                await asyncio.sleep(0.05)
-            assert "result" in response, response
+                return "result" in response
+
+            await until(begun, 2.5, interval=0.05, what="the budget freed by the closed connection")
 
 
 # -- R-FILE-4: limits ------------------------------------------------------------------------------------
