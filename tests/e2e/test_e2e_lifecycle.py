@@ -35,7 +35,7 @@ async def wait_exit(d: Daemon, timeout: float) -> float:
 @pytest.mark.req("R-EPH-1")
 async def test_ephemeral_never_exits_before_the_first_client(daemon_factory: DaemonFactory) -> None:
     d = ephemeral(daemon_factory)
-    await asyncio.sleep(GRACE * 3)
+    await asyncio.sleep(GRACE * 3)  # a window: three grace periods without any client
     assert d.is_running(), d.describe()
     async with await d.client() as c:
         assert (await c.call("status"))["pid"] == d.pid
@@ -49,7 +49,8 @@ async def test_ephemeral_exits_after_the_last_client_leaves(daemon_factory: Daem
     a = await d.client()
     b = await d.connect()
     await a.close()
-    await asyncio.sleep(1.5)
+    await d.wait_stderr("zeroclaw.audit: disconnect")  # one client left
+    await asyncio.sleep(1.5)  # a window past the 1 s grace: `b` is still connected
     assert d.is_running(), "exited while a client was still connected"
     await b.close()
     elapsed = await wait_exit(d, timeout=5)
@@ -63,7 +64,7 @@ async def test_ephemeral_reconnect_within_grace_cancels_the_exit(daemon_factory:
     d = ephemeral(daemon_factory)
     c = await d.connect()
     await c.close()
-    await asyncio.sleep(GRACE * 0.3)
+    await d.wait_stderr("zeroclaw.audit: disconnect")  # the last client has gone: the exit is pending now
     async with await d.client() as again:
         await asyncio.sleep(GRACE * 2.5)  # well past the original deadline
         assert d.is_running(), "the reconnect did not cancel the pending exit"
@@ -76,7 +77,8 @@ async def test_ephemeral_reconnect_within_grace_cancels_the_exit(daemon_factory:
 async def test_not_ephemeral_keeps_running_after_clients_leave(daemon: Daemon) -> None:
     c = await daemon.client()
     await c.close()
-    await asyncio.sleep(1.3)  # longer than the default 1 s grace
+    await daemon.wait_stderr("zeroclaw.audit: disconnect")
+    await asyncio.sleep(1.3)  # a window longer than the default 1 s grace
     assert daemon.is_running()
     async with await daemon.client() as c:
         assert (await c.call("status"))["pid"] == daemon.pid
