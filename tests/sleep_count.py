@@ -46,14 +46,14 @@ def direct_sleeps(node: ast.AST) -> list[ast.Call]:
     return found
 
 
-def test_files(root: Path = TESTS) -> list[Path]:
+def files_of_tests(root: Path = TESTS) -> list[Path]:
     return sorted(p for p in root.rglob("test_*.py") if "node_modules" not in p.parts)
 
 
 def sleeps_in_test_bodies(root: Path = TESTS) -> list[tuple[Path, int, str]]:
     """(file, line, test or fixture name) of every sleep written directly in a test body."""
     found: list[tuple[Path, int, str]] = []
-    for path in test_files(root):
+    for path in files_of_tests(root):
         tree = ast.parse(path.read_text(), str(path))
         for fn in ast.walk(tree):
             if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) and is_test_body(fn):

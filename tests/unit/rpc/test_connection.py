@@ -431,8 +431,8 @@ async def test_disconnect_cancels_in_flight_without_answering(method: str) -> No
         warnings.simplefilter("always")
         t.feed(req(method, {"secs": 5}, rid=1))
         t.close()  # before the call's task took its first step
-        for _ in range(3):  # the task's cancelled step, then its done callbacks
-            await asyncio.sleep(0)
+        for _ in range(3):
+            await asyncio.sleep(0)  # loop turns: the task's cancelled step, then its done callbacks
         gc.collect()
     assert t.sent == [] and server.connections == set()
     assert [str(w.message) for w in caught] == []  # no "coroutine ... was never awaited"

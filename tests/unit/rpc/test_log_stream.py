@@ -146,8 +146,8 @@ async def test_sending_that_logs_does_not_recurse() -> None:
     stream = stream_for(server.state)
     assert stream is not None
     log.info("once")
-    for _ in range(10):  # loop turns in which a send that logged would deliver its own record
-        await asyncio.sleep(0)
+    for _ in range(10):
+        await asyncio.sleep(0)  # loop turns in which a send that logged would deliver its own record
     assert [e["message"] for e in events(t)] == ["once"]
     assert stream.dropped >= 1
 

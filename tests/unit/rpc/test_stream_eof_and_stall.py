@@ -146,8 +146,8 @@ async def test_a_slow_stream_peer_is_kept_and_draining_disarms() -> None:
     protocol, sock, conn = connect(Limits(max_outbound_buffer_bytes=65536, outbound_stall_secs=0.1))
     sock.buffered = 100_000
     protocol.pause_writing()
-    for _ in range(4):  # a slow reader: some progress in every period (0.1 s), and time is the point here
-        await asyncio.sleep(0.06)
+    for _ in range(4):
+        await asyncio.sleep(0.06)  # a slow reader: some progress in every period (0.1 s); time is the subject
         sock.buffered -= 10_000
     assert not sock.aborted
     protocol.resume_writing()
