@@ -422,6 +422,7 @@ class Client:
         self.writer = writer
         self._ids = itertools.count(1)
         self.notifications: list[dict[str, Any]] = []
+        self._backlog: list[dict[str, Any]] = []  # frames read by `wait_notification` that `recv` returns next
         self._recorder = wire_recorder.for_connection()  # off unless ZEROCLAW_RECORD_WIRE is set
 
     @classmethod
@@ -466,6 +467,8 @@ class Client:
         return line
 
     async def recv(self, timeout: float = RECV_TIMEOUT) -> dict[str, Any]:
+        if self._backlog:
+            return self._backlog.pop(0)
         line = await self.recv_line(timeout)
         obj = json.loads(line)
         assert isinstance(obj, dict), obj
@@ -488,6 +491,32 @@ class Client:
                 continue
             return obj
 
+    async def wait_notification(
+        self, predicate: Callable[[dict[str, Any]], Any] | str, timeout: float = RECV_TIMEOUT, *, start: int = 0
+    ) -> dict[str, Any]:
+        """The first notification (from index `start` of `self.notifications`, where every notification read is
+        kept) that matches `predicate`: a callable of the frame, or a method name. Other frames read meanwhile
+        (responses, the daemon's requests) are kept, in order, for the next `recv`."""
+        test = predicate if callable(predicate) else (lambda frame: frame.get("method") == predicate)
+        deadline = time.monotonic() + timeout
+        index = start
+        while True:
+            for frame in self.notifications[index:]:
+                if test(frame):
+                    return frame
+            index = len(self.notifications)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise WaitTimeout(f"no notification matched {predicate!r} within {timeout} s")
+            line = await self.recv_line(remaining)
+            frame = json.loads(line)
+            assert isinstance(frame, dict) and frame.get("jsonrpc") == "2.0", frame
+            self.saw(frame)
+            if "method" in frame and "id" not in frame:
+                self.notifications.append(frame)
+            else:
+                self._backlog.append(frame)
+
     async def expect_eof(self, timeout: float = RECV_TIMEOUT) -> list[bytes]:
         """Wait until the daemon closes the connection; return any frames that came before."""
         frames: list[bytes] = []
@@ -508,6 +537,7 @@ class Client:
 
     async def expect_silence(self, seconds: float) -> None:
         """Assert that no frame arrives for `seconds`."""
+        assert not self._backlog, f"unexpected frame: {self._backlog[0]}"
         try:
             line = await asyncio.wait_for(self.reader.readline(), seconds)
         except TimeoutError:

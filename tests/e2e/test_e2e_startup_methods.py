@@ -7,7 +7,6 @@ v0.8.4); the standard dialect's carry the same fields in camelCase.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -34,17 +33,7 @@ ZEROCODE_INIT = {"protocol_version": 1, "clientCapabilities": {"elicitation": {"
 
 
 async def _log_events(client: Client, seconds: float) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = [n["params"] for n in client.notifications if n.get("method") == "logs/event"]
-        if found:
-            return found
-        try:
-            frame = await client.recv(max(0.05, deadline - time.monotonic()))
-        except AssertionError:
-            break
-        if "method" in frame and "id" not in frame:
-            client.notifications.append(frame)
+    await client.wait_notification("logs/event", seconds)
     return [n["params"] for n in client.notifications if n.get("method") == "logs/event"]
 
 
