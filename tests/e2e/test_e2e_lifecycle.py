@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from e2e_harness import Daemon, DaemonFactory
+from waiting import WaitTimeout, until
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint")
 
@@ -22,10 +23,10 @@ def ephemeral(daemon_factory: DaemonFactory, grace: float = GRACE) -> Daemon:
 async def wait_exit(d: Daemon, timeout: float) -> float:
     """Seconds until the process exits (fails after `timeout`)."""
     started = time.monotonic()
-    while d.is_running():
-        if time.monotonic() - started > timeout:
-            raise AssertionError(f"daemon still running after {timeout} s\n{d.describe()}")
-        await asyncio.sleep(0.02)
+    try:
+        await until(lambda: not d.is_running(), timeout, interval=0.02)
+    except WaitTimeout:
+        raise AssertionError(f"daemon still running after {timeout} s\n{d.describe()}") from None
     return time.monotonic() - started
 
 
