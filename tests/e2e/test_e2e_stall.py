@@ -83,10 +83,12 @@ def connections(d: Daemon) -> int:
 
 def wait_closed(d: Daemon, started: float, remaining: int = 0) -> float:
     """Seconds from `started` until the daemon counts `remaining` other connections."""
-    deadline = started + CLOSED_WITHIN
-    while connections(d) > remaining:
-        assert time.monotonic() < deadline, f"the stalled peer is still connected after {CLOSED_WITHIN} s"
-        time.sleep(0.1)
+    until_sync(
+        lambda: connections(d) <= remaining,
+        started + CLOSED_WITHIN - time.monotonic(),
+        interval=0.1,
+        what=f"the stalled peer to be gone within {CLOSED_WITHIN} s",
+    )
     return time.monotonic() - started
 
 
@@ -99,9 +101,8 @@ def assert_serves_others(d: Daemon) -> None:
 
 
 def assert_logged_once(d: Daemon, label_prefix: str) -> None:
-    deadline = time.monotonic() + 5
-    while not (lines := [x for x in d.stderr_lines if STALL_LOG in x]) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    d.wait_stderr_sync(STALL_LOG, 5)
+    lines = [x for x in d.stderr_lines if STALL_LOG in x]
     assert len(lines) == 1, lines
     assert f"closing connection {label_prefix}" in lines[0], lines[0]
     assert "abcdefghi" not in d.stderr, "frame contents must never be logged"
