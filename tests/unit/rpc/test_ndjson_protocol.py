@@ -7,7 +7,6 @@ while the connection is saturated, the frame limit, order behind output already 
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import orjson
@@ -71,10 +70,7 @@ def connect(limits: Limits | None = None) -> tuple[NdjsonProtocol, FakeSocket]:
 async def initialized(limits: Limits | None = None) -> tuple[NdjsonProtocol, FakeSocket]:
     protocol, sock = connect(limits)
     protocol.data_received(frame("initialize", "init", {"protocolVersion": 1}))
-    for _ in range(50):
-        if sock.writes:
-            break
-        await asyncio.sleep(0.01)
+    await until(lambda: sock.writes, 0.5)
     assert "result" in sock.messages()[0]
     sock.writes.clear()
     return protocol, sock
