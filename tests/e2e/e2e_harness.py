@@ -252,18 +252,22 @@ class Daemon:
     def audit_until(self, predicate: Any, timeout: float = RECV_TIMEOUT) -> list[dict[str, Any]]:
         """`wait_audit` for a test without an event loop: lines are written by the audit log's thread, a moment
         after the event."""
-        return self._audit_matched(until_sync, predicate, timeout)
+        try:
+            return until_sync(lambda: self._audit_matched(predicate), timeout, interval=0.02)[0]
+        except WaitTimeout:
+            raise WaitTimeout(f"audit log never matched; entries: {self.audit_entries()}") from None
 
     async def wait_audit(self, predicate: Any, timeout: float = RECV_TIMEOUT) -> list[dict[str, Any]]:
         """Poll the audit log until `predicate(entries)` is true."""
-        return await self._audit_matched(until, predicate, timeout)
+        try:
+            return (await until(lambda: self._audit_matched(predicate), timeout, interval=0.02))[0]
+        except WaitTimeout:
+            raise WaitTimeout(f"audit log never matched; entries: {self.audit_entries()}") from None
 
-    def _audit_matched(self, wait: Any, predicate: Any, timeout: float) -> Any:
-        def matched() -> list[dict[str, Any]] | None:
-            entries = self.audit_entries()
-            return entries if predicate(entries) else None
-
-        return wait(matched, timeout, interval=0.02, what=f"audit log of {self.pid} to match")
+    def _audit_matched(self, predicate: Any) -> tuple[list[dict[str, Any]]] | None:
+        """(entries,) once they match: a tuple, so that a match on no entries is still true."""
+        entries = self.audit_entries()
+        return (entries,) if predicate(entries) else None
 
     # -- stderr lines: the daemon's log, drained by a thread, so a line may trail the event it reports -------
 
@@ -306,8 +310,13 @@ class Daemon:
         self, predicate: Callable[[str], Any] | str, timeout: float = RECV_TIMEOUT, *, after: int = 0
     ) -> str:
         """`wait_stderr_sync` for a test with an event loop (polls what the thread collects)."""
+
+        def found() -> tuple[str] | None:  # a tuple: an empty line that matches is still found
+            line = self._find_line(predicate, after)
+            return None if line is None else (line,)
+
         try:
-            return await until(lambda: self._find_line(predicate, after), timeout, interval=0.02)
+            return (await until(found, timeout, interval=0.02))[0]
         except WaitTimeout:
             raise WaitTimeout(f"no stderr line matched {predicate!r} within {timeout} s\n{self.describe()}") from None
 
