@@ -5,8 +5,11 @@ harness (`Daemon.wait_stderr`, `Daemon.wait_audit`, `Client.wait_notification`).
 from __future__ import annotations
 
 import ast
+import time
 
+import pytest
 from sleep_count import TESTS, direct_sleeps, files_of_tests, is_test_body, sleeps_in_test_bodies
+from waiting import WaitTimeout, until, until_sync
 
 CEILING = 45  # issue 38: at most 45 (100 before); lower it as sleeps go, never raise it
 
@@ -45,3 +48,23 @@ def test_the_counter_sees_every_kind_of_sleep() -> None:
     (fn,) = [node for node in ast.walk(tree) if isinstance(node, ast.AsyncFunctionDef) and is_test_body(node)]
     assert [ast.unparse(call.func) for call in direct_sleeps(fn)] == ["asyncio.sleep", "time.sleep", "anyio.sleep"]
     assert any(path.name == "test_e2e_lifecycle.py" for path in files_of_tests())
+
+
+async def test_until_returns_the_value_awaits_a_coroutine_and_names_what_it_waited_for() -> None:
+    ticks = iter(range(100))
+    assert await until(lambda: next(ticks) >= 3, interval=0) is True
+
+    async def read() -> list[int]:
+        return [1]
+
+    assert await until(read) == [1]
+    with pytest.raises(WaitTimeout, match=r"not within 0.05 s: the door to open \(last: False\)"):
+        await until(lambda: False, 0.05, what="the door to open")
+
+
+def test_until_sync_gives_up_after_its_timeout() -> None:
+    started = time.monotonic()
+    with pytest.raises(WaitTimeout, match="never"):
+        until_sync(lambda: None, 0.1, interval=0.01, what="never")
+    assert 0.1 <= time.monotonic() - started < 1.0
+    assert until_sync(lambda: "now") == "now"
