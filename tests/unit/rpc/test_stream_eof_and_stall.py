@@ -184,39 +184,45 @@ async def test_an_answer_waits_while_the_peer_is_not_reading() -> None:
 
 
 class Reader:
-    """The peer's side of a `FlowControl`: bytes it has read (`read`), and how often the rule looked (`polls`)."""
+    """The peer's side of a `FlowControl`: how often the rule looked (`polls`), and the bytes the peer has read by
+    then; it reads a little just before each look numbered in `reads_at` (so where the rule sees progress does not
+    depend on how loaded the machine is), and `last_read` is the loop time of its last read."""
 
-    def __init__(self) -> None:
+    def __init__(self, reads_at: tuple[int, ...] = ()) -> None:
+        self.reads_at = reads_at
         self.read = 0
         self.polls = 0
+        self.last_read: float | None = None
 
     def progress(self) -> int:
         self.polls += 1
+        if self.polls in self.reads_at:
+            self.read += 1
+            self.last_read = asyncio.get_running_loop().time()
         return self.read
 
 
 @pytest.mark.req("R-LIM")
 async def test_flow_control_pauses_watches_and_calls_on_stall_once() -> None:
-    peer = Reader()
+    peer = Reader(reads_at=(3,))  # the mark at the pause, one look without progress, then some
     loop = asyncio.get_running_loop()
-    stalls: list[float] = []
-    flow = FlowControl(0.05, progress=peer.progress, on_stall=lambda: stalls.append(loop.time()), label="x")
+    stalls: list[tuple[float, bool]] = []  # (when, whether the waiting producer had been released by then)
+    flow = FlowControl(
+        0.05, progress=peer.progress, on_stall=lambda: stalls.append((loop.time(), waiter.done())), label="x"
+    )
     flow.pause()
     flow.pause()  # one timer, however often the mark is crossed
     assert flow.paused and flow.watching and peer.polls == 1  # the mark taken at the pause
     waiter = asyncio.create_task(flow.wait())
-    await until(lambda: peer.polls == 3, interval=0.002)  # two polls of the timer without progress
-    peer.read += 1  # moving: the next period is watched
-    last_read = loop.time()
-    await until(lambda: peer.polls == 4, interval=0.002)
-    assert stalls == [] and flow.watching and not waiter.done()
     await until(lambda: stalls, timeout=1)
-    assert stalls[0] - last_read >= 0.05, "cut off less than a period after its last progress"
-    assert not flow.watching and not waiter.done()
+    ((stalled_at, released),) = stalls
+    assert peer.last_read is not None and peer.polls > 3
+    assert stalled_at - peer.last_read >= 0.05, "cut off less than a period after its last progress"
+    assert not released and not flow.watching and not waiter.done()
     flow.close()  # what the transport does once on_stall has dropped the connection
     await asyncio.wait_for(waiter, 1)
     assert len(stalls) == 1
-    flow = FlowControl(0.05, progress=peer.progress, on_stall=lambda: stalls.append(loop.time()), label="y")
+    flow = FlowControl(0.05, progress=peer.progress, on_stall=lambda: stalls.append((loop.time(), False)), label="y")
     flow.pause()
     flow.resume()
     assert not flow.paused and not flow.watching  # the timer is cancelled: no stall can follow
@@ -227,17 +233,14 @@ async def test_flow_control_pauses_watches_and_calls_on_stall_once() -> None:
 async def test_regression_a_peer_that_stops_reading_is_cut_off_one_period_after_its_last_progress() -> None:
     """Found by benchmarks/soak.py: progress seen anywhere in a watched period bought a whole new period, so a peer
     that read a little right after the pause was cut off up to twice `outbound_stall_secs` after it stopped."""
-    peer = Reader()
+    peer = Reader(reads_at=(2,))  # the last bytes the peer reads: just before the rule's first look
     stalls: list[float] = []
     loop = asyncio.get_running_loop()
     flow = FlowControl(0.2, progress=peer.progress, on_stall=lambda: stalls.append(loop.time()), label="x")
     flow.pause()
-    await asyncio.sleep(0.03)  # the peer reads a little part way into the first poll interval (0.05 s)
-    peer.read += 1  # the last bytes the peer reads
-    last_read = loop.time()
     await until(lambda: stalls, timeout=2)
-    assert len(stalls) == 1
-    assert 0.2 <= stalls[0] - last_read <= 0.2 + 0.2 / POLLS + 0.05, "not one period after its last progress"
+    assert len(stalls) == 1 and peer.last_read is not None
+    assert 0.2 <= stalls[0] - peer.last_read <= 0.2 + 0.2 / POLLS + 0.05, "not one period after its last progress"
     flow.close()
 
 
