@@ -573,8 +573,16 @@ async def test_notify_waits_while_the_peer_is_not_reading() -> None:
     conn = t.connection
     assert conn is not None
     t.set_writing_paused(True)
+    waits: list[bool] = []
+    wait_writable = t.wait_writable
+
+    async def recorded() -> None:
+        waits.append(True)
+        await wait_writable()
+
+    t.wait_writable = recorded  # type: ignore[method-assign]
     producer = asyncio.create_task(conn.send_encoded(encode_notifications("session/update", [{"n": 1}])))
-    await asyncio.sleep(0.02)  # a window in which the producer would finish if it did not wait
+    await until(lambda: waits, interval=0)  # the producer waits for room
     assert not producer.done() and t.sent == []
     t.set_writing_paused(False)
     await producer

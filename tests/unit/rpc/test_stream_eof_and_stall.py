@@ -27,8 +27,13 @@ class FlowSocket(FakeSocket):
         self.buffered = 0
         self.aborted = False
         self.eof_reads = 0
+        self.looks = 0  # how often the write buffer's size was read
+        self.read_every = 0  # a slow reader: it reads 1000 bytes before every n-th look (0: it does not read)
 
     def get_write_buffer_size(self) -> int:
+        self.looks += 1
+        if self.read_every and self.looks % self.read_every == 0:
+            self.buffered -= 1000
         return self.buffered
 
     def abort(self) -> None:
@@ -145,10 +150,10 @@ async def test_a_stream_peer_that_makes_no_progress_is_aborted_without_a_waiting
 async def test_a_slow_stream_peer_is_kept_and_draining_disarms() -> None:
     protocol, sock, conn = connect(Limits(max_outbound_buffer_bytes=65536, outbound_stall_secs=0.1))
     sock.buffered = 100_000
+    sock.read_every = 2  # it reads a little between every other look of the rule: never a period without progress
     protocol.pause_writing()
-    for _ in range(4):
-        await asyncio.sleep(0.06)  # a slow reader: some progress in every period (0.1 s); time is the subject
-        sock.buffered -= 10_000
+    looks = sock.looks
+    await until(lambda: sock.aborted or sock.looks >= looks + 2 * POLLS)  # two periods of the rule's looks
     assert not sock.aborted
     protocol.resume_writing()
     flow = protocol._flow
@@ -168,14 +173,22 @@ async def test_a_producer_waits_and_is_released_by_the_drop() -> None:
 
 
 @pytest.mark.req("R-LIM")
-async def test_an_answer_waits_while_the_peer_is_not_reading() -> None:
+async def test_an_answer_waits_while_the_peer_is_not_reading(monkeypatch: pytest.MonkeyPatch) -> None:
     """An async handler's answer is not queued above the limit: it waits for room like streamed output."""
+    waits: list[NdjsonProtocol] = []
+    wait_writable = NdjsonProtocol.wait_writable
+
+    async def recorded(self: NdjsonProtocol) -> None:
+        waits.append(self)
+        await wait_writable(self)
+
+    monkeypatch.setattr(NdjsonProtocol, "wait_writable", recorded)
     protocol, sock, conn = connect(Limits(max_outbound_buffer_bytes=65536, outbound_stall_secs=5))
     protocol.data_received(frame("initialize", 1, {"protocolVersion": 1}))
     await until(lambda: bool(sock.messages()))
     protocol.data_received(frame("test/sleep", 2, {"secs": 0.01}))
     protocol.pause_writing()
-    await asyncio.sleep(0.1)  # ten times the handler's 0.01 s: it has finished, and its answer must wait
+    await until(lambda: waits == [protocol])  # the handler has finished: its answer waits for room
     assert [m["id"] for m in sock.messages()] == [1]  # finished, not yet queued
     protocol.resume_writing()
     await until(lambda: len(sock.messages()) == 2)
