@@ -174,7 +174,10 @@ class FaultProxy:
                 conn.sendall(head.encode() + b"\r\n" + fault.body)
                 return
             with contextlib.closing(socket.create_connection(("127.0.0.1", self.upstream_port))) as up:
-                self._pump(conn, up, fault.cut_after)
+                try:
+                    self._pump(conn, up, fault.cut_after)
+                except ConnectionError:
+                    pass  # either side hung up mid-exchange (a client that gave up on a cut stream): nothing to relay
 
     def _pump(self, conn: socket.socket, up: socket.socket, cut_after: int | None) -> None:
         answered = 0
