@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import os
 
+import httpx
 import pytest
-from e2e_harness import DaemonFactory
+from e2e_harness import READY_RE, DaemonFactory
 from session_client import Peer, check_turn, open_token_peer
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint")
@@ -104,3 +105,38 @@ async def test_models_list_gives_the_agents_models_and_refuses_unknown_agents(da
             assert (await bob.call("models/list"))["current"] == "scripted"
             code, _ = await bob.error("models/list", {"agentAlias": "other"})
             assert code == -32012
+
+
+@pytest.mark.req("R-MODEL-4")
+@pytest.mark.req("R-GW-2")
+async def test_rest_twins_patch_a_session_and_list_models(daemon_factory: DaemonFactory) -> None:
+    daemon = daemon_factory.start(CONFIG, no_gateway=False, args=["--gateway-port", "0"])
+    assert daemon.ready_line is not None
+    match = READY_RE.match(daemon.ready_line)
+    assert match is not None and match["gateway"] != "off", daemon.ready_line
+    async with await Peer.open(daemon) as owner:
+        token = (await owner.call("pairing/create", {"user": "bob"}))["token"]
+        async with await open_token_peer(daemon, owner, "bob") as bob:
+            sid = (await bob.new_session())["sessionId"]
+            await bob.call("session/attach", {"sessionId": sid})
+            mark = len(bob.updates)
+            headers = {"Authorization": f"Bearer {token}"}
+            async with httpx.AsyncClient(base_url=match["gateway"], headers=headers, trust_env=False) as http:
+                patched = await http.patch(f"/api/sessions/{sid}", json={"model": "rest-1", "temperature": 1.25})
+                assert patched.status_code == 200, patched.text
+                assert patched.json() == {"sessionId": sid, "agentAlias": "default", "model": "rest-1",
+                                          "temperature": 1.25}  # fmt: skip
+                changed = await bob.wait_update("config_changed", start=mark)
+                assert (changed["model"], changed["temperature"]) == ("rest-1", 1.25)
+                listed = (await http.get("/api/sessions")).json()["sessions"]
+                assert [(e["sessionId"], e["model"]) for e in listed] == [(sid, "rest-1")]
+                refused = await http.patch(f"/api/sessions/{sid}", json={"agentAlias": "other"})
+                assert refused.status_code == 403, refused.text
+                unknown = await http.patch(f"/api/sessions/{sid}", json={"agentAlias": "nobody"})
+                assert unknown.status_code == 400 and unknown.json()["error"]["kind"] == "invalid_params"
+                missing = await http.patch("/api/sessions/s_none", json={"model": "x"})
+                assert missing.status_code == 404, missing.text
+                models = await http.get("/api/models")
+                assert models.status_code == 200 and models.json()["current"] == "scripted", models.text
+                assert (await http.get("/api/models", params={"agentAlias": "other"})).status_code == 403
+            assert await model_of(bob, sid) == "model: rest-1, temperature: 1.25"
