@@ -63,7 +63,6 @@ class SessionApi:
         async with self.turns.hold(params["sessionId"]):
             return json_response(await self.dispatcher.call("session/prompt", params, context))
 
-
     async def configure(self, request: Request) -> Response:
         """`PATCH /api/sessions/{id}` with `{agentAlias?, model?, temperature?}` → the session's effective settings
         (R-MODEL-4): stored with it, in force from its next provider step."""

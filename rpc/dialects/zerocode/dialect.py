@@ -57,6 +57,7 @@ TerminalId = Annotated[str, whole(r"[A-Za-z0-9_-]{1,64}")]
 
 _NOT_SENT = frozenset({"approval_resolved", "config_changed"})  # events ZeroClaw 0.8.4 does not have
 
+
 class ZeroCodeHello(Params, frozen=True):
     """zerocode's own `initialize` fields (R-ZC-1, R-ZC-6): its environment, and the identity it had before a
     reconnect."""
