@@ -1,4 +1,4 @@
-"""The panel's model picker (R-MODEL-4, R-BRANCH-5) in real headless Chromium against a real daemon: its choices are
+"""The panel's model picker (R-MODEL-4) in real headless Chromium against a real daemon: its choices are
 `models/list` for the session's agent, choosing one is `session/configure` (the next turn runs on it), and another
 tab on the same session follows the switch (`config_changed`). Set-up (daemon, token, Chromium) is test_e2e_panel's.
 """
