@@ -9,6 +9,7 @@ registry's one adapter (`rpc.core.registry.Adaptation`).
 
 from __future__ import annotations
 
+import asyncio
 from contextlib import suppress
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["ADAPTATIONS", "OWN_METHODS", "AcpAuthRequired", "acp_error"]
 
 LIST_PAGE = 50
+LIST_WAIT = 3.0  # seconds a session's model choices may take to list (`models/list`), else its model alone
 REPLAY_PAGE = 1000
 _STOP_REASONS = {"end_turn": "end_turn", "max_turns": "max_turn_requests", "cancelled": "cancelled"}
 
@@ -121,7 +123,10 @@ async def _models(ctx: CallContext, agent: str) -> tuple[list[tuple[str, str]], 
     provider = None if configured is None else ctx.services.config.providers.get(configured.provider)
     if configured is None or provider is None:
         return [], False
-    listing = await list_models(configured.provider, provider, model=configured.model)
+    try:  # a provider slow to list its models must not hold up `session/new` for long
+        listing = await asyncio.wait_for(list_models(configured.provider, provider, model=configured.model), LIST_WAIT)
+    except TimeoutError:
+        return [], False
     return [(m.id, m.display_name or m.id) for m in listing.models], listing.error is None
 
 

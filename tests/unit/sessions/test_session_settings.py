@@ -157,3 +157,21 @@ def test_effective_settings() -> None:
     assert effective(config, "default", None, None) == ("scripted", None)
     assert effective(config, "gone", None, None) == (None, None)
     assert repr(KEEP) == "KEEP"
+
+
+def test_the_turns_provider_is_built_again_at_a_step_only_when_the_settings_changed() -> None:
+    """From the next provider step (R-MODEL-4): `SessionProvider` follows the live session's settings."""
+    from app.config.schema import Agent
+    from app.config.schema import Provider as ProviderConfig
+    from app.sessions.live.provider import SessionProvider
+    from app.sessions.live.session import LiveSession
+
+    live = LiveSession("s1", "alice", "default", SessionMode.DURABLE, Path("/tmp"), "rpc")
+    turn = SessionProvider(live, Agent(provider="warm", model="agent-m"), ProviderConfig(temperature=0.7))
+    first = turn.current()
+    assert (turn.model, turn.temperature) == ("agent-m", 0.7)  # asked of the provider in force
+    assert turn.current() is first
+    live.model, live.temperature = "chosen", 0.1
+    assert turn.current() is not first and (turn.model, turn.temperature) == ("chosen", 0.1)
+    with pytest.raises(AttributeError):
+        turn._missing  # noqa: B018 - private names are not the provider's
