@@ -175,3 +175,31 @@ def test_the_turns_provider_is_built_again_at_a_step_only_when_the_settings_chan
     assert turn.current() is not first and (turn.model, turn.temperature) == ("chosen", 0.1)
     with pytest.raises(AttributeError):
         turn._missing  # noqa: B018 - private names are not the provider's
+
+
+async def test_a_switch_during_a_turn_applies_from_its_next_step(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The turn waits on an approval; the model switched meanwhile is the one its next provider step is built with."""
+    import app.sessions.live.provider as session_provider
+
+    built: list[str | None] = []
+    real = session_provider.build_provider
+
+    def spy(config: Any, *, model: str | None = None, alias: str | None = None) -> Any:
+        built.append(model)
+        return real(config, model=model, alias=alias)
+
+    monkeypatch.setattr(session_provider, "build_provider", spy)
+    registry = env.registry()
+    opened = await registry.open(ALICE, agent_alias="tuned")
+    sid, follower = opened.session.session_id, Sink()
+    opened.session.watch(follower)
+    turn = asyncio.ensure_future(registry.turns.prompt(ALICE, sid, "/bash echo hi", sink=None, client=NoClient()))
+    for _ in range(200):
+        asked = [u for u in follower.updates if u["type"] == "approval_request"]
+        if asked:
+            break
+        await asyncio.sleep(0.01)
+    await registry.configure(ALICE, sid, model="mid-turn")
+    registry.turns.approve(ALICE, sid, asked[0]["request_id"], "reject")
+    outcome = await turn
+    assert outcome.stop_reason == "end_turn" and built == ["tuned-9", "mid-turn"]
