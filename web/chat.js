@@ -8,6 +8,7 @@ import { call, connected, daemonRestarted, tryCall } from "./connection.js";
 import { reportError, showInline } from "./errors.js";
 import { on } from "./events.js";
 import { follow, redrawJoined, showPrompt } from "./follow.js";
+import { initModels, showModel } from "./models.js";
 import { ConnectionError, RpcError } from "./rpc.js";
 import { markCurrent, refreshSessions, sessionEntry, sessionState } from "./sessions.js";
 import { refreshStatus } from "./status.js";
@@ -44,7 +45,7 @@ let pendingAction = null; // {action, view} awaiting the confirmation bar
 function getView(id) {
   let view = views.get(id);
   if (!view) {
-    view = new SessionView(id, { changed: updateComposer });
+    view = new SessionView(id, { changed: updateComposer, configured: renderChatHead });
     views.set(id, view);
   }
   return view;
@@ -124,9 +125,12 @@ function renderChatHead(view) {
   const entry = sessionEntry(view.id);
   const st = entry ? sessionState(entry) : view.info?.killed ? "killed" : "live";
   el.title.textContent = view.id;
+  // The settings a config_changed (or this page's choice) brought win over the list's, which may be older.
+  const agent = view.settings?.agentAlias ?? entry?.agentAlias ?? view.info?.agentAlias;
+  showModel(view.id, agent, view.settings?.model ?? entry?.model ?? view.info?.model, { disabled: st === "killed" });
   el.meta.replaceChildren(
     h("span", { class: `badge ${st}`, id: "chat-state", text: st }),
-    ` agent ${entry?.agentAlias ?? view.info?.agentAlias ?? "?"} · ${entry?.mode ?? view.info?.mode ?? "?"}`,
+    ` agent ${agent ?? "?"} · ${entry?.mode ?? view.info?.mode ?? "?"}`,
     entry ? ` · ${entry.messageCount ?? 0} messages · last activity ${formatTime(entry.lastActivity ?? entry.createdAt)}` : "",
   );
   el.close.disabled = st !== "live";
@@ -328,6 +332,16 @@ export function initChat() {
     }
   });
   el.cancel.addEventListener("click", cancelTurn);
+  initModels({
+    onChosen: (id, settings) => {
+      const view = views.get(id);
+      if (view) {
+        view.settings = settings;
+        renderChatHead(view);
+      }
+      refreshSessions();
+    },
+  });
   on("connected", updateComposer);
   on("lost", onLost);
   on("signed-out", onSignedOut);

@@ -12,9 +12,11 @@ const HISTORY_PAGE = 200;
 /** The transcript and the live turns of one session. It keeps rendering while another session is shown. */
 export class SessionView {
   /** `changed()` is called when the view on screen starts or ends a turn (the composer follows it). */
-  constructor(id, { changed = () => {} } = {}) {
+  constructor(id, { changed = () => {}, configured = () => {} } = {}) {
     this.id = id;
     this.changed = changed;
+    this.configured = configured; // called with this view when its settings changed (config_changed)
+    this.settings = null; // {agentAlias, model, temperature} of the last config_changed, R-MODEL-4
     this.host = null; // the scrolling element this view is shown in, while it is on screen
     this.el = h("div", { class: "transcript", dataset: { sessionId: id } });
     this.turn = null;
@@ -201,6 +203,13 @@ export class SessionView {
 
   onUpdate(params) {
     const type = params.type;
+    if (type === "config_changed") {
+      const { agentAlias, model, temperature } = params;
+      this.settings = { agentAlias, model, temperature };
+      this.note(`Model: ${model ?? "the provider's default"} (agent ${agentAlias}) from the next step on.`);
+      this.configured(this);
+      return;
+    }
     if (type === "history_trimmed") {
       this.note(`Context trimmed: ${params.droppedMessages ?? "?"} older messages are no longer sent to the model (kept ${params.keptMessages ?? "?"}); the transcript is unchanged.`);
       return;

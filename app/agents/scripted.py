@@ -14,6 +14,7 @@ fresh install works with no keys and tests can drive every kind of turn event. T
     /stream N           -> N chunks "lorem ", in bursts of 256, as fast as the turn takes them (a workload)
     /fail               -> ProviderError
     /context            -> one line per message given: "role: <first 80 chars>"
+    /model              -> "model: M, temperature: T": what it was built with (R-MODEL-4; "default" when unset)
 
 Every step that does not fail ends with a `Usage` (R-MODEL-5) counted in whitespace-separated words: input, the
 words of every message it was given; output, the words it streamed (text and thoughts) and the words of its tool
@@ -132,9 +133,18 @@ class ScriptedProvider:
 
     kind = "scripted"
 
-    def __init__(self, *, chunk_delay: float = 0.0, tick_secs: float = 0.1) -> None:
+    def __init__(
+        self,
+        *,
+        chunk_delay: float = 0.0,
+        tick_secs: float = 0.1,
+        model: str | None = None,
+        temperature: float | None = None,
+    ) -> None:
         self._chunk_delay = chunk_delay
         self._tick_secs = tick_secs
+        self.model = model or "scripted"
+        self.temperature = temperature
 
     async def stream(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> AsyncIterator[ProviderEvent]:
         output = 0
@@ -190,6 +200,9 @@ class ScriptedProvider:
             return
         elif directive == "context":
             text = "\n".join(f"{m.role}: {_preview(m.content)}" for m in messages)
+        elif directive == "model":
+            temperature = "default" if self.temperature is None else f"{self.temperature:g}"
+            text = f"model: {self.model}, temperature: {temperature}"
         else:  # plain text, an unknown directive, or `/think` with nothing to think
             text = f"You said: «{prompt}»"
         async for event in self._text(text):

@@ -14,6 +14,7 @@ __all__ = [
     "AgentThoughtChunk",
     "ApprovalRequest",
     "ApprovalResolved",
+    "ConfigChanged",
     "HistoryTrimmed",
     "SessionEvent",
     "ToolCallEvent",
@@ -93,6 +94,17 @@ class HistoryTrimmed(TypedDict):
     reason: str  # which limit was exceeded (`app.sessions.live.trim`)
 
 
+class ConfigChanged(TypedDict):
+    """The session's settings changed (`session/configure`, R-MODEL-4): the effective ones, from its next step."""
+
+    session_id: str
+    type: Literal["config_changed"]
+    seq: NotRequired[int]  # per session, +1 each event (R-MULTI-1)
+    agent_alias: str
+    model: str | None
+    temperature: float | None
+
+
 SessionEvent = (
     AgentMessageChunk
     | AgentThoughtChunk
@@ -102,4 +114,5 @@ SessionEvent = (
     | ApprovalResolved
     | TurnComplete
     | HistoryTrimmed
+    | ConfigChanged
 )

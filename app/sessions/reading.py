@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from app.auth.policy import Principal
+from app.config.schema import Config
 from app.sessions.access import check_owner
 from app.sessions.errors import SessionNotFound
 from app.sessions.lifecycle.bring_up import stored
 from app.sessions.list_pages import ListQuery, Page, Position, decode_cursor, encode_cursor
 from app.sessions.live.session import LiveSession
 from app.sessions.mode import EITHER, SessionMode, on_wire
+from app.sessions.settings import effective
 from app.sessions.views import SessionPage, SessionSummary
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
@@ -23,9 +26,12 @@ __all__ = ["SessionReader"]
 class SessionReader:
     """Answers reads from storage, marking which listed sessions are live; never changes the live table."""
 
-    def __init__(self, store: SessionStore, live: dict[str, LiveSession]) -> None:
+    def __init__(
+        self, store: SessionStore, live: dict[str, LiveSession], config: Callable[[], Config] | None = None
+    ) -> None:
         self._store = store
         self._live = live
+        self._config = config  # for each listed session's effective model (R-MODEL-4)
 
     def list_query(
         self,
@@ -79,6 +85,7 @@ class SessionReader:
         return SessionPage(self._summaries(page.records), None if last is None else encode_cursor(query, last))
 
     def _summaries(self, records: list[SessionRecord]) -> list[SessionSummary]:
+        config = None if self._config is None else self._config()
         return [
             SessionSummary(
                 r.session_id,
@@ -90,6 +97,8 @@ class SessionReader:
                 r.last_activity,
                 r.message_count,
                 r.title,
+                *((r.model, r.temperature) if config is None else effective(config, r.agent_alias, r.model,
+                                                                              r.temperature)),
             )
             for r in records
-        ]
+        ]  # fmt: skip

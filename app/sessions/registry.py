@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from app.auth.policy import Principal
 from app.config.schema import Config
 from app.sessions.access import check_chat, check_owner
-from app.sessions.lifecycle.bring_up import DURABLE_ONLY, BringUp, Opened
+from app.sessions.errors import AgentNotAllowed, SessionNotFound, UnknownAgent
+from app.sessions.lifecycle.bring_up import DURABLE_ONLY, BringUp, Opened, check_configurable, stored
 from app.sessions.lifecycle.ending import Ending
 from app.sessions.lifecycle.letting_go import LettingGo
 from app.sessions.live.session import LiveSession
@@ -23,6 +24,7 @@ from app.sessions.live.sink import UpdateSink
 from app.sessions.live.turns import Turns
 from app.sessions.mode import EITHER, SessionMode
 from app.sessions.reading import SessionReader
+from app.sessions.settings import KEEP, Keep, SessionSettings, effective
 from app.sessions.store.types import Surface
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
@@ -30,6 +32,18 @@ if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without 
     from app.sessions.store.session_store import SessionStore
 
 __all__ = ["SessionRegistry"]
+
+Settings = tuple[str, str | None, float | None]  # agent alias, model and temperature chosen (None: the agent's)
+
+
+def _chosen(
+    current: Settings, agent_alias: str | None, model: str | Keep | None, temperature: float | Keep | None
+) -> Settings:
+    """The stored settings after a `configure` of those given (`KEEP`: unchanged)."""
+    alias, was_model, was_temperature = current
+    if isinstance(model, Keep):
+        model = was_model if agent_alias is None or agent_alias == alias else None
+    return agent_alias or alias, model, was_temperature if isinstance(temperature, Keep) else temperature
 
 
 class SessionRegistry:
@@ -47,6 +61,7 @@ class SessionRegistry:
         """`encode`: updates as standard-dialect frames, for several receivers to share (the protocol's, given by
         the composition root: the domain knows no wire)."""
         self.store = store
+        self._config = config
         self.live: dict[str, LiveSession] = {}
         # Sessions a one-shot call holds (`HttpTurns`): one call at a time each, and never unloaded meanwhile.
         self.pinned: set[str] = set()
@@ -54,7 +69,7 @@ class SessionRegistry:
         self._bring_up = BringUp(store, config, data_dir, self.live, self._letting_go, self.pinned)
         self._ending = Ending(store, self.live, self._bring_up, self._letting_go)
         self.turns = Turns(store, config, self.live_or_rehydrate, self.owned_live, encode)
-        self.reading = SessionReader(store, self.live)
+        self.reading = SessionReader(store, self.live, config)
 
     async def open(
         self,
@@ -116,6 +131,58 @@ class SessionRegistry:
         watching = sink in live.watchers
         live.unwatch(sink)
         return watching
+
+    async def configure(
+        self,
+        principal: Principal,
+        session_id: str,
+        *,
+        agent_alias: str | None = None,
+        model: str | Keep | None = KEEP,
+        temperature: float | Keep | None = KEEP,
+    ) -> SessionSettings:
+        """Set a session's agent, model and temperature (R-MODEL-4): stored with it, used from its next provider
+        step, announced to its followers as `config_changed`; answers the effective settings. A setting left out
+        (`KEEP`) stays; None resets it to the agent's own. Switching to another agent without naming a model resets
+        the model too (a model belongs to a provider). A session that is only stored is configured in storage."""
+        config = self._config()
+        if agent_alias is not None:
+            if agent_alias not in config.agents:
+                raise UnknownAgent
+            if not principal.may_use_agent(agent_alias):
+                raise AgentNotAllowed
+        live = self.live.get(session_id)
+        if live is None:
+            async with self._bring_up.holding(session_id):
+                live = self.live.get(session_id)
+                if live is None:
+                    record = await stored(self.store, session_id, EITHER)
+                    if record is None:
+                        raise SessionNotFound
+                    check_owner(principal, record.owner)
+                    check_configurable(record)
+                    was = (record.agent_alias, record.model, record.temperature)
+                    now = _chosen(was, agent_alias, model, temperature)
+                    await self.store.configure(
+                        session_id, mode=record.mode, agent_alias=now[0], model=now[1], temperature=now[2]
+                    )
+                    return SessionSettings(session_id, now[0], *effective(config, *now))
+        check_owner(principal, live.owner)
+        now = _chosen((live.agent_alias, live.model, live.temperature), agent_alias, model, temperature)
+        await self.store.configure(session_id, mode=live.mode, agent_alias=now[0], model=now[1], temperature=now[2])
+        live.agent_alias, live.model, live.temperature = now
+        settings = SessionSettings(session_id, now[0], *effective(config, *now))
+        await self.turns.announce(
+            live,
+            {
+                "session_id": session_id,
+                "type": "config_changed",
+                "agent_alias": settings.agent_alias,
+                "model": settings.model,
+                "temperature": settings.temperature,
+            },
+        )
+        return settings
 
     async def close(self, principal: Principal, session_id: str) -> None:
         await self._ending.close(principal, session_id)

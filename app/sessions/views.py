@@ -20,6 +20,8 @@ class SessionInfo:
     message_count: int
     workspace_dir: str
     resumed: bool
+    model: str | None = None  # the model its turns run with (R-MODEL-4); None: the provider chooses
+    temperature: float | None = None  # None: the provider's default
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +37,8 @@ class SessionSummary:
     last_activity: datetime
     message_count: int
     title: str | None  # the first prompt's first line, at most 80 characters; None before any prompt
+    model: str | None = None  # the model its turns run with (R-MODEL-4)
+    temperature: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

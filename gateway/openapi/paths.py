@@ -32,6 +32,7 @@ from rpc.contract.json_schema import masked
 from rpc.methods.config import GetParams, SetParams
 from rpc.methods.discover import OpenRpcDocument
 from rpc.methods.files import MAX_ATTACHMENTS  # not app.files: the gateway starts without it (issue 15)
+from rpc.methods.models import ConfigureParams, ModelList, ModelsParams, SessionConfigured
 from rpc.methods.session import ListParams, MessagesParams, PromptParams
 
 __all__ = ["PATH_GROUPS"]
@@ -154,6 +155,31 @@ def _session_paths(c: OpenApiComponents) -> dict[str, Any]:
                 parameters=[session_id, *c.parameters(MessagesParams, "query", ["limit", "before"])],
                 s403=NOT_OWNED,
                 s404=NOT_FOUND,
+            ),
+        },
+        "/api/sessions/{id}": {
+            "patch": operation(
+                "Set the session's agent, model or temperature, like session/configure (grant sessions:execute): "
+                "stored with it, in force from its next provider step, announced as config_changed. A setting "
+                "left out stays; `model` or `temperature` null goes back to the agent's own",
+                answer("The session's effective settings", c.ref(SessionConfigured)),
+                bearer=True,
+                parameters=[session_id],
+                body=request_body(c.params(ConfigureParams, without=["sessionId"])),
+                invalid=f"{INVALID}; or an unknown agent",
+                s403="Missing grant (forbidden), an agent the caller may not use, or another principal's session",
+                s404=NOT_FOUND,
+            ),
+        },
+        "/api/models": {
+            "get": operation(
+                "The models the agent's provider serves (its configured one always among them), like models/list "
+                "(grant sessions:read); `error` says why the provider could not list them",
+                answer("Models", c.ref(ModelList)),
+                bearer=True,
+                parameters=c.parameters(ModelsParams, "query", ["agentAlias"]),
+                invalid=f"{INVALID}; or an unknown agent",
+                s403="Missing grant, or an agent the caller may not use (forbidden)",
             ),
         },
         "/api/sessions/{id}/prompt": {

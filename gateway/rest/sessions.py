@@ -4,6 +4,8 @@ through the dispatcher (same admission, params model, handler, result shape and 
     GET  /api/sessions                 = session/list      (?includeKilled=&mode=&query=&limit=&cursor=)
     GET  /api/sessions/{id}/messages   = session/messages  (?limit=&before=)
     POST /api/sessions/{id}/prompt     = session/prompt    ({"prompt"} → {sessionId, stopReason, content})
+    PATCH /api/sessions/{id}           = session/configure ({agentAlias?, model?, temperature?} → the settings)
+    GET  /api/models                   = models/list       (?agentAlias=)
 
 A turn started over HTTP runs with a channel that can answer nothing (`rpc.core.context.NoClient`): `ask_user`/`poll`
 get "unavailable" at once (R-BIDI-5), and an `approval_request` is rejected at once unless another client of the
@@ -60,6 +62,18 @@ class SessionApi:
         self.dispatcher.admit("session/prompt", context)  # refused before the session is held
         async with self.turns.hold(params["sessionId"]):
             return json_response(await self.dispatcher.call("session/prompt", params, context))
+
+    async def configure(self, request: Request) -> Response:
+        """`PATCH /api/sessions/{id}` with `{agentAlias?, model?, temperature?}` → the session's effective settings
+        (R-MODEL-4): stored with it, in force from its next provider step."""
+        context = await caller_context(request, self.dispatcher)
+        params = _with_session_id(await json_object(request), request)
+        return json_response(await self.dispatcher.call("session/configure", params, context))
+
+    async def models(self, request: Request) -> Response:
+        """`GET /api/models[?agentAlias=]` → `{models, current, error?}` (R-MODEL-3)."""
+        context = await caller_context(request, self.dispatcher)
+        return json_response(await self.dispatcher.call("models/list", dict(request.query_params), context, query=True))
 
 
 def _with_session_id(data: Mapping[str, Any], request: Request) -> dict[str, Any]:

@@ -84,6 +84,7 @@ UPDATE_FIELDS: dict[str, set[str]] = {
     "approval_resolved": {"requestId", "decision"},
     "history_trimmed": {"droppedMessages", "keptMessages", "checkpoint"},
     "turn_complete": {"stopReason", "content"},
+    "config_changed": {"agentAlias", "model", "temperature"},
 }
 
 

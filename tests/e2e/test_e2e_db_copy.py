@@ -64,6 +64,8 @@ async def test_a_sqlite_database_moves_to_another_and_is_served_from_there(daemo
         assert (await owner.prompt(acp, "and again")).result["stopReason"] == "end_turn"
         chat = await new_sid(owner, mode="chat")
         assert (await owner.prompt(chat, "a chat line")).result["stopReason"] == "end_turn"
+        # R-MODEL-4: the settings columns move too (compared through session/list below)
+        await owner.call("session/configure", {"sessionId": chat, "model": "moved-model", "temperature": 0.4})
         killed = await new_sid(owner)
         await owner.prompt(killed, "short-lived")
         await owner.call("session/kill", {"sessionId": killed})
@@ -72,6 +74,9 @@ async def test_a_sqlite_database_moves_to_another_and_is_served_from_there(daemo
         await alice.call("session/list")
     before = await served(old, [acp, chat, killed])
     assert len(before["messages"][acp]["messages"]) >= 4 and before["tokens"], before
+    assert [(s["model"], s["temperature"]) for s in before["sessions"] if s["sessionId"] == chat] == [
+        ("moved-model", 0.4)
+    ]
 
     # The daemon holds its database: the copy refuses until it is stopped.
     target_root = daemon_factory.tmpdir()

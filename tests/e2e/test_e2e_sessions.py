@@ -30,8 +30,12 @@ permission_profiles = ["sessions_all"]
 permission_profiles = ["sessions_all"]
 """
 
-NEW_KEYS = {"sessionId", "agentAlias", "mode", "messageCount", "workspaceDir", "resumed"}
-LIST_KEYS = {"sessionId", "agentAlias", "mode", "live", "killed", "createdAt", "lastActivity", "messageCount", "title"}
+# `model` and `temperature`: the session's effective settings (R-MODEL-4)
+NEW_KEYS = {"sessionId", "agentAlias", "mode", "messageCount", "workspaceDir", "resumed", "model", "temperature"}
+LIST_KEYS = {
+    *("sessionId", "agentAlias", "mode", "live", "killed", "createdAt", "lastActivity", "messageCount", "title"),
+    *("model", "temperature"),
+}
 
 
 @pytest.fixture(scope="module")

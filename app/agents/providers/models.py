@@ -58,7 +58,8 @@ async def list_models(
     if provider_config.kind == "scripted":
         from app.agents.providers.http import ModelInfo
 
-        return ModelListing((ModelInfo(id=SCRIPTED_MODEL, provider=alias),), current or SCRIPTED_MODEL)
+        listed: tuple[ModelInfo, ...] = (ModelInfo(id=SCRIPTED_MODEL, provider=alias),)
+        return ModelListing(_with_current(listed, current, alias), current or SCRIPTED_MODEL)
     from app.agents.providers.table import remote_provider
 
     provider = remote_provider(provider_config, alias=alias, model=current, transport=transport)

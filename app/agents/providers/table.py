@@ -82,6 +82,6 @@ def build_provider(
     """
     if provider_config.kind == "scripted":
         cls = _implementation("scripted")
-        scripted: Provider = cls()
+        scripted: Provider = cls(model=model or provider_config.model, temperature=provider_config.temperature)
         return scripted
     return remote_provider(provider_config, alias=alias, model=model, transport=transport)

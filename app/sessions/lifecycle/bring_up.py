@@ -11,7 +11,8 @@ from __future__ import annotations
 import uuid
 from collections import deque
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ from app.sessions.lifecycle.letting_go import LettingGo
 from app.sessions.live.session import LiveSession
 from app.sessions.live.updates import SEQ_BLOCK
 from app.sessions.mode import SessionMode, on_wire
+from app.sessions.settings import effective
 from app.sessions.store.types import Surface
 from app.sessions.views import SessionInfo
 
@@ -39,7 +41,7 @@ if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without 
     from app.sessions.store.session_store import SessionStore
     from app.sessions.store.types import SessionRecord
 
-__all__ = ["DURABLE_ONLY", "BringUp", "Opened", "stored"]
+__all__ = ["DURABLE_ONLY", "BringUp", "Opened", "check_configurable", "stored"]
 
 # What a prompt rehydrates: a durable session (a chat one comes back when opened or attached, R-ACP-8).
 DURABLE_ONLY = (SessionMode.DURABLE,)
@@ -52,11 +54,16 @@ class Opened:
     session: LiveSession
     resumed: bool
     message_count: int
+    model: str | None = None  # the effective settings (R-MODEL-4, `app.sessions.settings`)
+    temperature: float | None = None
 
     def describe(self) -> SessionInfo:
         s = self.session
         workspace = str(s.workspace)
-        return SessionInfo(s.session_id, s.agent_alias, on_wire(s.mode), self.message_count, workspace, self.resumed)
+        return SessionInfo(
+            s.session_id, s.agent_alias, on_wire(s.mode), self.message_count, workspace, self.resumed, self.model,
+            self.temperature,
+        )  # fmt: skip
 
 
 async def stored(store: SessionStore, session_id: str, modes: Collection[SessionMode]) -> SessionRecord | None:
@@ -66,6 +73,15 @@ async def stored(store: SessionStore, session_id: str, modes: Collection[Session
         if record is not None:
             return record
     return None
+
+
+def check_configurable(record: SessionRecord) -> None:
+    """A stored session whose settings may change (R-MODEL-4): one that could be brought back (not killed, not a
+    closed chat session)."""
+    if record.killed:
+        raise SessionKilled("The session was killed", session_id=record.session_id, mode=record.mode)
+    if record.mode == SessionMode.CHAT and record.closed:
+        raise SessionClosed("The chat session was closed", session_id=record.session_id)
 
 
 class BringUp:
@@ -114,7 +130,9 @@ class BringUp:
                     opened = await self._create(principal, agent_alias, cwd, session_id, mode, surface)
         if tool_env is not None:
             opened.session.tool_env = tool_env
-        return opened
+        live = opened.session
+        model, temperature = effective(self._config(), live.agent_alias, live.model, live.temperature)
+        return replace(opened, model=model, temperature=temperature)
 
     async def resume(self, principal: Principal, session_id: str, modes: Collection[SessionMode]) -> LiveSession:
         """The caller's live session, else the stored one of the first of `modes` brought back to life; else
@@ -129,6 +147,10 @@ class BringUp:
         check_owner(principal, live.owner)
         self._used(live)
         return live
+
+    def holding(self, session_id: str) -> AbstractAsyncContextManager[None]:
+        """The session's bring-up lock: nothing brings it to life (from what is stored) while it is held."""
+        return self._bringing_up.hold(session_id)
 
     def owned(self, principal: Principal, session_id: str) -> LiveSession:
         """The caller's live session, as it is (nothing is brought back): SessionNotFound if it is not live."""
@@ -156,10 +178,7 @@ class BringUp:
     async def _rehydrate(self, principal: Principal, record: SessionRecord) -> LiveSession:
         """A stored session back to life as it was stored: a durable one with its interrupted turn recovered
         (R-ACP-5, R-ACP-8), a chat one that was only released (the gateway does so between calls)."""
-        if record.killed:
-            raise SessionKilled("The session was killed", session_id=record.session_id, mode=record.mode)
-        if record.mode == SessionMode.CHAT and record.closed:
-            raise SessionClosed("The chat session was closed", session_id=record.session_id)
+        check_configurable(record)
         check_owner(principal, record.owner)
         self._make_room()
         if record.mode == SessionMode.DURABLE:
@@ -167,9 +186,11 @@ class BringUp:
         seq = await self._store.reopen_numbered(record.session_id, mode=record.mode, reserve=SEQ_BLOCK)
         self._letting_go.unloaded.pop(record.session_id, None)
         r = record
-        return self._bring_up(
+        live = self._bring_up(
             r.session_id, r.owner, r.agent_alias, r.mode, Path(r.workspace_dir), r.surface, seq, seq + SEQ_BLOCK
         )
+        live.model, live.temperature = r.model, r.temperature  # R-MODEL-4: as `session/configure` stored them
+        return live
 
     async def _create(
         self,
@@ -190,7 +211,8 @@ class BringUp:
         )  # fmt: skip
         if record.resumed:  # stored meanwhile by another caller: number on from what it stored
             seq = await self._store.seq(sid, mode=mode)
-            live = self._bring_up(sid, principal.id, agent_alias, mode, workspace, surface, seq, seq)
+            live = self._bring_up(sid, principal.id, record.agent_alias, mode, workspace, surface, seq, seq)
+            live.model, live.temperature = record.model, record.temperature
         else:  # reserved with the row: its first turn stores nothing more for its numbers
             live = self._bring_up(sid, principal.id, agent_alias, mode, workspace, surface, 0, SEQ_BLOCK)
         return Opened(live, False, 0)

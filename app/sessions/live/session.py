@@ -54,6 +54,9 @@ class LiveSession:
     cancel_cause: str | None = None
     # A client's variables for this session's commands, over the bash tool's environment (R-ZC-6).
     tool_env: Mapping[str, str] | None = None
+    # R-MODEL-4: the model and temperature `session/configure` chose (stored too); None: the agent's own.
+    model: str | None = None
+    temperature: float | None = None
     # R-MULTI-1: the last `seq` sent, and the highest one stored as reserved (a crash never
     # reuses a seq).
     seq: int = 0

@@ -13,11 +13,11 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from app.agents.base import PromptingClient, ToolContext
-from app.agents.providers import build_provider
 from app.agents.tools import build_tools
 from app.auth.policy import Principal
 from app.config.schema import Agent, Config
 from app.sessions.errors import ApprovalNotFound, PromptTooLong, SessionBusy, UnknownAgent
+from app.sessions.live.provider import SessionProvider
 from app.sessions.live.session import Approval, LiveSession
 from app.sessions.live.sink import UpdateSink
 from app.sessions.live.trim import trim_context
@@ -119,11 +119,7 @@ class Turns:
                 text,
                 turn_id=outcome.turn_id,
                 context=context,
-                provider=(
-                    build_provider(provider_config, model=agent.model, alias=agent.provider)
-                    if provider_config
-                    else _missing(agent)
-                ),
+                provider=SessionProvider(live, agent, provider_config) if provider_config else _missing(agent),
                 tools=tools,
                 store=self._store.transcript,
                 updates=updates,
@@ -140,6 +136,10 @@ class Turns:
         if storage_fault is not None:
             raise storage_fault
         return outcome
+
+    async def announce(self, live: LiveSession, event: SessionEvent) -> None:
+        """An update outside a turn (`config_changed`, R-MODEL-4): numbered and sent to every follower."""
+        await TurnUpdates(live, None, partial(self._reserve_seq, live), self._encode).emit(event)
 
     async def _reserve_seq(self, live: LiveSession, up_to: int) -> None:
         """Store that seqs up to `up_to` may be used, before any of them is sent: a crash then skips the unsent

@@ -147,6 +147,8 @@ def to_record(row: SessionRow, mode: SessionMode, *, resumed: bool = False) -> S
         message_count=row.next_index,
         title=row.title,
         resumed=resumed,
+        model=row.model,
+        temperature=row.temperature,
     )
 
 
@@ -167,11 +169,13 @@ def record_columns(model: SessionModel) -> tuple[KeyedColumnElement[Any], ...]:
         model.closed_at,
         model.next_index,
         model.title,
+        model.model,
+        model.temperature,
     )  # type: ignore[return-value]
 
 
 def record_from_columns(row: Sequence[Any], mode: SessionMode) -> SessionRecord:
-    sid, owner, alias, workspace, surface, created, last, killed, closed, next_index, title = row
+    sid, owner, alias, workspace, surface, created, last, killed, closed, next_index, title, model, temperature = row
     return SessionRecord(
         session_id=sid,
         owner=owner,
@@ -185,6 +189,8 @@ def record_from_columns(row: Sequence[Any], mode: SessionMode) -> SessionRecord:
         closed=closed is not None,
         message_count=next_index,
         title=title,
+        model=model,
+        temperature=temperature,
     )
 
 

@@ -123,6 +123,26 @@ class SessionStore:
         _record, seq = await self._units.write("reopen", session_id, lambda done: Listed.of(done[0]), unit)
         return seq
 
+    async def configure(
+        self,
+        session_id: str,
+        *,
+        mode: SessionMode = SessionMode.DURABLE,
+        agent_alias: str,
+        model: str | None,
+        temperature: float | None,
+    ) -> SessionRecord:
+        """Store a session's settings (R-MODEL-4): its agent, and the model and temperature chosen for it (None:
+        the agent's own). Its activity time stays as it was."""
+        check_id("agent_alias", agent_alias)
+
+        def unit(s: Session) -> SessionRecord:
+            row = load_session(s, mode, session_id)
+            row.agent_alias, row.model, row.temperature = agent_alias, model, temperature
+            return to_record(row, mode)
+
+        return await self._units.write("configure", session_id, Listed.of, unit)
+
     async def get(self, session_id: str, mode: SessionMode = SessionMode.DURABLE) -> SessionRecord | None:
         check_choice("mode", mode, MODES)
         return await self._units.db.read(self._units.backend.get, mode, session_id)

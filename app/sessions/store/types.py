@@ -60,6 +60,9 @@ class SessionRecord:
     message_count: int  # transcript rows, markers included (SPEC `messageCount`)
     title: str | None = None  # the first prompt's first line; None before any prompt (R-MULTI-4)
     resumed: bool = False  # set by `create`/`reopen` when the session was already stored
+    # R-MODEL-4: the model and temperature chosen by `session/configure`; None: the agent's own.
+    model: str | None = None
+    temperature: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

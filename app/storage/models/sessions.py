@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, CheckConstraint, ForeignKey, Index, String, Text, text
+from sqlalchemy import Boolean, CheckConstraint, Float, ForeignKey, Index, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.storage.models.base import Base
@@ -63,6 +63,9 @@ class _SessionColumns:
     # is live this is a reservation ahead of what was sent, made exact when it is let go, so a
     # crash skips seqs, never reuses one.
     seq: Mapped[int] = mapped_column(Int64, server_default=text("0"))
+    # R-MODEL-4 (migration 0008): the model and temperature `session/configure` chose; None: the agent's own.
+    model: Mapped[str | None] = mapped_column(String(255))
+    temperature: Mapped[float | None] = mapped_column(Float)
 
 
 class _RowColumns:

@@ -2,22 +2,26 @@
 
 A method ACP and the standard protocol share (`session/new`, `session/prompt`, `session/cancel`, `session/list`,
 `session/close`) is ACP's handler over the standard one, with ACP's params and error codes (`ADAPTATIONS`). The methods
-only ACP has (`session/load`, `session/resume`, `session/set_config_option`) are this dialect's own (`OWN_METHODS`),
-never in the standard registry, so the standard contract is unchanged. Both go through the registry's one adapter
-(`rpc.core.registry.Adaptation`).
+only ACP has (`session/load`, `session/resume`, `session/set_config_option`, `session/set_model`) are this dialect's
+own (`OWN_METHODS`), never in the standard registry, so the standard contract is unchanged. Both go through the
+registry's one adapter (`rpc.core.registry.Adaptation`).
 """
 
 from __future__ import annotations
 
+import asyncio
 from contextlib import suppress
 from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 from msgspec import Meta
 
+from app.agents.providers.models import list_models
 from app.sessions.errors import SessionError
 from app.sessions.errors import SessionNotFound as DomainSessionNotFound
+from app.sessions.lifecycle.bring_up import stored
 from app.sessions.mode import SessionMode
+from app.sessions.settings import SessionSettings, effective
 from app.storage.timestamps import iso_z
 from rpc.core.envelope import encode_notifications
 from rpc.core.errors import InternalError, InvalidParams, InvalidRequest, RpcError
@@ -35,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["ADAPTATIONS", "OWN_METHODS", "AcpAuthRequired", "acp_error"]
 
 LIST_PAGE = 50
+LIST_WAIT = 3.0  # seconds a session's model choices may take to list (`models/list`), else its model alone
 REPLAY_PAGE = 1000
 _STOP_REASONS = {"end_turn": "end_turn", "max_turns": "max_turn_requests", "cancelled": "cancelled"}
 
@@ -83,6 +88,11 @@ class ConfigParams(Params, frozen=True):
     value: Any = None
 
 
+class ModelParams(Params, frozen=True):
+    session_id: SessionId
+    model_id: Annotated[str, Meta(min_length=1, max_length=255)]
+
+
 def initialized_again(ctx: CallContext, params: Params) -> None:
     raise InvalidRequest("initialize was already called on this connection", kind="already_initialized")
 
@@ -91,7 +101,7 @@ def initialized_again(ctx: CallContext, params: Params) -> None:
 
 
 def config_options(ctx: CallContext, current: str) -> list[dict[str, Any]]:
-    """The session's agent as ACP's one select option (category `model`): those the principal may use."""
+    """The session's agent as ACP's select option `agent` (category `model`): those the principal may use."""
     principal = ctx.principal
     agents = [alias for alias in ctx.services.config.agents if principal.may_use_agent(alias)]
     return [
@@ -107,11 +117,48 @@ def config_options(ctx: CallContext, current: str) -> list[dict[str, Any]]:
     ]
 
 
+async def _models(ctx: CallContext, agent: str) -> tuple[list[tuple[str, str]], bool]:
+    """The (id, name) of the models agent `agent`'s provider serves (R-MODEL-3), and whether it could list them."""
+    configured = ctx.services.config.agents.get(agent)
+    provider = None if configured is None else ctx.services.config.providers.get(configured.provider)
+    if configured is None or provider is None:
+        return [], False
+    try:  # a provider slow to list its models must not hold up `session/new` for long
+        listing = await asyncio.wait_for(list_models(configured.provider, provider, model=configured.model), LIST_WAIT)
+    except TimeoutError:
+        return [], False
+    return [(m.id, m.display_name or m.id) for m in listing.models], listing.error is None
+
+
+async def session_options(ctx: CallContext, agent: str, model: str | None) -> dict[str, Any]:
+    """A session's `configOptions` (its agent; its model among its provider's, R-MODEL-4) and its `models` (the
+    model state ACP's `session/set_model` goes with) for a session on `agent` running `model`."""
+    options = config_options(ctx, agent)
+    if model is None:  # a provider with no model configured: nothing to choose from
+        return {"configOptions": options}
+    models, _complete = await _models(ctx, agent)
+    if all(m != model for m, _name in models):
+        models.insert(0, (model, model))
+    options.append(
+        {
+            "id": "model",
+            "name": "Model",
+            "description": "The model the agent's provider runs for this session",
+            "category": "model",
+            "type": "select",
+            "currentValue": model,
+            "options": [{"value": m, "name": name} for m, name in models],
+        }
+    )
+    state = {"currentModelId": model, "availableModels": [{"modelId": m, "name": name} for m, name in models]}
+    return {"configOptions": options, "models": state}
+
+
 async def new(ctx: CallContext, params: NewParams) -> AfterReply:
     agent = peer_of(ctx.client).agent
     opened = await session.new(ctx, session.NewParams(agent_alias=agent, cwd=params.cwd, mode="acp"))
-    sid = opened.result["sessionId"]
-    return AfterReply({"sessionId": sid, "configOptions": config_options(ctx, agent)}, opened.then)
+    sid, model = opened.result["sessionId"], opened.result.get("model")
+    return AfterReply({"sessionId": sid, **await session_options(ctx, agent, model)}, opened.then)
 
 
 async def prompt(ctx: CallContext, params: PromptParams) -> dict[str, Any]:
@@ -174,8 +221,9 @@ async def load(ctx: CallContext, params: LoadParams) -> AfterReply:
     """R-EDIT-3: the visible transcript as `session/update`s, all sent before the answer."""
     attached = await _attach(ctx, params.session_id)
     await ctx.client.send_encoded(await _replay(ctx, params.session_id))
-    agent = ctx.services.sessions.live[params.session_id].agent_alias
-    return AfterReply({"configOptions": config_options(ctx, agent)}, attached.then)
+    live = ctx.services.sessions.live[params.session_id]
+    model, _temperature = effective(ctx.services.config, live.agent_alias, live.model, live.temperature)
+    return AfterReply(await session_options(ctx, live.agent_alias, model), attached.then)
 
 
 async def resume(ctx: CallContext, params: LoadParams) -> AfterReply:
@@ -183,15 +231,39 @@ async def resume(ctx: CallContext, params: LoadParams) -> AfterReply:
 
 
 async def set_config_option(ctx: CallContext, params: ConfigParams) -> dict[str, Any]:
-    """`agent`: the session's agent from its next turn on, among those the principal may use."""
-    if params.config_id != "agent":
-        raise InvalidParams(errors=[{"field": "configId", "type": "unknown_option", "message": "Unknown option"}])
+    """`agent`: the session's agent, among those the principal may use; `model`: its model, among its provider's
+    (R-MODEL-4). Both stored with the session (`session/configure`), in force from its next provider step."""
     value = params.value
-    if not isinstance(value, str) or not any(o["value"] == value for o in config_options(ctx, "")[0]["options"]):
-        raise InvalidParams(errors=[{"field": "value", "type": "unknown_agent", "message": "Unknown agent"}])
-    live = await ctx.services.sessions.live_or_rehydrate(ctx.principal, params.session_id)
-    live.agent_alias = value
-    return {"configOptions": config_options(ctx, value)}
+    if params.config_id == "agent":
+        if not isinstance(value, str) or not any(o["value"] == value for o in config_options(ctx, "")[0]["options"]):
+            raise InvalidParams(errors=[{"field": "value", "type": "unknown_agent", "message": "Unknown agent"}])
+        settings = await ctx.services.sessions.configure(ctx.principal, params.session_id, agent_alias=value)
+    elif params.config_id == "model":
+        settings = await _set_model(ctx, params.session_id, value, "value")
+    else:
+        raise InvalidParams(errors=[{"field": "configId", "type": "unknown_option", "message": "Unknown option"}])
+    answer = await session_options(ctx, settings.agent_alias, settings.model)
+    return {"configOptions": answer["configOptions"]}
+
+
+async def set_model(ctx: CallContext, params: ModelParams) -> dict[str, Any]:
+    """ACP's `session/set_model`: the session's model, as the `model` config option sets it."""
+    await _set_model(ctx, params.session_id, params.model_id, "modelId")
+    return {}
+
+
+async def _set_model(ctx: CallContext, session_id: str, value: Any, field: str) -> SessionSettings:
+    """Store `value` as the session's model: one its agent's provider lists (any, when it could not list)."""
+    sessions = ctx.services.sessions
+    live = sessions.live.get(session_id)
+    record = None if live is not None else await stored(sessions.store, session_id, (SessionMode.DURABLE,))
+    agent = live.agent_alias if live is not None else record.agent_alias if record is not None else None
+    if agent is None:
+        raise DomainSessionNotFound
+    models, complete = await _models(ctx, agent)
+    if not isinstance(value, str) or not value or len(value) > 255 or (complete and all(m != value for m, _ in models)):
+        raise InvalidParams(errors=[{"field": field, "type": "unknown_model", "message": "Unknown model"}])
+    return await sessions.configure(ctx.principal, session_id, model=value)
 
 
 async def _replay(ctx: CallContext, session_id: str) -> list[bytes]:
@@ -267,6 +339,7 @@ _OWN = Registry()
 _OWN.method("session/load", params=LoadParams, grant="sessions:create")(load)
 _OWN.method("session/resume", params=LoadParams, grant="sessions:create")(resume)
 _OWN.method("session/set_config_option", params=ConfigParams, grant="sessions:update")(set_config_option)
+_OWN.method("session/set_model", params=ModelParams, grant="sessions:update")(set_model)
 OWN_METHODS: dict[str, MethodSpec[Any]] = {
     spec.name: spec.adapted(Adaptation(recover=_as_acp_error)) for spec in _OWN.specs()
 }

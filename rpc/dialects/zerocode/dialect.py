@@ -55,6 +55,9 @@ def new_tui_id() -> str:
 TerminalId = Annotated[str, whole(r"[A-Za-z0-9_-]{1,64}")]
 
 
+_NOT_SENT = frozenset({"approval_resolved", "config_changed"})  # events ZeroClaw 0.8.4 does not have
+
+
 class ZeroCodeHello(Params, frozen=True):
     """zerocode's own `initialize` fields (R-ZC-1, R-ZC-6): its environment, and the identity it had before a
     reconnect."""
@@ -94,8 +97,9 @@ class ZeroCodeDialect(Dialect):
         }
 
     def events(self, events: Sequence[SessionEvent], sessions: SessionRegistry | None = None) -> list[dict[str, Any]]:
-        # ZeroClaw 0.8.4 numbers nothing and knows no `approval_resolved` (R-MULTI-1: its shapes are kept).
-        return [_event(event, sessions) for event in events if event["type"] != "approval_resolved"]
+        # ZeroClaw 0.8.4 numbers nothing and knows no `approval_resolved` nor `config_changed` (R-MULTI-1: its
+        # shapes are kept).
+        return [_event(event, sessions) for event in events if event["type"] not in _NOT_SENT]
 
     def _chunk_prefix(self, session_id: str) -> bytes:
         return (

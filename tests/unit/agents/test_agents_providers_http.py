@@ -292,6 +292,8 @@ async def test_list_models_of_the_scripted_provider() -> None:
     listing = await list_models("scripted", ProviderConfig(kind="scripted"))
     assert [(m.id, m.provider) for m in listing.models] == [("scripted", "scripted")]
     assert listing.current == "scripted" and listing.error is None
+    named = await list_models("warm", ProviderConfig(kind="scripted"), model="warm-1")  # any name: it answers all
+    assert [m.id for m in named.models] == ["warm-1", "scripted"] and named.current == "warm-1"
 
 
 @pytest.mark.parametrize(

@@ -71,8 +71,8 @@ approval_timeout_secs = 5  # a bound, should an approval ever wait: REST rejects
 #   documented 413 is a right answer to any request with a body;
 # * some operations validate against state that the document cannot list (which config properties exist and
 #   their types; whether a session id names a chat session of that agent; attachments naming this session's
-#   uploads; whether an opaque `cursor` is one this list gave out), so a schema-valid request may get a
-#   documented 400 there.
+#   uploads; whether an opaque `cursor` is one this list gave out; which agents exist, for `PATCH
+#   /api/sessions/{id}` and `GET /api/models`), so a schema-valid request may get a documented 400 there.
 CONFIG = f"""
 [generation]
 max-examples = {MAX_EXAMPLES}
@@ -87,7 +87,7 @@ expected-statuses = ["400", "401", "403", "404", "405", "409", "413", "429"]
 [[operations]]
 include-name = [
     "GET /api/config", "PUT /api/config/{{prop}}", "POST /api/sessions/{{id}}/prompt", "POST /webhook/{{agent}}",
-    "GET /api/sessions",
+    "GET /api/sessions", "PATCH /api/sessions/{{id}}", "GET /api/models",
 ]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403", "404", "409", "413", "429"]
 

@@ -153,6 +153,8 @@ async def test_list_is_the_callers_own_and_admin_sees_all(senv: SessionsEnv) -> 
         "lastActivity",
         "messageCount",
         "title",
+        "model",
+        "temperature",
     }
     assert listed[0]["live"] is True and listed[0]["mode"] == "acp"
     admin = (await senv.get("boss", "/api/sessions")).json()["sessions"]

@@ -48,6 +48,8 @@ def test_every_method_declares_the_spec_grant() -> None:
         "config/map-keys": "config:read",
         "config/templates": "config:read",
         "agents/status": "sessions:read",
+        "models/list": "sessions:read",
+        "session/configure": "sessions:execute",
         "logs/subscribe": "system:read",
         "pairing/create": "pairing:create",
         "pairing/list": "pairing:read",

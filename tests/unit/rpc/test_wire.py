@@ -30,8 +30,8 @@ ACTIVE = datetime(2024, 5, 6, 8, 0, 0, tzinfo=UTC)
 
 def test_session_info_wire_shape() -> None:
     live = LiveSession("s1", "alice", "default", "acp", Path("/work/space"), "rpc")
-    info = Opened(live, resumed=True, message_count=4).describe()
-    assert info == SessionInfo("s1", "default", "acp", 4, "/work/space", True)
+    info = Opened(live, resumed=True, message_count=4, model="m-1").describe()
+    assert info == SessionInfo("s1", "default", "acp", 4, "/work/space", True, "m-1")
     wire = to_wire(info)
     assert wire == {
         "sessionId": "s1",
@@ -40,12 +40,16 @@ def test_session_info_wire_shape() -> None:
         "messageCount": 4,
         "workspaceDir": "/work/space",
         "resumed": True,
+        "model": "m-1",
+        "temperature": None,
     }
-    assert list(wire) == ["sessionId", "agentAlias", "mode", "messageCount", "workspaceDir", "resumed"]
+    assert list(wire) == [
+        "sessionId", "agentAlias", "mode", "messageCount", "workspaceDir", "resumed", "model", "temperature"
+    ]  # fmt: skip
 
 
 def test_session_summary_wire_shape() -> None:
-    summary = SessionSummary("s1", "default", "chat", True, False, CREATED, ACTIVE, 7, "Deploy it")
+    summary = SessionSummary("s1", "default", "chat", True, False, CREATED, ACTIVE, 7, "Deploy it", "m-2", 0.5)
     wire = to_wire([summary])
     assert wire == [
         {
@@ -58,6 +62,8 @@ def test_session_summary_wire_shape() -> None:
             "lastActivity": "2024-05-06T08:00:00.000Z",
             "messageCount": 7,
             "title": "Deploy it",
+            "model": "m-2",
+            "temperature": 0.5,
         }
     ]
     assert list(wire[0]) == [
@@ -70,6 +76,8 @@ def test_session_summary_wire_shape() -> None:
         "lastActivity",
         "messageCount",
         "title",
+        "model",
+        "temperature",
     ]
 
 
@@ -168,6 +176,10 @@ EVENTS: list[tuple[SessionEvent, dict[str, Any]]] = [
             "reason": "history message limit exceeded",
         },
         {"sessionId": "s1", "type": "history_trimmed", "droppedMessages": 4, "keptMessages": 2, "checkpoint": 5},
+    ),
+    (
+        {"session_id": "s1", "type": "config_changed", "agent_alias": "a", "model": "m", "temperature": None},
+        {"sessionId": "s1", "type": "config_changed", "agentAlias": "a", "model": "m", "temperature": None},
     ),
 ]
 

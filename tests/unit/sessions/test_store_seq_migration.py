@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from alembic import command
 from db_backend import execute, query
+from old_schema import insert_session
 
 from app.sessions.store.session_store import SessionStore
 from app.storage import Database
@@ -27,8 +28,8 @@ async def _at_0006(url: str, workspace: Path) -> None:
     db = await Database.open(url)
     try:
         store = SessionStore(db)
-        await store.create("c1", owner="alice", agent_alias="default", workspace_dir=workspace, mode="chat")
-        await store.create("a1", owner="bob", agent_alias="default", workspace_dir=workspace)
+        insert_session(url, "c1", owner="alice", workspace_dir=workspace, mode="chat")
+        insert_session(url, "a1", owner="bob", workspace_dir=workspace)
         for n in range(5):
             for mode, sid in (("chat", "c1"), ("acp", "a1")):
                 await store.transcript.append(
