@@ -13,6 +13,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from app.agents.base import PromptingClient, ToolContext
+from app.agents.permissions import Pattern, Rule, RuleBook, RuleSet, parse_pattern, rules_from_lists
 from app.agents.providers import build_provider
 from app.agents.tools import build_tools
 from app.auth.policy import Principal
@@ -46,8 +47,11 @@ class Turns:
         find: Callable[[Principal, str], Awaitable[LiveSession]],
         owned: Callable[[Principal, str], LiveSession],
         encode: Callable[[Sequence[SessionEvent]], list[bytes]] | None = None,
+        rule_book: RuleBook | None = None,
     ) -> None:
-        """`find`: the caller's session, brought to life if it is only stored; `owned`: the caller's live one."""
+        """`find`: the caller's session, brought to life if it is only stored; `owned`: the caller's live one;
+        `rule_book`: the remembered permission rules (R-GUARD-3), None in tests that need none."""
+        self.rule_book = rule_book
         self._store = store
         self._config = config
         self._find = find
@@ -85,18 +89,33 @@ class Turns:
             live.body.cancel()
 
     def approve(
-        self, principal: Principal, session_id: str, request_id: str, decision: str, replacement: str | None = None
+        self,
+        principal: Principal,
+        session_id: str,
+        request_id: str,
+        decision: str,
+        replacement: str | None = None,
+        *,
+        remember: str | None = None,
+        pattern: str | None = None,
     ) -> bool:
-        """Answer an `approval_request`; `replacement` (with `reject_with_edit`) is what the user wants instead.
-        The first answer wins (R-MULTI-3): False for one that comes after the request was settled (answered,
-        timed out, or its turn ended); ApprovalNotFound for an id the session never gave."""
+        """Answer an `approval_request`; `replacement` (with `reject_with_edit`) is what the user wants instead;
+        `remember="agent"` with `allow_always` stores an allow rule (`pattern`, else the exact call) for the
+        session's owner and agent (R-GUARD-3). The first answer wins (R-MULTI-3): False for one that comes after
+        the request was settled (answered, timed out, or its turn ended); ApprovalNotFound for an id the session
+        never gave. ValueError for a `pattern` that is not one."""
+        if pattern is not None:
+            pattern = parse_pattern(pattern).text
         live = self._owned(principal, session_id)
         pending = live.approvals.get(request_id)
         if pending is None or pending.done():
             if live.was_asked(request_id):
                 return False
             raise ApprovalNotFound
-        pending.set_result(Approval(decision, replacement if decision == "reject_with_edit" else None))
+        remembered = remember if decision == "allow_always" else None
+        pending.set_result(
+            Approval(decision, replacement if decision == "reject_with_edit" else None, remembered, pattern)
+        )
         return True
 
     async def _turn(
@@ -106,7 +125,7 @@ class Turns:
         agent = config.agents[live.agent_alias]
         updates = TurnUpdates(live, sink, partial(self._reserve_seq, live), self._encode)
         tools = build_tools([t for t in agent.tools])
-        settings = _turn_settings(config, agent, live, client)
+        settings = _turn_settings(config, agent, live, client, await self._rules(config, live), self.rule_book)
         provider_config = config.providers.get(agent.provider)
         if live.mode == SessionMode.CHAT:
             # R-MULTI-5: the provider is never sent more than the budget, also on the first turn of a chat
@@ -136,6 +155,16 @@ class Turns:
         if storage_fault is not None:
             raise storage_fault
         return outcome
+
+    async def _rules(self, config: Config, live: LiveSession) -> RuleSet:
+        """R-GUARD-1: `[permissions]`, the agent's, its `auto_approve` and the rules remembered for this owner."""
+        agent = config.agents[live.agent_alias]
+        rules = rules_from_lists(_lists(config.permissions), "[permissions]")
+        rules += rules_from_lists(_lists(agent.permissions), f"[agents.{live.agent_alias}.permissions]")
+        rules += [Rule("allow", pattern, "auto_approve") for pattern in _whole_tools(agent.auto_approve)]
+        if self.rule_book is not None:
+            rules += [stored.rule() for stored in await self.rule_book.list(live.owner, live.agent_alias)]
+        return RuleSet(rules)
 
     async def _reserve_seq(self, live: LiveSession, up_to: int) -> None:
         """Store that seqs up to `up_to` may be used, before any of them is sent: a crash then skips the unsent
@@ -211,7 +240,28 @@ class Turns:
         )
 
 
-def _turn_settings(config: Config, agent: Agent, live: LiveSession, client: PromptingClient) -> TurnSettings:
+def _whole_tools(names: Sequence[str]) -> list[Pattern]:
+    out: list[Pattern] = []
+    for name in names:
+        try:
+            out.append(parse_pattern(name))
+        except ValueError:
+            log.warning("auto_approve names %r, which is not a tool name; ignored", name)
+    return out
+
+
+def _lists(permissions: Any) -> dict[str, list[str]]:
+    return {"allow": permissions.allow, "ask": permissions.ask, "deny": permissions.deny}
+
+
+def _turn_settings(
+    config: Config,
+    agent: Agent,
+    live: LiveSession,
+    client: PromptingClient,
+    rules: RuleSet | None = None,
+    rule_book: RuleBook | None = None,
+) -> TurnSettings:
     return TurnSettings(
         max_steps=agent.max_turn_steps,
         system_prompt=agent.system_prompt,
@@ -226,6 +276,8 @@ def _turn_settings(config: Config, agent: Agent, live: LiveSession, client: Prom
             output_limit_bytes=config.tools.output_limit_bytes,
             env=live.tool_env,
         ),
+        rules=rules,
+        rule_book=rule_book,
     )
 
 
