@@ -121,7 +121,9 @@ class RuleSet:
             self._groups[key] = found
         return found
 
-    def evaluate(self, tool: str, arguments: Mapping[str, Any], *, default: Decision, workspace: Path | None) -> Verdict:
+    def evaluate(
+        self, tool: str, arguments: Mapping[str, Any], *, default: Decision, workspace: Path | None
+    ) -> Verdict:
         name, kind = argument_kind(tool)
         value = arguments.get(name) if name else None
         if kind == "command" and isinstance(value, str):
@@ -170,7 +172,12 @@ class RuleSet:
             if redirect.path in _HARMLESS_TARGETS:
                 continue
             file_default: Decision = "allow" if redirect.tool == "read_file" else "ask"
-            if self.evaluate(redirect.tool, {"path": redirect.path}, default=file_default, workspace=workspace).decision != "allow":
+            if (
+                self.evaluate(
+                    redirect.tool, {"path": redirect.path}, default=file_default, workspace=workspace
+                ).decision
+                != "allow"
+            ):
                 return Verdict(default, note=f"it redirects to {redirect.path!r}, which no rule allows")
         return Verdict("allow", allow.hit(reading.commands[:1]))
 

@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from app.agents.base import ToolContext, ToolSpec
+from app.agents.sandbox.host import release
 from app.agents.tools._common import fit_output, invalid, string_argument
 
 __all__ = ["BashTool"]
@@ -106,15 +107,28 @@ class BashTool:
             return invalid(arguments, "a non-empty string `command`")
         if sys.platform == "win32":
             return "The bash tool is not available on Windows."
+        sandbox = context.sandbox
+        if sandbox is not None and sandbox.problem is not None:
+            return f'Not run: [tools.bash] sandbox = "bwrap" is required and {sandbox.problem}.'
         try:
             context.workspace.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             return f"Could not create the workspace: {exc.strerror or exc}."
+        argv, cgroup = [SHELL, "-c", command], None
+        if sandbox is not None and sandbox.enabled:
+            try:
+                argv, cgroup = sandbox.launch(argv, context.workspace.resolve())
+            except OSError as exc:
+                return f"Could not set up the sandbox: {exc.strerror or exc}."
+        try:
+            return await self._run(argv, command, context)
+        finally:
+            await release(cgroup)
+
+    async def _run(self, argv: list[str], command: str, context: ToolContext) -> str:
         try:
             proc = await asyncio.create_subprocess_exec(
-                SHELL,
-                "-c",
-                command,
+                *argv,
                 cwd=context.workspace,
                 env={**os.environ, **context.env} if context.env else None,
                 stdin=asyncio.subprocess.DEVNULL,

@@ -6,6 +6,7 @@ The session to run on comes from the lifecycle (`find`: live, else rehydrated); 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -15,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from app.agents.base import PromptingClient, ToolContext
 from app.agents.permissions import Pattern, Rule, RuleBook, RuleSet, parse_pattern, rules_from_lists
 from app.agents.providers import build_provider
+from app.agents.sandbox import Sandbox, SandboxHost
+from app.agents.sandbox.limits import Limits
 from app.agents.tools import build_tools
 from app.auth.policy import Principal
 from app.config.schema import Agent, Config
@@ -48,10 +51,12 @@ class Turns:
         owned: Callable[[Principal, str], LiveSession],
         encode: Callable[[Sequence[SessionEvent]], list[bytes]] | None = None,
         rule_book: RuleBook | None = None,
+        sandbox: SandboxHost | None = None,
     ) -> None:
         """`find`: the caller's session, brought to life if it is only stored; `owned`: the caller's live one;
         `rule_book`: the remembered permission rules (R-GUARD-3), None in tests that need none."""
         self.rule_book = rule_book
+        self.sandbox = sandbox  # what `bash` runs under (R-GUARD-4); None: unsandboxed (tests)
         self._store = store
         self._config = config
         self._find = find
@@ -126,6 +131,9 @@ class Turns:
         updates = TurnUpdates(live, sink, partial(self._reserve_seq, live), self._encode)
         tools = build_tools([t for t in agent.tools])
         settings = _turn_settings(config, agent, live, client, await self._rules(config, live), self.rule_book)
+        if self.sandbox is not None:
+            tool_context = dataclasses.replace(settings.tool_context, sandbox=_sandbox(self.sandbox, config))
+            settings = dataclasses.replace(settings, tool_context=tool_context)
         provider_config = config.providers.get(agent.provider)
         if live.mode == SessionMode.CHAT:
             # R-MULTI-5: the provider is never sent more than the budget, also on the first turn of a chat
@@ -238,6 +246,12 @@ class Turns:
                 "reason": trimmed.reason,
             }
         )
+
+
+def _sandbox(host: SandboxHost, config: Config) -> Sandbox:
+    bash = config.tools.bash
+    limits = Limits(bash.max_processes, bash.max_memory_bytes, bash.max_file_bytes, bash.max_cpu_secs)
+    return host.sandbox(bash.sandbox, bash.sandbox_policy, limits)
 
 
 def _whole_tools(names: Sequence[str]) -> list[Pattern]:
