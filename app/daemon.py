@@ -44,9 +44,11 @@ from app.storage.db_lock import acquire as acquire_database_lock
 from app.storage.deferred import DeferredStorage
 from app.storage.errors import masked_url, open_failure
 from app.storage.migrate import create_new_sqlite, is_current_sqlite_file
-from rpc.dialect import STANDARD
-from rpc.dispatcher import Dispatcher
-from rpc.log_stream import install as install_log_stream
+from rpc.contract.discover import encoded_document
+from rpc.core.dialect import STANDARD
+from rpc.core.dispatcher import Dispatcher
+from rpc.core.log_stream import install as install_log_stream
+from rpc.dialects import DIALECTS
 from rpc.methods import ERROR_MAPPERS, build_registry
 from rpc.methods.files import connection_closed as files_connection_closed
 from rpc.transports.stream import NdjsonProtocol
@@ -184,6 +186,8 @@ async def _serve(
             services.audit,
             limits=lambda: config_store.current.limits,
             on_count_change=watch.connections_changed if watch else lambda _n: None,
+            dialects=tuple(DIALECTS.values()),
+            contract=encoded_document,
         )
         for mapper in ERROR_MAPPERS:
             dispatcher.errors.add_mapper(mapper)
@@ -241,7 +245,9 @@ async def _storage_and_services(
             storage = DeferredStorage(lambda: _open_deferred(paths.data_dir, observations))
             cleanup.push_async_callback(storage.close)
             pairing = storage.stand_in(_pairing_store)
-            store = storage.stand_in(_session_store, kept=frozenset({"kept_page"}))
+            store = storage.stand_in(
+                _session_store, kept=frozenset({"lists.kept_page"}), parts=frozenset({"lists", "transcript"})
+            )
             rules = storage.stand_in(_permission_store)
             return _services(paths, config_store, None, pairing, store, observations, rules)
         url = _default_url(paths.data_dir)

@@ -1,7 +1,7 @@
 """What the daemon measures about itself, as plain counters read at scrape time (`GET /metrics`, docs/operations.md).
 
 The domain records durations here (`Timings.observe`: a bisect and two additions, no lock: everything runs on the
-event loop); `rpc.metrics` turns them into Prometheus histograms when scraped. Nothing here knows the exposition
+event loop); `rpc.methods.metrics` turns them into Prometheus histograms when scraped. Nothing here knows the exposition
 format or imports `prometheus_client`, so a daemon that is never scraped never loads it.
 """
 

@@ -29,7 +29,7 @@ from app.auth.authenticator import Authenticator
 from app.config.store import ConfigStore
 from app.paths import resolve
 from app.services import Services
-from rpc.dispatcher import Dispatcher
+from rpc.core.dispatcher import Dispatcher
 from rpc.methods import build_registry
 from rpc.transports.base import Peer
 from rpc.transports.stream import NdjsonProtocol

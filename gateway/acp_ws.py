@@ -1,8 +1,9 @@
 """`GET /acp`: the Agent Client Protocol over WebSocket (R-EDIT-1), the daemon's one dispatcher behind it.
 
-Every connection speaks the ACP dialect (`Peer.acp`, rpc/acp.py) from its `initialize` on. The bearer token comes
-from `Authorization: Bearer`, else a `Sec-WebSocket-Protocol` entry `bearer.<token>` (what a browser can send),
-else `?token=`; `initialize` checks it as on `/rpc`. `?agent=ALIAS` is the agent of the connection's new sessions.
+Every connection speaks the ACP dialect (`Peer.dialect`, rpc/dialects/acp/) from its `initialize` on. The bearer
+token comes from `Authorization: Bearer`, else a `Sec-WebSocket-Protocol` entry `bearer.<token>` (what a browser can
+send), else `?token=`; `initialize` checks it as on `/rpc`. `?agent=ALIAS` is the agent of the connection's new
+sessions.
 The subprotocol `zeroclaw.acp.v1` is echoed when offered (a `bearer.` entry never is). The Host guard is the
 app's middleware; the Origin check is `/rpc`'s; pings are the server's (`ws_ping_interval`).
 """
@@ -20,7 +21,8 @@ from gateway.errors import ApiError, error_body
 from gateway.middleware import deny_websocket
 from gateway.server import ABORT_EXTENSION
 from gateway.ws import origin_allowed
-from rpc.dispatcher import Dispatcher
+from rpc.core.dispatcher import Dispatcher
+from rpc.dialects import DIALECTS
 from rpc.transports.websocket import MAX_TOKEN_CHARS, WebSocketTransport, bearer_token, websocket_peer
 
 __all__ = ["SUBPROTOCOL", "acp_endpoint", "acp_without_upgrade"]
@@ -65,7 +67,7 @@ def acp_endpoint(dispatcher: Dispatcher) -> Callable[[WebSocket], Awaitable[None
         peer = dataclasses.replace(
             peer,
             bearer_token=token,
-            acp=True,
+            dialect=DIALECTS["acp"],
             agent=agent if agent and len(agent) <= MAX_AGENT_CHARS else None,
         )
         await websocket.accept(subprotocol=SUBPROTOCOL if SUBPROTOCOL in offered else None)

@@ -52,8 +52,8 @@ from gateway.rest.sessions import SessionApi
 from gateway.rest.system import SystemApi
 from gateway.rest.webhook import WebhookApi
 from gateway.ws import rpc_endpoint, rpc_without_upgrade
-from rpc.dispatcher import Dispatcher
-from rpc.errors import RpcError
+from rpc.core.dispatcher import Dispatcher
+from rpc.core.errors import RpcError
 
 if TYPE_CHECKING:
     from app.config.schema import Config

@@ -12,9 +12,9 @@ from starlette.requests import HTTPConnection
 from app.auth.authenticator import Credential
 from app.auth.policy import Principal
 from gateway.errors import ApiError
-from rpc.boundary import storage_unavailable
-from rpc.context import CallContext
-from rpc.dispatcher import Dispatcher
+from rpc.core.boundary import storage_unavailable
+from rpc.core.context import CallContext
+from rpc.core.dispatcher import Dispatcher
 from rpc.transports.base import Peer
 from rpc.transports.websocket import bearer_token
 

@@ -33,10 +33,10 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-from rpc.errors import RpcError
+from rpc.core.errors import RpcError
 
 if TYPE_CHECKING:
-    from rpc.dispatcher import Dispatcher
+    from rpc.core.dispatcher import Dispatcher
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 

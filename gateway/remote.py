@@ -8,7 +8,7 @@ serving one thing at every path: the JSON-RPC WebSocket transport of `/rpc`, wit
   "Remote mode"). So `?token=zc_…` (or `Authorization: Bearer`, for other clients) is required, and a peer
   without a valid one (unknown, revoked, its user removed) gets 401 and never reaches the dispatcher. The token
   is resolved again by `initialize`, and a revocation reaches an open connection at its next call (R-AUTH-4).
-* Every connection speaks the zerocode dialect (`Peer.zerocode`): over WSS zerocode sends neither `env` nor
+* Every connection speaks the zerocode dialect (`Peer.dialect`): over WSS zerocode sends neither `env` nor
   `tui_id` on its first `initialize`, which R-ZC-1 reads as the standard dialect.
 
 No Host allowlist: this port is meant to be reached by name from other machines, and a DNS-rebinding page could
@@ -33,8 +33,9 @@ from gateway.errors import ApiError, error_body, handle_api_error
 from gateway.middleware import CatchAll, SecurityHeaders, deny_websocket
 from gateway.server import ABORT_EXTENSION, GatewayHandle, GatewayStartError, start_gateway
 from gateway.ws import origin_allowed
-from rpc.boundary import storage_unavailable
-from rpc.dispatcher import Dispatcher
+from rpc.core.boundary import storage_unavailable
+from rpc.core.dispatcher import Dispatcher
+from rpc.dialects import DIALECTS
 from rpc.transports.websocket import MAX_TOKEN_CHARS, WebSocketTransport, bearer_token, websocket_peer, ws_max_size
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def remote_endpoint(dispatcher: Dispatcher) -> Callable[[WebSocket], Awaitable[N
             return
         await websocket.accept()
         abort = websocket.scope.get("extensions", {}).get(ABORT_EXTENSION)
-        paired = dataclasses.replace(peer, bearer_token=token, zerocode=True)
+        paired = dataclasses.replace(peer, bearer_token=token, dialect=DIALECTS["zerocode"])
         await WebSocketTransport(websocket, dispatcher, paired, abort_connection=abort).run()
 
     return endpoint

@@ -17,7 +17,7 @@ from starlette.websockets import WebSocket
 from gateway.errors import ApiError, error_body
 from gateway.middleware import deny_websocket, split_host
 from gateway.server import ABORT_EXTENSION
-from rpc.dispatcher import Dispatcher
+from rpc.core.dispatcher import Dispatcher
 from rpc.transports.websocket import WebSocketTransport, websocket_peer
 
 __all__ = ["origin_allowed", "rpc_endpoint", "rpc_without_upgrade"]

@@ -127,7 +127,8 @@ class Elicitation:
 
 
 class PromptingClient(Protocol):
-    """The client that sent the prompt, as a turn's tools reach it: questions only (`rpc.session_bridge.Elicitor`)."""
+    """The client that sent the prompt, as a turn's tools reach it: questions only
+    (`rpc.core.session_bridge.Elicitor`)."""
 
     async def elicit(self, message: str, requested_schema: dict[str, Any], *, timeout: float) -> Elicitation:
         """Ask the prompting client. Never raises: a missing capability is "unavailable", a timeout

@@ -1,7 +1,7 @@
 """`agents/status` (R-ZC-4): each configured agent with the caller's live and stored session counts.
 
 The field names are ZeroClaw 0.8.4's (`AgentStatusEntry`, crates/zeroclaw-runtime/src/rpc/types.rs), so the zerocode
-dialect shows them as they are and the standard one in camelCase (`rpc.wire`).
+dialect shows them as they are and the standard one in camelCase (`rpc.core.wire`).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ CONFIG_UPDATE = "config:update"
 
 class Forbidden(Exception):
     """The principal lacks a grant, a config write path or an agent right: the domain's one "forbidden" (-32012;
-    `rpc.errors.Forbidden` is its wire form). `app.sessions.errors.AgentNotAllowed` is the agent-right case.
+    `rpc.core.errors.Forbidden` is its wire form). `app.sessions.errors.AgentNotAllowed` is the agent-right case.
 
     `grant`, `prop` and `index` fill `data.grant`, `data.prop` and `data.index`, `agent` sets `data.agent: true`;
     none of them is a value.

@@ -28,7 +28,7 @@ from rpc.client import open_endpoint
 
 __all__ = ["bridge"]
 
-MARKER = "zeroclaw.acp"  # rpc/acp.py's, not imported: the bridge starts without the protocol layer
+MARKER = "zeroclaw.acp"  # rpc/dialects/acp/updates.py's, not imported: the bridge starts without the protocol layer
 READ_LIMIT = 256 * 1024 * 1024  # an editor's line: above any `max_frame_bytes`
 READ_CHUNK = 1024 * 1024
 START_TIMEOUT_SECS = 20.0

@@ -18,9 +18,9 @@ __all__ = ["page", "write_page"]
 
 
 def page(name: str) -> str:
+    from rpc.contract.methods_page import render
+    from rpc.contract.openrpc import openrpc_document
     from rpc.methods import build_registry
-    from rpc.methods_page import render
-    from rpc.openrpc import openrpc_document
 
     document = openrpc_document(build_registry(), version=__version__)
     if name == "openrpc":

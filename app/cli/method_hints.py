@@ -19,8 +19,8 @@ __all__ = ["did_you_mean", "local_methods", "params_example"]
 def local_methods() -> list[dict[str, Any]]:
     """This version's methods as its OpenRPC document lists them (no daemon needed)."""
     from app import __version__
+    from rpc.contract.openrpc import openrpc_document
     from rpc.methods import build_registry
-    from rpc.openrpc import openrpc_document
 
     methods: list[dict[str, Any]] = openrpc_document(build_registry(), version=__version__)["methods"]
     return methods

@@ -4,8 +4,8 @@
 Everything here is read from the schema (`app.config.schema.Config`) and the live config, so a section or key added
 to the schema shows up without an edit here. The field names of these values are ZeroClaw 0.8.4's own
 (`crates/zeroclaw-config/src/traits.rs` `ConfigFieldEntry`, `MapKeySection`; `rpc/types.rs` `ConfigSectionEntry`),
-so the zerocode dialect shows them as they are and the standard one in camelCase (`rpc.wire`). Values are the masked
-JSON `config/get` shows (`app.config.props.masked`): a set secret reads `"***"`, never its value.
+so the zerocode dialect shows them as they are and the standard one in camelCase (`rpc.core.wire`). Values are the
+masked JSON `config/get` shows (`app.config.props.masked`): a set secret reads `"***"`, never its value.
 
 Decisions (docs/config.md, "Describing the schema"):
 

@@ -1,6 +1,6 @@
 """The `session/update` events a turn emits, as the domain spells them (snake_case keys).
 
-The protocol boundary renames the keys for the wire (`rpc.wire.events_to_wire`, or the connection's dialect);
+The protocol boundary renames the keys for the wire (`rpc.core.wire.events_to_wire`, or the connection's dialect);
 nested values (`raw_input`, `arguments`) are user data and keep their keys. `seq` is given to each event as it is
 sent (`app.sessions.live.updates`, R-MULTI-1): the turn that makes an event does not know it yet.
 """

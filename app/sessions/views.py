@@ -1,4 +1,4 @@
-"""What the session service answers with: typed values the protocol layer shapes for the wire (`rpc.wire`)."""
+"""What the session service answers with: typed values the protocol layer shapes for the wire (`rpc.core.wire`)."""
 
 from __future__ import annotations
 

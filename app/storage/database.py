@@ -52,7 +52,7 @@ class Database:
 
     def __init__(self, runner: _ThreadRunner | _AsyncRunner, timings: dict[str, Timings] | None = None) -> None:
         self._runner = runner
-        # How long each unit took, queueing included (`zeroclaw_storage_operation_seconds`, rpc/metrics.py).
+        # How long each unit took, queueing included (`zeroclaw_storage_operation_seconds`, rpc/methods/metrics.py).
         timings = timings if timings is not None else Observations().storage
         self._read_timings, self._write_timings = timings["read"], timings["write"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rpc.json_schema import Components, JsonSchema, Model
+from rpc.contract.json_schema import Components, JsonSchema, Model
 
 __all__ = ["OpenApiComponents"]
 

@@ -3,7 +3,8 @@
 test that converts real answers into them (tests/unit/gateway/test_gateway_openapi.py) fails on any drift.
 
 The answers a route shares with its JSON-RPC twin (`Status`, `SessionList`, `Messages`, …) are the RPC results of
-`rpc/results.py`, which the OpenRPC document states too: one model for both documents.
+their method families (`rpc/methods/*.py`, beside the handlers), which the OpenRPC document states too: one model
+for both documents.
 """
 
 from __future__ import annotations
@@ -12,21 +13,12 @@ from typing import Any, Literal
 
 import msgspec
 
-from rpc.results import (
-    PAIRING_CODE_PATTERN,
-    STATUS_PROTOCOL_FIELDS,
-    ConfigProp,
-    ConfigSet,
-    GatewayInfo,
-    MessageRow,
-    Messages,
-    PairedToken,
-    PromptResult,
-    SessionList,
-    SessionRow,
-    Status,
-    wire_model,
-)
+from rpc.core.answers import wire_model
+from rpc.methods.config import ConfigProp, ConfigSet
+from rpc.methods.lifecycle import STATUS_PROTOCOL_FIELDS, Status
+from rpc.methods.lifecycle import GatewayInfoModel as GatewayInfo
+from rpc.methods.pairing import PAIRING_CODE_PATTERN, PairedToken
+from rpc.methods.session import MessageRow, Messages, PromptResult, SessionList, SessionRow
 
 __all__ = [
     "PAIRING_CODE_PATTERN",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rpc.json_schema import REF, JsonSchema
+from rpc.contract.json_schema import REF, JsonSchema
 
 __all__ = [
     "BUSY",

@@ -28,11 +28,11 @@ from gateway.openapi.operations import (
 )
 from gateway.rest.pairing import PairBody
 from gateway.rest.webhook import WebhookBody
-from rpc.json_schema import masked
+from rpc.contract.json_schema import masked
 from rpc.methods.config import GetParams, SetParams
+from rpc.methods.discover import OpenRpcDocument
 from rpc.methods.files import MAX_ATTACHMENTS  # not app.files: the gateway starts without it (issue 15)
 from rpc.methods.session import ListParams, MessagesParams, PromptParams
-from rpc.results import OpenRpcDocument
 
 __all__ = ["PATH_GROUPS"]
 

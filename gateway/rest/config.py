@@ -8,7 +8,7 @@ from starlette.responses import Response
 from gateway.auth import caller_context
 from gateway.errors import json_response
 from gateway.rest.body import json_object
-from rpc.dispatcher import Dispatcher
+from rpc.core.dispatcher import Dispatcher
 
 __all__ = ["ConfigApi"]
 

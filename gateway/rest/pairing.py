@@ -16,8 +16,8 @@ from app.storage import iso_z
 from gateway.auth import http_peer
 from gateway.errors import ApiError, json_response, mapped
 from gateway.rest.body import json_object
-from rpc.dispatcher import Dispatcher
-from rpc.registry import Params, validate
+from rpc.core.dispatcher import Dispatcher
+from rpc.core.registry import Params, validate
 
 __all__ = ["PairBody", "PairingApi"]
 

@@ -7,8 +7,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway.errors import json_response
-from rpc.dispatcher import Dispatcher
-from rpc.methods.discover import encoded_document
+from rpc.contract.discover import encoded_document
+from rpc.core.dispatcher import Dispatcher
 
 __all__ = ["PublicApi"]
 

@@ -5,9 +5,9 @@ through the dispatcher (same admission, params model, handler, result shape and 
     GET  /api/sessions/{id}/messages   = session/messages  (?limit=&before=)
     POST /api/sessions/{id}/prompt     = session/prompt    ({"prompt"} → {sessionId, stopReason, content})
 
-A turn started over HTTP runs with a channel that can answer nothing (`rpc.context.NoClient`): `ask_user`/`poll`
+A turn started over HTTP runs with a channel that can answer nothing (`rpc.core.context.NoClient`): `ask_user`/`poll`
 get "unavailable" at once (R-BIDI-5), and an `approval_request` is rejected at once unless another client of the
-same principal watches the session and may answer it (R-STREAM-3, `rpc.session_bridge.ClientSink`).
+same principal watches the session and may answer it (R-STREAM-3, `rpc.core.session_bridge.ClientSink`).
 
 Like `POST /webhook/{agent}`, the prompt route holds its session for the call
 (`app.sessions.lifecycle.http_turns.HttpTurns`): one HTTP call per session at a time, and the live-session table left as
@@ -26,7 +26,7 @@ from app.sessions.lifecycle.http_turns import HttpTurns
 from gateway.auth import caller_context
 from gateway.errors import json_response
 from gateway.rest.body import json_object
-from rpc.dispatcher import Dispatcher
+from rpc.core.dispatcher import Dispatcher
 
 __all__ = ["SessionApi"]
 

@@ -32,9 +32,9 @@ from app.sessions.mode import SessionMode
 from gateway.auth import caller_context
 from gateway.errors import ApiError, json_response
 from gateway.rest.body import json_object
-from rpc.context import CallContext
-from rpc.dispatcher import Dispatcher
-from rpc.registry import Params, SessionId, validate
+from rpc.core.context import CallContext
+from rpc.core.dispatcher import Dispatcher
+from rpc.core.registry import Params, SessionId, validate
 
 __all__ = ["WebhookApi", "WebhookBody"]
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rpc.boundary import ErrorMapper
+from rpc.core.boundary import ErrorMapper
+from rpc.core.registry import Registry
 from rpc.methods import agents, config, config_schema, discover, files, lifecycle, logs, pairing, session
-from rpc.registry import Registry
 
 __all__ = ["ERROR_MAPPERS", "build_registry"]
 

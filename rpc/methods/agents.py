@@ -5,15 +5,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.agents.status import agent_statuses
-from rpc.context import CallContext
-from rpc.registry import NoParams, Registry
+from app.agents.status import AgentStatus, agent_statuses
+from rpc.core.answers import Answer, wire_model
+from rpc.core.context import CallContext
+from rpc.core.registry import Contract, NoParams, Registry
 
-__all__ = ["register"]
+__all__ = ["AgentList", "register"]
+
+AgentRow = wire_model(AgentStatus, name="AgentRow", doc="One configured agent, as the caller may use it.")
+
+
+class AgentList(Answer, frozen=True):
+    agents: list[AgentRow]  # type: ignore[valid-type]
 
 
 def register(registry: Registry) -> None:
-    registry.method("agents/status", params=NoParams, grant="sessions:read")(status)
+    answers = Contract("The configured agents, as the caller may use them", AgentList, storage=True)
+    registry.method("agents/status", params=NoParams, grant="sessions:read", contract=answers)(status)
 
 
 async def status(ctx: CallContext, params: NoParams) -> dict[str, Any]:

@@ -1,15 +1,15 @@
-"""Who is calling `initialize` (R-AUTH-3, R-SEC-4): shared by the native and the ACP `initialize`."""
+"""Who is calling `initialize` (R-AUTH-3, R-SEC-4), whatever dialect it asks for."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
 from app.paths import process_uid
-from rpc.errors import AuthRequired
+from rpc.core.errors import AuthRequired
 
 if TYPE_CHECKING:
     from app.auth.policy import Principal
-    from rpc.context import CallContext
+    from rpc.core.context import CallContext
 
 __all__ = ["Credentials", "authenticate"]
 

@@ -10,11 +10,12 @@ from msgspec import Meta
 from app.auth import policy
 from app.config import errors as config_errors
 from app.config.props import MAX_PROP_CHARS
-from rpc.context import CallContext
-from rpc.errors import Forbidden, InternalError, InvalidParams, RpcError, error_mapper
-from rpc.registry import Params, Registry
+from rpc.core.answers import TRUE, Answer
+from rpc.core.context import CallContext
+from rpc.core.errors import Forbidden, InternalError, InvalidParams, RpcError, error_mapper
+from rpc.core.registry import Contract, Params, Registry
 
-__all__ = ["map_config_error", "register"]
+__all__ = ["ConfigProp", "ConfigSet", "map_config_error", "register"]
 
 Prop = Annotated[str, Meta(min_length=1, max_length=MAX_PROP_CHARS)]  # the one limit, as the store checks it
 
@@ -37,11 +38,44 @@ class SetManyParams(Params, frozen=True):
     sets: Any
 
 
+class ConfigProp(Answer, frozen=True):
+    """`config/get {prop}` (and `GET /api/config?prop=P`): the property's masked value (any JSON)."""
+
+    prop: str
+    value: Any
+
+
+class ConfigSet(Answer, frozen=True):
+    prop: str
+    set: TRUE
+
+
+class ConfigDeleted(Answer, frozen=True):
+    prop: str
+    deleted: TRUE
+
+
+class ConfigSetMany(Answer, frozen=True):
+    props: list[str]  # in request order, without duplicates
+    set: TRUE
+
+
+def _config_get_result() -> tuple[Any, ...]:
+    from app.config.schema import Config
+
+    return (Config, ConfigProp)  # the whole config, or {prop, value} with `prop`
+
+
 def register(registry: Registry) -> None:
-    registry.method("config/get", params=GetParams, grant="config:read")(get)
-    registry.method("config/set", params=SetParams, grant="config:update")(set_)
-    registry.method("config/delete", params=DeleteParams, grant="config:update")(delete)
-    registry.method("config/set-many", params=SetManyParams, grant="config:update")(set_many)
+    c, method = Contract, registry.method
+    got = c("The config with secrets masked, or one property's value", _config_get_result)
+    method("config/get", params=GetParams, grant="config:read", contract=got)(get)
+    was_set = c("Set one config property (written to config.toml atomically)", ConfigSet)
+    method("config/set", params=SetParams, grant="config:update", contract=was_set)(set_)
+    deleted = c("Remove one config property (back to its default)", ConfigDeleted)
+    method("config/delete", params=DeleteParams, grant="config:update", contract=deleted)(delete)
+    all_set = c("Set several config properties in one commit", ConfigSetMany)
+    method("config/set-many", params=SetManyParams, grant="config:update", contract=all_set)(set_many)
 
 
 def _forbidden(exc: policy.Forbidden) -> RpcError:

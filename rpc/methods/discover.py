@@ -1,61 +1,35 @@
 """`rpc.discover` (R-DISC-1): the OpenRPC document of this daemon, answered before `initialize` too, on every
-surface, and served at `GET /openrpc.json` (gateway/rest/public.py). Built on the first call, not at start-up, then
-answered from the encoded bytes."""
+surface. The document is the contract layer's (`rpc.contract.discover`), above this one: the composition root hands
+it to the dispatcher, and the handler reads it from there (`DaemonView.contract`)."""
 
 from __future__ import annotations
 
-import weakref
-from typing import TYPE_CHECKING
+from typing import Any, Literal
 
+import msgspec
 import orjson
+from msgspec import UNSET, UnsetType
 
-from rpc.context import CallContext
-from rpc.registry import NoParams, Registry
+from rpc.core.context import CallContext
+from rpc.core.registry import Contract, NoParams, Registry
 
-if TYPE_CHECKING:
-    from app.services import Services
+__all__ = ["OpenRpcDocument", "register"]
 
-__all__ = ["encoded_document", "register"]
 
-_DOCUMENTS: weakref.WeakKeyDictionary[Registry, bytes] = weakref.WeakKeyDictionary()
+class OpenRpcDocument(msgspec.Struct, frozen=True, kw_only=True):
+    """An OpenRPC 1.3.2 document (this one); its meta-schema is https://meta.open-rpc.org/."""
+
+    openrpc: Literal["1.3.2"]
+    info: dict[str, Any]
+    methods: list[dict[str, Any]]
+    servers: list[dict[str, Any]] | UnsetType = UNSET
+    components: dict[str, Any] | UnsetType = UNSET
 
 
 def register(registry: Registry) -> None:
-    def discover(ctx: CallContext, params: NoParams) -> orjson.Fragment:
-        return orjson.Fragment(encoded_document(registry, ctx.services))
-
-    registry.method("rpc.discover", params=NoParams, grant=None, requires_init=False)(discover)
+    answers = Contract("This OpenRPC document (answered before initialize too)", OpenRpcDocument)
+    registry.method("rpc.discover", params=NoParams, grant=None, requires_init=False, contract=answers)(discover)
 
 
-def encoded_document(registry: Registry, services: Services) -> bytes:
-    """The document as JSON, made once per registry (the servers it names do not change while the daemon runs:
-    the endpoint and the gateway's address need a restart)."""
-    encoded = _DOCUMENTS.get(registry)
-    if encoded is None:
-        from rpc.openrpc import openrpc_document  # the models and the generator: only when asked
-
-        document = openrpc_document(registry, version=services.version, servers=_servers(services))
-        encoded = _DOCUMENTS[registry] = orjson.dumps(document)
-    return encoded
-
-
-def _servers(services: Services) -> list[dict[str, str]]:
-    # The endpoint by its name only: `/openrpc.json` answers without a token,
-    # and a full path names the user.
-    servers = [
-        {
-            "name": "local",
-            "url": _endpoint_url(services.paths.endpoint),
-            "summary": "The local endpoint (<config dir>/data/daemon.sock, or $ZEROCLAW_SOCKET): NDJSON, owner only",
-        }
-    ]
-    if services.gateway_url is not None:
-        rpc_url = services.gateway_url.replace("http", "ws", 1) + "/rpc"
-        servers.append({"name": "gateway", "url": rpc_url, "summary": "WebSocket; local-only methods answer -32012"})
-    return servers
-
-
-def _endpoint_url(endpoint: str) -> str:
-    if endpoint.startswith("\\\\"):  # a Windows named pipe: \\.\pipe\NAME
-        return "npipe:" + endpoint.rsplit("\\", 1)[-1]
-    return "unix:" + endpoint.rsplit("/", 1)[-1]
+def discover(ctx: CallContext, params: NoParams) -> orjson.Fragment:
+    return orjson.Fragment(ctx.daemon_view.contract())

@@ -8,23 +8,26 @@ dispatcher's close listener that discards them (R-FILE-3).
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
+import msgspec
 from msgspec import Meta
 
-from rpc.context import CallContext
-from rpc.errors import InternalError, InvalidParams, LimitExceeded, RpcError, UploadNotFound
-from rpc.methods.session import files_of
-from rpc.registry import Params, Registry, SessionId
-from rpc.wire import to_wire
+from rpc.core.answers import SnakeAnswer, nested_model
+from rpc.core.context import CallContext
+from rpc.core.errors import InternalError, InvalidParams, LimitExceeded, RpcError, UploadNotFound
+from rpc.core.registry import Contract, Params, Registry, SessionId
+from rpc.core.wire import to_wire
+from rpc.methods.session import SESSION_ERRORS, files_of
 
 # `app.files` is imported by its first call (`Services.file_service`), not at start-up.
 if TYPE_CHECKING:
     from app.auth.policy import Principal
     from app.files.service import FileService
-    from rpc.connection import Connection
+    from rpc.core.connection import Connection
 
 __all__ = ["GRANT", "MAX_ATTACHMENTS", "connection_closed", "map_file_error", "register"]
 
@@ -36,7 +39,7 @@ _UploadId = Annotated[str, Meta(min_length=1, max_length=64)]
 
 class _FileParams(Params, frozen=True, rename=None):
     """Errors name fields in snake_case, like everything else of the file/* methods (R-WIRE-8); camelCase keys are
-    still accepted (`rpc.registry.validate`)."""
+    still accepted (`rpc.core.registry.validate`)."""
 
 
 class AttachFile(_FileParams, frozen=True):
@@ -68,11 +71,57 @@ class CommitParams(_FileParams, frozen=True):
     upload_id: _UploadId
 
 
+# -- results (snake_case, as the params), made on first use: `app.files` is imported only there
+
+
+@functools.cache
+def attach_entry() -> type[msgspec.Struct]:
+    """The answer of `file/upload/commit` and each of `file/attach`'s."""
+    from app.files.store import AttachEntry
+
+    return nested_model(AttachEntry, snake=True)
+
+
+@functools.cache
+def upload_begun() -> type[msgspec.Struct]:
+    from app.files.service import BeginResult
+
+    return nested_model(BeginResult, snake=True)
+
+
+class ChunkReceived(SnakeAnswer, frozen=True):
+    upload_id: str
+    received_bytes: int
+
+
+@functools.cache
+def attached() -> type[msgspec.Struct]:
+    entry: Any = attach_entry()
+    return msgspec.defstruct(
+        "Attached", [("files", list[entry])], module=__name__, forbid_unknown_fields=True, frozen=True
+    )
+
+
 def register(registry: Registry) -> None:
-    registry.method("file/attach", params=AttachParams, grant=GRANT)(attach)
-    registry.method("file/upload/begin", params=BeginParams, grant=GRANT, local_only=True)(begin)
-    registry.method("file/upload/chunk", params=ChunkParams, grant=GRANT, local_only=True)(chunk)
-    registry.method("file/upload/commit", params=CommitParams, grant=GRANT, local_only=True)(commit)
+    c, method = Contract, registry.method
+    one_call = c(
+        "Attach small files to a session in one call (base64)",
+        attached,
+        ("forbidden", "limit_exceeded", *SESSION_ERRORS),
+        storage=True,
+    )
+    method("file/attach", params=AttachParams, grant=GRANT, contract=one_call)(attach)
+    begun = c("Begin a chunked upload to a session", upload_begun, ("forbidden", "limit_exceeded", *SESSION_ERRORS))
+    method("file/upload/begin", params=BeginParams, grant=GRANT, local_only=True, contract=begun)(begin)
+    chunked = c("Send the next chunk of an upload", ChunkReceived, ("upload_not_found", "limit_exceeded"))
+    method("file/upload/chunk", params=ChunkParams, grant=GRANT, local_only=True, contract=chunked)(chunk)
+    committed = c(
+        "Finish an upload: checked, stored, attached to its session",
+        attach_entry,
+        ("upload_not_found", "limit_exceeded", *SESSION_ERRORS),
+        storage=True,
+    )
+    method("file/upload/commit", params=CommitParams, grant=GRANT, local_only=True, contract=committed)(commit)
 
 
 def map_file_error(exc: Exception) -> RpcError | None:

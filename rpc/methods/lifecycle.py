@@ -1,30 +1,32 @@
-"""`initialize`, `status` and `system/metrics` (R-INIT, SPEC §7.1; the metrics: rpc/metrics.py)."""
+"""`initialize`, `status` and `system/metrics` (R-INIT, SPEC §7.1; the metrics: rpc/methods/metrics.py).
+
+`initialize` checks the protocol version and authenticates the caller, then hands over to the dialect the caller
+speaks (`rpc.core.dialect`): the listener's, or the one its params ask for, else the standard one. The dialect
+reads its own fields, signs the caller in and answers.
+"""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import msgspec
 import orjson
 
-from rpc.acp import speaks_acp
-from rpc.context import CallContext, Terminal
-from rpc.errors import VersionMismatch
+from app.services import DaemonStatus, GatewayInfo
+from rpc.core.answers import Answer, nested_model, wire_model
+from rpc.core.context import CallContext
+from rpc.core.dialect import PROTOCOL_VERSION, SignedIn
+from rpc.core.errors import VersionMismatch
+from rpc.core.registry import Contract, NoParams, Params, Registry
+from rpc.core.wire import to_wire
 from rpc.methods.authenticate import authenticate
-from rpc.metrics import MetricsAnswer
-from rpc.registry import NoParams, Params, Registry, whole
-from rpc.wire import to_wire
-from rpc.zerocode import PROTOCOL_VERSION as ZEROCLAW_PROTOCOL_VERSION
-from rpc.zerocode import ZEROCODE, new_tui_id, speaks_zerocode
+from rpc.methods.metrics import MetricsAnswer
 
 if TYPE_CHECKING:
     from app.services import Services
 
-__all__ = ["PROTOCOL_VERSION", "register"]
-
-PROTOCOL_VERSION = 1
+__all__ = ["PROTOCOL_VERSION", "STATUS_PROTOCOL_FIELDS", "InitializeParams", "Status", "register"]
 
 
 class ClientInfo(Params, frozen=True):
@@ -32,72 +34,85 @@ class ClientInfo(Params, frozen=True):
     version: str | None = None
 
 
-TerminalId = Annotated[str, whole(r"[A-Za-z0-9_-]{1,64}")]
-
-
 class InitializeParams(Params, frozen=True):
     protocol_version: int = PROTOCOL_VERSION
     client_info: ClientInfo | None = None
     client_capabilities: dict[str, Any] | None = None
     auth_token: Annotated[str, msgspec.Meta(max_length=512)] | None = None
-    # zerocode's (R-ZC-1, R-ZC-6): its environment, and the identity it had before a reconnect.
-    env: dict[str, str] | None = None
-    tui_id: TerminalId | None = None
-    tui_sig: Annotated[str, msgspec.Meta(max_length=256)] | None = None
-    # Set from the frame's own spelling (`derive`), never from a key of that name.
-    zerocode: bool = False
-    acp: dict[str, Any] | None = None  # the `zeroclaw acp` bridge's marker (rpc/acp.py, R-EDIT-1)
+    # The params as sent (`derive`, never a key of that name): the dialect they ask for reads its own fields there.
+    sent: dict[str, Any] = {}
 
-    derived_fields: ClassVar[frozenset[str]] = frozenset({"zerocode", "acp"})
+    derived_fields: ClassVar[frozenset[str]] = frozenset({"sent"})
 
     @classmethod
     def derive(cls, raw: Mapping[str, Any]) -> dict[str, Any]:
-        return {"zerocode": speaks_zerocode(raw), "acp": speaks_acp(raw)}
+        return {"sent": raw}
 
     def __repr__(self) -> str:
-        # The environment and the token stay out of logs and tracebacks.
-        return f"InitializeParams(protocol_version={self.protocol_version!r}, zerocode={self.zerocode!r}, ...)"
+        # What the client sent (a token, a terminal's environment) stays out of logs and tracebacks.
+        return f"InitializeParams(protocol_version={self.protocol_version!r}, ...)"
+
+
+class PrincipalInfo(Answer, frozen=True):
+    id: str
+    admin: bool
+
+
+class Initialized(Answer, frozen=True):  # the standard dialect's answer; another dialect answers its own way
+    protocol_version: int
+    server_version: str
+    server_pid: int
+    principal: PrincipalInfo
+    methods: list[str]
+
+
+GatewayInfoModel = nested_model(GatewayInfo)
+# The keys the protocol layer adds after `describe()`'s (`StatusAnswer`).
+STATUS_PROTOCOL_FIELDS: tuple[tuple[str, Any], ...] = (("protocol_version", int), ("connections", int))
+Status = wire_model(
+    DaemonStatus,
+    name="Status",
+    doc="`services.describe()` plus what the protocol layer knows, as the `status` method answers.",
+    extra=STATUS_PROTOCOL_FIELDS,
+)
 
 
 def register(registry: Registry) -> None:
-    registry.method("initialize", params=InitializeParams, grant=None, requires_init=False, barrier=True)(initialize)
-    registry.method("status", params=NoParams, grant="system:read")(StatusAnswer().answer)
-    registry.method("system/metrics", params=NoParams, grant="system:read")(MetricsAnswer().answer)
+    c, method = Contract, registry.method
+    opened = c(
+        "Open the conversation: protocol version, credential, capabilities",
+        Initialized,
+        ("auth_required", "version_mismatch"),
+        storage=True,
+    )
+    method("initialize", params=InitializeParams, grant=None, requires_init=False, barrier=True, contract=opened)(
+        initialize
+    )
+    status = c("The daemon's status", Status)
+    method("status", params=NoParams, grant="system:read", contract=status)(StatusAnswer().answer)
+    metrics = c("The daemon's metrics in the Prometheus text format 0.0.4", str)
+    method("system/metrics", params=NoParams, grant="system:read", contract=metrics)(MetricsAnswer().answer)
 
 
-async def initialize(ctx: CallContext, params: InitializeParams) -> dict[str, Any]:
-    services = ctx.services
-    peer = ctx.peer
-    if params.acp is not None or peer.acp:  # R-EDIT-2: ACP negotiates its own version
-        # Imported here: the ACP modules import this package's session handlers.
-        from rpc.acp_initialize import initialize as acp_initialize
-
-        return await acp_initialize(ctx, params, params.acp or {})
-    if params.protocol_version != PROTOCOL_VERSION:
+async def initialize(ctx: CallContext, params: InitializeParams) -> Any:
+    services, peer = ctx.services, ctx.peer
+    dialect = ctx.daemon_view.dialect_for(peer, params.sent)
+    hello = dialect.hello(params.sent)
+    version = dialect.protocol_version
+    if version is not None and params.protocol_version != version:
         ctx.sign_out()
         services.audit.record("denied", peer.label, None)  # a refused initialize (R-SEC-3)
-        raise VersionMismatch(supported=[PROTOCOL_VERSION], requested=params.protocol_version)
-    credential, principal = await authenticate(ctx, params)
-    capabilities = params.client_capabilities or {}
-    if params.zerocode or peer.zerocode:  # R-ZC-1, R-ZC-3, R-SVC-4: as ZeroClaw 0.8.4 (rt:dispatch.rs:909-920)
-        terminal = Terminal(params.tui_id or new_tui_id(), params.env or {})
-        ctx.sign_in(credential, principal, capabilities, dialect=ZEROCODE, terminal=terminal)
-        services.audit.record("initialize", peer.label, principal.id)
-        return {
-            "protocol_version": ZEROCLAW_PROTOCOL_VERSION,
-            "server_version": services.config.compat.zerocode_version,
-            "tui_id": terminal.tui_id,
-            "capabilities": ctx.daemon_view.method_names(),
-        }
-    ctx.sign_in(credential, principal, capabilities)
+        raise VersionMismatch(supported=[version], requested=params.protocol_version)
+    try:
+        credential, principal = await authenticate(ctx, params)
+    except Exception as exc:
+        refusal = dialect.error(exc)
+        if refusal is exc:
+            raise
+        raise refusal from None
+    answer = dialect.welcome(ctx, SignedIn(credential, principal, params, hello))
     services.audit.record("initialize", peer.label, principal.id)
-    return {
-        "protocolVersion": PROTOCOL_VERSION,
-        "serverVersion": services.version,
-        "serverPid": os.getpid(),
-        "principal": {"id": principal.id, "admin": principal.admin},
-        "methods": ctx.daemon_view.method_names(),
-    }
+    return answer
 
 
 class StatusAnswer:

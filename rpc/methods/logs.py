@@ -1,18 +1,24 @@
 """`logs/subscribe` (R-ZC-4): from its answer until the connection ends, the daemon's own log records reach the
-caller as `logs/event` notifications (`rpc.log_stream`; docs/protocol.md)."""
+caller as `logs/event` notifications (`rpc.core.log_stream`; docs/protocol.md)."""
 
 from __future__ import annotations
 
-from rpc.connection import Connection
-from rpc.context import CallContext
-from rpc.log_stream import stream_for
-from rpc.registry import AfterReply, NoParams, Registry
+from rpc.core.answers import Answer
+from rpc.core.connection import Connection
+from rpc.core.context import CallContext
+from rpc.core.log_stream import stream_for
+from rpc.core.registry import AfterReply, Contract, NoParams, Registry
 
-__all__ = ["register"]
+__all__ = ["LogSubscription", "register"]
+
+
+class LogSubscription(Answer, frozen=True):
+    subscribed: bool  # false when the daemon's log stream is not installed (an embedded dispatcher)
 
 
 def register(registry: Registry) -> None:
-    registry.method("logs/subscribe", params=NoParams, grant="system:read")(subscribe)
+    answers = Contract("Receive the daemon's log records as logs/event", LogSubscription, (), ("logs/event",))
+    registry.method("logs/subscribe", params=NoParams, grant="system:read", contract=answers)(subscribe)
 
 
 async def subscribe(ctx: CallContext, params: NoParams) -> AfterReply | dict[str, bool]:

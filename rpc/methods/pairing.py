@@ -6,15 +6,19 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from msgspec import Meta
 
+from app.auth.pairing_codes import CODE_RE
 from app.storage import iso_z
-from rpc.context import CallContext
-from rpc.errors import Forbidden, InvalidParams
-from rpc.registry import NoParams, Params, Registry
+from rpc.core.answers import TRUE, Answer, DateTime
+from rpc.core.context import CallContext
+from rpc.core.errors import Forbidden, InvalidParams
+from rpc.core.registry import Contract, NoParams, Params, Registry
 
 if TYPE_CHECKING:
     from app.auth.pairing import PairingRecord
 
-__all__ = ["register"]
+__all__ = ["PAIRING_CODE_PATTERN", "PairedToken", "register"]
+
+PAIRING_CODE_PATTERN = "^" + CODE_RE.pattern.removesuffix(r"\Z") + "$"
 
 
 class CreateParams(Params, frozen=True):
@@ -31,12 +35,47 @@ class CodeParams(Params, frozen=True):
     label: Annotated[str, Meta(max_length=256)] | None = None
 
 
+class PairedToken(Answer, frozen=True):
+    token_id: str
+    token: Annotated[str, Meta(pattern=r"^zc_[0-9a-f]{64}$")]
+    user: str
+    created_at: DateTime
+
+
+class PairingCode(Answer, frozen=True):
+    code: Annotated[str, Meta(pattern=PAIRING_CODE_PATTERN)]
+    user: str
+    expires_in_secs: int
+
+
+class TokenRow(Answer, frozen=True):
+    token_id: str
+    user: str
+    label: str | None
+    created_at: DateTime
+    last_used_at: DateTime | None
+
+
+class TokenList(Answer, frozen=True):
+    tokens: list[TokenRow]
+
+
+class TokenRevoked(Answer, frozen=True):
+    token_id: str
+    revoked: TRUE
+
+
 def register(registry: Registry) -> None:
-    registry.method("pairing/create", params=CreateParams, grant="pairing:create")(create)
+    c, method = Contract, registry.method
+    paired = c("Pair a user: a new bearer token, shown once", PairedToken, ("forbidden",), storage=True)
+    method("pairing/create", params=CreateParams, grant="pairing:create", contract=paired)(create)
     # Local only: a one-time code is how a browser or remote peer gets its first token (`POST /pair`).
-    registry.method("pairing/code", params=CodeParams, grant="pairing:create", local_only=True)(code)
-    registry.method("pairing/list", params=NoParams, grant="pairing:read")(list_tokens)
-    registry.method("pairing/revoke", params=RevokeParams, grant="pairing:delete")(revoke)
+    coded = c("A one-time 6-digit code a browser trades for a token at POST /pair", PairingCode)
+    method("pairing/code", params=CodeParams, grant="pairing:create", local_only=True, contract=coded)(code)
+    listed = c("The active paired tokens (admin: everyone's)", TokenList, storage=True)
+    method("pairing/list", params=NoParams, grant="pairing:read", contract=listed)(list_tokens)
+    revoked = c("Revoke a paired token", TokenRevoked, storage=True)
+    method("pairing/revoke", params=RevokeParams, grant="pairing:delete", contract=revoked)(revoke)
 
 
 def _record(record: PairingRecord) -> dict[str, Any]:

@@ -6,14 +6,17 @@ import time
 from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from msgspec import Meta
+from msgspec import UNSET, Meta, UnsetType
 from msgspec.structs import replace
 
 from app.sessions import errors as domain
 from app.sessions.list_pages import MAX_LIMIT
 from app.sessions.mode import SessionMode
-from rpc.context import CallContext
-from rpc.errors import (
+from app.sessions.views import SessionInfo, SessionSummary
+from rpc.core import answers
+from rpc.core.answers import TRUE, wire_model
+from rpc.core.context import CallContext
+from rpc.core.errors import (
     InternalError,
     InvalidParams,
     RpcError,
@@ -23,8 +26,8 @@ from rpc.errors import (
     SessionNotOwned,
     error_mapper,
 )
-from rpc.registry import AfterReply, Params, Registry, SessionId
-from rpc.session_bridge import Elicitor, sink_for
+from rpc.core.registry import AfterReply, Contract, Params, Registry, SessionId
+from rpc.core.session_bridge import Elicitor, sink_for
 
 if TYPE_CHECKING:
     from app.files.service import FileService
@@ -33,7 +36,18 @@ if TYPE_CHECKING:
     from app.sessions.store.types import TranscriptRow
     from app.sessions.views import SessionPage
 
-__all__ = ["SessionId", "files_of", "map_session_error", "message_row", "register"]
+__all__ = [
+    "MessageRow",
+    "Messages",
+    "PromptResult",
+    "SessionId",
+    "SessionList",
+    "SessionRow",
+    "files_of",
+    "map_session_error",
+    "message_row",
+    "register",
+]
 
 Mode = Literal["acp", "chat"]
 Answer = dict[str, Any]
@@ -43,7 +57,7 @@ class NewParams(Params, frozen=True):
     agent_alias: Annotated[str, Meta(min_length=1, max_length=64)] = "default"
     cwd: Annotated[str, Meta(max_length=4096)] | None = None
     session_id: SessionId | None = None
-    # `chat_mode` is ZeroClaw's name for it (zerocode sends it), accepted from any client.
+    # `chat_mode` is ZeroClaw's name for it, accepted from any client (R-WIRE-8).
     mode: Mode = "acp"
     # A terminal that handed over its environment at `initialize` (R-ZC-6): its commands run with it.
     tui_id: Annotated[str, Meta(max_length=64)] | None = None
@@ -63,7 +77,6 @@ class PromptParams(SessionParams, frozen=True):
 class ApproveParams(SessionParams, frozen=True):
     request_id: Annotated[str, Meta(min_length=1, max_length=64)]
     decision: Literal["allow_once", "allow_always", "reject"]
-    replacement: str | None = None  # with the zerocode dialect's `reject_with_edit` (rpc/zerocode.py)
 
 
 class ListParams(Params, frozen=True):
@@ -91,19 +104,146 @@ class MessagesParams(SessionParams, frozen=True):
     also_spelled: ClassVar[Mapping[str, tuple[str, ...]]] = {"before": ("before", "before_index", "beforeIndex")}
 
 
+# -- results
+
+
+SessionOpened = wire_model(SessionInfo, name="SessionOpened", doc="A session opened, attached to or resumed.")
+SessionRow = wire_model(SessionSummary, name="SessionRow", doc="One stored session.")
+
+
+class SessionList(answers.Answer, frozen=True):
+    """One page, newest activity first (R-MULTI-4); `nextCursor` asks for the next one, null on the last."""
+
+    sessions: list[SessionRow]  # type: ignore[valid-type]
+    next_cursor: str | None
+
+
+class MessageRow(answers.Answer, frozen=True):
+    """One transcript row; the three optional keys are absent (never null) when they do not apply."""
+
+    index: int
+    role: str
+    content: str
+    tool_call_id: str | UnsetType = UNSET
+    name: str | UnsetType = UNSET
+    marker: str | UnsetType = UNSET
+
+
+class TurnEnd(answers.Answer, frozen=True):
+    index: int
+    stop_reason: str
+
+
+class Messages(answers.Answer, frozen=True):
+    """A page of the visible transcript; `turnEnds` only when asked for (`turnEnds: true`)."""
+
+    session_id: str
+    messages: list[MessageRow]
+    total: int
+    turn_ends: list[TurnEnd] | UnsetType = UNSET
+
+
+StopReason = Literal["end_turn", "cancelled", "failed", "max_turns"]
+
+
+class PromptResult(answers.Answer, frozen=True):
+    session_id: str
+    stop_reason: StopReason
+    content: str
+
+
+class Cancelled(answers.Answer, frozen=True):
+    session_id: str
+    cancelled: TRUE  # also when no turn runs: cancelling is idempotent
+
+
+class SessionAttached(answers.Answer, frozen=True):
+    session_id: str
+    seq: Annotated[int, Meta(ge=0)]  # the last update this connection has been sent (or would have been)
+    replayed: Annotated[int, Meta(ge=0)]  # updates sent again, those after afterSeq, before this answer
+    gap: bool  # some updates after afterSeq are no longer retained: read the transcript (session/messages)
+    running: bool  # a turn runs now
+    # R-MULTI-2: the seq just before the running turn's first update (null when idle): the `afterSeq` that shows
+    # the turn from its start, whatever the numbering did before it (a restart jumps it)
+    turn_start_seq: Annotated[int, Meta(ge=0)] | None
+    pending_approvals: list[str]  # request ids of the approval_requests still waiting for an answer
+
+
+class SessionDetached(answers.Answer, frozen=True):
+    session_id: str
+    detached: bool  # false when this connection was not following the session
+
+
+class Approved(answers.Answer, frozen=True):
+    session_id: str
+    request_id: str
+    acknowledged: bool
+
+
+class Closed(answers.Answer, frozen=True):
+    session_id: str
+    closed: TRUE
+
+
+class Killed(answers.Answer, frozen=True):
+    session_id: str
+    killed: TRUE
+
+
+class Deleted(answers.Answer, frozen=True):
+    session_id: str
+    deleted: TRUE
+
+
+SESSION_ERRORS = ("session_not_found", "session_changed", "session_not_owned")
+UPDATES = ("session/update",)
+
+
 def register(registry: Registry) -> None:
-    registry.method("session/new", params=NewParams, grant="sessions:create")(new)
-    registry.method("session/prompt", params=PromptParams, grant="sessions:execute")(prompt)
-    registry.method("session/cancel", params=SessionParams, grant="sessions:execute")(cancel)
-    registry.method("session/approve", params=ApproveParams, grant="sessions:execute")(approve)
-    registry.method("session/attach", params=AttachParams, grant="sessions:read")(attach)
-    registry.method("session/detach", params=SessionParams, grant="sessions:read")(detach)
-    registry.method("session/list", params=ListParams, grant="sessions:read")(list_sessions)
-    registry.method("session/list-acp", params=ListParams, grant="sessions:read")(list_acp_sessions)
-    registry.method("session/messages", params=MessagesParams, grant="sessions:read")(messages)
-    registry.method("session/close", params=SessionParams, grant="sessions:update")(close)
-    registry.method("session/kill", params=SessionParams, grant="sessions:delete")(kill)
-    registry.method("session/delete", params=SessionParams, grant="sessions:delete")(delete)
+    c, method, s = Contract, registry.method, SESSION_ERRORS
+    opened = c(
+        "Open a session, or resume one by its id; this connection then watches it",
+        SessionOpened,
+        ("forbidden", "session_limit", *s),
+        UPDATES,
+        storage=True,
+    )
+    method("session/new", params=NewParams, grant="sessions:create", contract=opened)(new)
+    prompted = c(
+        "Run one turn; its progress streams as session/update, and it answers when the turn ends",
+        PromptResult,
+        ("forbidden", "session_limit", "session_busy", *s),
+        UPDATES,
+        ("elicitation/create",),
+        storage=True,
+    )
+    method("session/prompt", params=PromptParams, grant="sessions:execute", contract=prompted)(prompt)
+    cancelled = c("Cancel the running turn (a no-op when none runs)", Cancelled, s)
+    method("session/cancel", params=SessionParams, grant="sessions:execute", contract=cancelled)(cancel)
+    approved = c("Answer a tool's approval_request", Approved, s)
+    method("session/approve", params=ApproveParams, grant="sessions:execute", contract=approved)(approve)
+    attached = c(
+        "Follow a session: the retained updates after afterSeq, then every live one, whoever prompts",
+        SessionAttached,
+        ("session_limit", *s),
+        UPDATES,
+        storage=True,
+    )
+    method("session/attach", params=AttachParams, grant="sessions:read", contract=attached)(attach)
+    detached = c("Stop following a session", SessionDetached, ("session_not_owned",))
+    method("session/detach", params=SessionParams, grant="sessions:read", contract=detached)(detach)
+    listed = c("The caller's sessions (an admin's: everyone's)", SessionList, storage=True)
+    method("session/list", params=ListParams, grant="sessions:read", contract=listed)(list_sessions)
+    durable = c("The caller's ACP sessions", SessionList, storage=True)
+    method("session/list-acp", params=ListParams, grant="sessions:read", contract=durable)(list_acp_sessions)
+    page = c("A page of a session's visible transcript", Messages, s, storage=True)
+    method("session/messages", params=MessagesParams, grant="sessions:read", contract=page)(messages)
+    closed = c("Close a session: kept, resumable by session/new", Closed, s, storage=True)
+    method("session/close", params=SessionParams, grant="sessions:update", contract=closed)(close)
+    killed = c("Kill a session: stopped and no longer resumable", Killed, s, storage=True)
+    method("session/kill", params=SessionParams, grant="sessions:delete", contract=killed)(kill)
+    deleted = c("Delete a session and its transcript", Deleted, s, storage=True)
+    method("session/delete", params=SessionParams, grant="sessions:delete", contract=deleted)(delete)
 
 
 def _invalid(field: str, kind: str) -> Callable[[domain.SessionError], RpcError]:
@@ -185,7 +325,7 @@ def cancel(ctx: CallContext, params: SessionParams) -> dict[str, Any]:
 def approve(ctx: CallContext, params: ApproveParams) -> dict[str, Any]:
     # R-MULTI-3: `acknowledged:false` when another client's answer (or the timeout) settled it first.
     acknowledged = ctx.services.sessions.turns.approve(
-        ctx.principal, params.session_id, params.request_id, params.decision, params.replacement
+        ctx.principal, params.session_id, params.request_id, params.decision
     )
     return {"sessionId": params.session_id, "requestId": params.request_id, "acknowledged": acknowledged}
 

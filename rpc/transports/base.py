@@ -9,9 +9,12 @@ The connection answers through this protocol (`send`) and never sees a socket. U
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-__all__ = ["ConnectionClosed", "FrameTransport", "Peer"]
+if TYPE_CHECKING:
+    from app.config.schema import Limits
+
+__all__ = ["Acceptor", "ConnectionClosed", "FrameTransport", "Peer", "Receiver", "Refusal"]
 
 
 class ConnectionClosed(Exception):
@@ -28,13 +31,10 @@ class Peer:
     remote: bool = False  # WebSocket peers: local-only methods are refused, no uid-based principal
     # A WebSocket upgrade's `Authorization: Bearer`; `initialize` uses it when it has no authToken.
     bearer_token: str | None = field(default=None, repr=False)
-    # The `[wss]` listener's peers (R-SVC-4): zerocode's remote mode sends neither `env` nor `tui_id`
-    # on its first `initialize`, so the listener, not the frame, chooses the zerocode dialect.
-    zerocode: bool = False
-    # The gateway's `/acp` peers (R-EDIT-1): the route chooses the ACP dialect, `?agent=` the
-    # default agent.
-    acp: bool = False
-    agent: str | None = None
+    # The dialect its listener chose (an `rpc.core.dialect.Dialect`), whatever its `initialize` says; None: the
+    # frame chooses. Typed loosely: transports sit below the core that defines dialects.
+    dialect: Any = None
+    agent: str | None = None  # `?agent=`: the default agent of its new sessions, for a dialect that has one
 
 
 class FrameTransport(Protocol):
@@ -59,3 +59,43 @@ class FrameTransport(Protocol):
 
     def queued_bytes(self) -> int:
         """Output queued towards the peer and not yet written to it (read at scrape time, `GET /metrics`)."""
+
+
+Refusal = Literal["frame_too_large", "not_text"]
+
+
+class Receiver(Protocol):
+    """What a transport feeds: one peer's connection (`rpc.core.connection.Connection`)."""
+
+    def receive(self, line: bytes) -> bool:
+        """Take one frame; False while saturated (the transport keeps it and stops reading until `resume`)."""
+
+    @property
+    def saturated(self) -> bool: ...
+
+    @property
+    def idle(self) -> bool:
+        """Nothing taken from the peer is still running."""
+
+    def input_ended(self) -> None:
+        """The peer ended its sending side (EOF, or a frame too large): what it sent is still answered."""
+
+    def stalled(self) -> None:
+        """The transport cut the peer off for not reading."""
+
+    def lost(self) -> None:
+        """The transport is gone (called once)."""
+
+
+class Acceptor(Protocol):
+    """Where a transport registers its peers (`rpc.core.dispatcher.Dispatcher`)."""
+
+    @property
+    def limits(self) -> Limits: ...
+
+    def accept(self, transport: FrameTransport, peer: Peer) -> Receiver | None:
+        """The peer's connection, or None when it was refused (one error frame queued, then closed)."""
+
+    def refusal(self, reason: Refusal, limit: int) -> bytes:
+        """The error frame (`id: null`) for a frame the transport cannot hand over: larger than `limit`
+        (R-WIRE-2), or a WebSocket message that is not text (R-WIRE-1)."""

@@ -11,15 +11,13 @@ from typing import Any
 
 import orjson
 
-from rpc.connection import Connection
-from rpc.dispatcher import Dispatcher
-from rpc.transports.base import ConnectionClosed, Peer
+from rpc.transports.base import Acceptor, ConnectionClosed, Peer, Receiver
 
 __all__ = ["MemoryTransport"]
 
 
 class MemoryTransport:
-    def __init__(self, dispatcher: Dispatcher, peer: Peer | None = None) -> None:
+    def __init__(self, dispatcher: Acceptor, peer: Peer | None = None) -> None:
         self.sent: list[bytes] = []
         self.closed = False
         self.paused = False
@@ -28,7 +26,7 @@ class MemoryTransport:
         self._writable = asyncio.Event()
         self._writable.set()
         self._arrived = asyncio.Event()
-        self.connection: Connection | None = None
+        self.connection: Receiver | None = None
         self.dispatcher = dispatcher
         self.connection = dispatcher.accept(self, peer or Peer("memory", uid=0))
 

@@ -24,13 +24,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import cast
 
-from rpc.connection import Connection
-from rpc.dispatcher import Dispatcher
-from rpc.envelope import encode_error
-from rpc.errors import InvalidRequest
-from rpc.framing import FrameTooLarge, LineSplitter
-from rpc.transports.base import ConnectionClosed, Peer
+from rpc.transports.base import Acceptor, ConnectionClosed, Peer, Receiver
 from rpc.transports.flow import FlowControl
+from rpc.transports.framing import FrameTooLarge, LineSplitter
 
 __all__ = ["NdjsonProtocol"]
 
@@ -63,10 +59,10 @@ class NdjsonProtocol(asyncio.Protocol):
         "writing_paused",
     )
 
-    def __init__(self, dispatcher: Dispatcher, peer_of: Callable[[asyncio.BaseTransport], Peer]) -> None:
+    def __init__(self, dispatcher: Acceptor, peer_of: Callable[[asyncio.BaseTransport], Peer]) -> None:
         self._dispatcher = dispatcher
         self._peer_of = peer_of
-        self._conn: Connection | None = None
+        self._conn: Receiver | None = None
         self._transport: asyncio.WriteTransport | None = None
         self._lines: deque[bytes] = deque()
         self._out: list[bytes] = []
@@ -302,8 +298,7 @@ class NdjsonProtocol(asyncio.Protocol):
         the calls still running (regression, found by the fuzz kit: benchmarks/fuzz.py)."""
         conn = self._conn
         assert conn is not None
-        error = InvalidRequest("Frame too large", kind="frame_too_large", limit=self._frame_limit)
-        self._closing_error = encode_error(None, error)
+        self._closing_error = self._dispatcher.refusal("frame_too_large", self._frame_limit)
         self._eof = True
         if not self._reading_paused and self._transport is not None:
             self._reading_paused = True

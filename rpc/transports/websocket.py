@@ -28,11 +28,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from rpc.connection import Connection
-from rpc.dispatcher import Dispatcher
-from rpc.envelope import encode_error
-from rpc.errors import InvalidRequest, ParseError
-from rpc.transports.base import ConnectionClosed, Peer
+from rpc.transports.base import Acceptor, ConnectionClosed, Peer, Receiver
 from rpc.transports.flow import FlowControl
 
 __all__ = [
@@ -105,7 +101,7 @@ class WebSocketTransport:
     def __init__(
         self,
         websocket: WebSocketLike,
-        dispatcher: Dispatcher,
+        dispatcher: Acceptor,
         peer: Peer,
         *,
         abort_connection: Callable[[], None] | None = None,
@@ -120,7 +116,7 @@ class WebSocketTransport:
         self._flow = FlowControl(
             limits.outbound_stall_secs, progress=self._progress, on_stall=self._stalled, label=peer.label
         )
-        self._conn: Connection | None = None
+        self._conn: Receiver | None = None
         self._out: deque[bytes] = deque()
         self._queued = 0  # bytes queued and not yet handed to the socket
         self._sent = 0  # bytes handed to the socket so far: progress, for the stall rule
@@ -244,8 +240,7 @@ class WebSocketTransport:
                 self._too_large()
                 return
             # R-WIRE-1: JSON-RPC travels in text frames; a binary one is answered like undecodable input.
-            error = ParseError("Parse error: send each JSON-RPC message as a text frame")
-            self.send(encode_error(None, error))
+            self.send(self._dispatcher.refusal("not_text", self._frame_limit))
 
     def _too_large(self) -> None:
         """Read nothing more; once every message before this one is answered, `frame_too_large` and close 1009.
@@ -258,8 +253,7 @@ class WebSocketTransport:
     def _close_when_idle(self) -> None:
         if self._closing or (self._conn is not None and not self._conn.idle):
             return
-        error = InvalidRequest("Frame too large", kind="frame_too_large", limit=self._frame_limit)
-        self.send(encode_error(None, error))
+        self.send(self._dispatcher.refusal("frame_too_large", self._frame_limit))
         self.close(CLOSE_TOO_BIG)
 
     async def _write_loop(self) -> None:

@@ -21,7 +21,7 @@ from openrpc_client import OpenRpcClient
 from websockets.asyncio.client import connect
 from wire_recorder import FIXTURE
 
-from rpc.wire import camel
+from rpc.core.wire import camel
 
 pytestmark = pytest.mark.req("R-DISC-1")
 

@@ -687,7 +687,8 @@ async def test_list_messages_resume_close(zc_daemon: Daemon) -> None:
             ("assistant", "You said: «hello chat»"),
         ], msgs
         assert msgs["start"] == msgs["total"] - len(msgs["messages"]), msgs
-        # issue 29 §4.9: `turn_ends` is ZeroClaw-native; the zerocode answer keeps its shape (rpc/zerocode.py)
+        # issue 29 §4.9: `turn_ends` is ZeroClaw-native; the zerocode answer keeps its shape
+        # (rpc/dialects/zerocode/)
         assert await peer.call("session/messages", {**zc.session_messages_params(chat), "turn_ends": True}) == raw
         peer.assert_clean()
 

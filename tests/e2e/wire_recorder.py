@@ -84,8 +84,7 @@ class WireRecorder:
 
 
 def _speaks_zerocode(params: Any) -> bool:
-    import rpc.methods  # noqa: F401  (first: importing rpc.zerocode alone meets the package's import cycle)
-    from rpc.zerocode import speaks_zerocode
+    from rpc.dialects.zerocode.dialect import speaks_zerocode
 
     return speaks_zerocode(params)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from mypy import api
 
-from rpc.errors import InternalError
+from rpc.core.errors import InternalError
 from rpc.methods.session import files_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,9 +27,9 @@ from gateway.auth import Caller
 from gateway.rest.config import ConfigApi
 from gateway.rest.sessions import SessionApi
 from gateway.rest.webhook import WebhookApi
-from rpc.context import CallContext
-from rpc.registry import NoParams, Registry
-from rpc.dispatcher import Dispatcher
+from rpc.core.context import CallContext
+from rpc.core.registry import NoParams, Registry
+from rpc.core.dispatcher import Dispatcher
 
 
 async def handler(ctx: CallContext, params: NoParams) -> None:

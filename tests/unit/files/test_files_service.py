@@ -23,7 +23,7 @@ from app.files.service import FileService, IncomingFile
 from app.sessions.errors import AgentNotAllowed, SessionChanged, SessionNotFound, SessionNotOwned
 from app.sessions.live.session import LiveSession
 from app.sessions.registry import SessionRegistry
-from rpc.wire import to_wire
+from rpc.core.wire import to_wire
 
 OWNER = Principal(id="owner", admin=True)
 ALICE = Principal(id="user:alice", admin=False, grants=frozenset({"files:create"}), agents=frozenset({"*"}))

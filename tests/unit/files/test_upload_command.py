@@ -19,7 +19,7 @@ from app.files.service import FileService
 from app.sessions.live.session import LiveSession
 from app.sessions.registry import SessionRegistry
 from rpc.client import RemoteError
-from rpc.wire import to_wire
+from rpc.core.wire import to_wire
 
 OWNER = Principal(id="owner", admin=True)
 

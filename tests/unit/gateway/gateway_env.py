@@ -26,10 +26,12 @@ from app.sessions.store.session_store import SessionStore
 from app.storage import Database, default_url
 from app.storage.migrate import upgrade
 from gateway.app import create_app
-from rpc.context import CallContext
-from rpc.dispatcher import Dispatcher
+from rpc.contract.discover import encoded_document
+from rpc.core.context import CallContext
+from rpc.core.dispatcher import Dispatcher
+from rpc.core.registry import NoParams, Registry
+from rpc.dialects import DIALECTS
 from rpc.methods import ERROR_MAPPERS, build_registry
-from rpc.registry import NoParams, Registry
 
 BASE_TOML = """\
 [permission_profiles.admin]
@@ -118,7 +120,14 @@ async def build_env(tmp: Path, toml: str, codes: PairingCodes | None = None) -> 
         observations=observations,
     )
     registry = test_registry()
-    server = Dispatcher(registry, services, audit, limits=lambda: config_store.current.limits)
+    server = Dispatcher(
+        registry,
+        services,
+        audit,
+        limits=lambda: config_store.current.limits,
+        dialects=tuple(DIALECTS.values()),
+        contract=encoded_document,
+    )
     for mapper in ERROR_MAPPERS:
         server.errors.add_mapper(mapper)
     codes = codes or PairingCodes()

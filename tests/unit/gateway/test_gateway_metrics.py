@@ -14,8 +14,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from test_gateway_ws_transport import FakeSocket, until
 
 from app.files.service import FileService
-from rpc.context import CallContext
-from rpc.registry import NoParams
+from rpc.core.context import CallContext
+from rpc.core.registry import NoParams
 from rpc.transports.base import Peer
 from rpc.transports.memory import MemoryTransport
 from rpc.transports.websocket import WebSocketTransport, websocket_peer

@@ -10,10 +10,10 @@ import orjson
 import pytest
 from gateway_env import EnvFactory
 
-from rpc.connection import Connection
-from rpc.context import CallContext
-from rpc.envelope import encode_notifications
-from rpc.registry import Params
+from rpc.core.connection import Connection
+from rpc.core.context import CallContext
+from rpc.core.envelope import encode_notifications
+from rpc.core.registry import Params
 from rpc.transports.base import ConnectionClosed
 from rpc.transports.websocket import WebSocketTransport, bearer_token, websocket_peer
 

@@ -9,11 +9,11 @@ import orjson
 import pytest
 
 from app.cli.acp_command import _outgoing
-from rpc.acp import HISTORY_TRIMMED, MARKER, acp_update, encode, speaks_acp
-from rpc.acp_content import prompt_text
-from rpc.acp_dialect import ACP
-from rpc.acp_peer import _decision
-from rpc.errors import InvalidParams
+from rpc.core.errors import InvalidParams
+from rpc.dialects.acp.content import prompt_text
+from rpc.dialects.acp.dialect import ACP
+from rpc.dialects.acp.peer import _decision
+from rpc.dialects.acp.updates import HISTORY_TRIMMED, MARKER, acp_update, encode, speaks_acp
 
 SID = "s_1"
 

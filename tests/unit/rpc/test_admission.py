@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from rpc.admission import Admissions, admit
-from rpc.context import Surface
-from rpc.errors import AuthRequired, Forbidden
-from rpc.registry import MethodSpec, NoParams
+from rpc.core.admission import Admissions, admit
+from rpc.core.context import Surface
+from rpc.core.errors import AuthRequired, Forbidden
+from rpc.core.registry import MethodSpec, NoParams
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,14 @@ import pytest
 from app.audit import AuditLog
 from app.config.schema import Limits
 from app.services import DaemonStatus, GatewayInfo
-from rpc.boundary import ErrorBoundary
-from rpc.client_requests import PeerError, PendingLimitReached
-from rpc.context import CallContext
-from rpc.dispatcher import Dispatcher
-from rpc.envelope import encode_notifications
-from rpc.errors import Forbidden
+from rpc.core.boundary import ErrorBoundary
+from rpc.core.client_requests import PeerError, PendingLimitReached
+from rpc.core.context import CallContext
+from rpc.core.dispatcher import Dispatcher
+from rpc.core.envelope import encode_notifications
+from rpc.core.errors import Forbidden
+from rpc.core.registry import NoParams, Params
 from rpc.methods import build_registry
-from rpc.registry import NoParams, Params
 from rpc.transports.base import ConnectionClosed, Peer
 from rpc.transports.memory import MemoryTransport
 

@@ -13,12 +13,13 @@ import pytest
 from test_wire import EVENTS
 
 from app.sessions.errors import ApprovalNotFound
-from rpc.dialect import STANDARD
-from rpc.envelope import encode_notifications
+from rpc.core.dialect import STANDARD
+from rpc.core.envelope import encode_notifications
+from rpc.core.registry import AfterReply, validate
+from rpc.dialects.zerocode.dialect import ZEROCODE, speaks_zerocode
+from rpc.dialects.zerocode.methods import ZeroCodeApproveParams
 from rpc.methods import build_registry
 from rpc.methods.session import NewParams
-from rpc.registry import AfterReply, validate
-from rpc.zerocode import ZEROCODE, ZeroCodeApproveParams, speaks_zerocode
 
 SID = "s_1"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from rpc.core.registry import NoParams, Registry
 from rpc.methods import build_registry
-from rpc.registry import NoParams, Registry
 
 
 @pytest.mark.req("R-ARCH-2")

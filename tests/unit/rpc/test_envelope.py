@@ -1,4 +1,4 @@
-"""Frame classification and validation (R-WIRE-3, R-WIRE-4, R-BIDI-3, R-ERR): `rpc.envelope`.
+"""Frame classification and validation (R-WIRE-3, R-WIRE-4, R-BIDI-3, R-ERR): `rpc.core.envelope`.
 
 `parse(line)` returns a `Request` (id `NO_ID` for a notification), a `Response` (an answer to one of the
 daemon's own requests), a `Reject` (answer with this error under this id) or `None` (drop silently: a
@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
-from rpc.envelope import (
+from rpc.core.envelope import (
     NO_ID,
     ExactId,
     Reject,
@@ -25,7 +25,7 @@ from rpc.envelope import (
     is_valid_id,
     parse,
 )
-from rpc.errors import InvalidRequest, MethodNotFound, ParseError, VersionMismatch
+from rpc.core.errors import InvalidRequest, MethodNotFound, ParseError, VersionMismatch
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600

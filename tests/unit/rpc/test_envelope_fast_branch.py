@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from rpc import envelope
-from rpc.envelope import ExactId, Reject, Request, classify, encode_error, request_fields
+from rpc.core import envelope
+from rpc.core.envelope import ExactId, Reject, Request, classify, encode_error, request_fields
 
 SETTINGS = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

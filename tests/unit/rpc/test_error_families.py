@@ -13,7 +13,7 @@ from app.audit import AuditLog
 from app.auth.policy import Forbidden as PolicyForbidden
 from app.sessions import errors as domain
 from gateway.errors import from_rpc_error
-from rpc.boundary import ErrorBoundary
+from rpc.core.boundary import ErrorBoundary
 from rpc.methods import ERROR_MAPPERS
 
 pytestmark = pytest.mark.req("R-ERR")

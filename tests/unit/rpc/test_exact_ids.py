@@ -1,4 +1,4 @@
-"""Request ids come back exactly as sent (R-WIRE-3): `rpc.envelope.ExactId` and `exact_id`.
+"""Request ids come back exactly as sent (R-WIRE-3): `rpc.core.envelope.ExactId` and `exact_id`.
 
 orjson reads an integer outside the 64-bit range as a float, so before these the daemon answered
 `100000000000000000000000000076` with `1e+29`. A float id is now re-read from the frame's text and echoed
@@ -13,8 +13,8 @@ from typing import Any
 import orjson
 import pytest
 
-from rpc.envelope import ExactId, Reject, Request, classify, encode_error, encode_result, exact_id, parse
-from rpc.errors import InvalidRequest
+from rpc.core.envelope import ExactId, Reject, Request, classify, encode_error, encode_result, exact_id, parse
+from rpc.core.errors import InvalidRequest
 
 BIG_IDS = [
     "18446744073709551621",  # 2**64 + 5: just past what orjson reads as an int

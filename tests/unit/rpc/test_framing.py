@@ -1,4 +1,4 @@
-"""NDJSON line splitting and the frame limit (R-WIRE-1, R-WIRE-2): `rpc.framing.LineSplitter`.
+"""NDJSON line splitting and the frame limit (R-WIRE-1, R-WIRE-2): `rpc.transports.framing.LineSplitter`.
 
 The limit counts the terminating newline: with `limit = L`, a line of `L - 1` bytes plus `\\n` is the largest
 frame; `L` bytes plus `\\n` is one byte too many. A `\\r` before the `\\n` is part of the frame's bytes.
@@ -10,7 +10,7 @@ import itertools
 
 import pytest
 
-from rpc.framing import FrameTooLarge, LineSplitter
+from rpc.transports.framing import FrameTooLarge, LineSplitter
 
 DEFAULT_LIMIT = 8 * 1024 * 1024  # R-WIRE-2: 8 MiB = 8,388,608 bytes
 

@@ -1,4 +1,4 @@
-"""`logs/subscribe` and the `logs/event` stream (`rpc.log_stream`, R-ZC-4) over the in-memory transport."""
+"""`logs/subscribe` and the `logs/event` stream (`rpc.core.log_stream`, R-ZC-4) over the in-memory transport."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from test_connection import FakePrincipal, initialized, make_server, req
 
-from rpc.log_stream import MAX_QUEUED, LogStream, log_event, stream_for
+from rpc.core.log_stream import MAX_QUEUED, LogStream, log_event, stream_for
 from rpc.transports.base import Peer
 from rpc.transports.memory import MemoryTransport
 

@@ -18,10 +18,9 @@ from referencing.jsonschema import DRAFT7
 
 from app import __version__
 from app.cli.docs_command import page, write_page
-from rpc.contracts import CONTRACTS
-from rpc.error_kinds import ERROR_KINDS
+from rpc.contract.openrpc import openrpc_document
+from rpc.core.error_kinds import ERROR_KINDS
 from rpc.methods import build_registry
-from rpc.openrpc import openrpc_document
 
 pytestmark = pytest.mark.req("R-DISC-1")
 
@@ -31,8 +30,8 @@ DOCUMENT = openrpc_document(REGISTRY, version="test")
 METHODS = {m["name"]: m for m in DOCUMENT["methods"]}
 
 
-def test_every_registered_method_has_a_contract_and_every_contract_a_method() -> None:
-    assert set(CONTRACTS) == set(REGISTRY.names())
+def test_every_registered_method_has_a_contract_on_its_registry_line() -> None:
+    assert [spec.name for spec in REGISTRY.specs() if spec.contract is None] == []
     assert list(METHODS) == REGISTRY.names()
 
 
@@ -130,7 +129,8 @@ def test_config_secrets_read_as_the_mask_in_config_get_results() -> None:
 def test_the_document_is_built_on_first_use_not_at_start_up() -> None:
     code = (
         "import sys, app.daemon, gateway.app\n"
-        "lazy = ('rpc.openrpc', 'rpc.contracts', 'rpc.error_kinds', 'rpc.traffic', 'rpc.methods_page')\n"
+        "lazy = ('rpc.contract.openrpc', 'rpc.core.error_kinds', 'rpc.contract.traffic',"
+        " 'rpc.contract.methods_page')\n"
         "print(sorted(m for m in lazy if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
@@ -185,7 +185,7 @@ def test_the_openrpc_page_is_the_document_of_this_version() -> None:
 
 def test_a_method_registered_without_a_contract_is_listed_with_any_result() -> None:
     """An embedding's (or a test's) own method is still served and listed, its result left open."""
-    from rpc.registry import NoParams
+    from rpc.core.registry import NoParams
 
     registry = build_registry()
     registry.method("test/extra", params=NoParams, grant="system:read")(lambda ctx, params: {})
@@ -194,13 +194,13 @@ def test_a_method_registered_without_a_contract_is_listed_with_any_result() -> N
     assert extra["result"] == {"name": "result", "schema": {}} and extra["x-grant"] == "system:read"
 
 
-def test_a_client_notification_is_listed_without_a_result(monkeypatch: pytest.MonkeyPatch) -> None:
-    from rpc import contracts
-    from rpc.registry import NoParams
+def test_a_client_notification_is_listed_without_a_result() -> None:
+    from rpc.core.registry import Contract, NoParams
 
     registry = build_registry()
-    registry.method("test/notice", params=NoParams, grant=None)(lambda ctx, params: None)
-    monkeypatch.setitem(contracts.CONTRACTS, "test/notice", contracts.Contract("A notice", None))
+    registry.method("test/notice", params=NoParams, grant=None, contract=Contract("A notice", None))(
+        lambda ctx, params: None
+    )
     document = openrpc_document(registry, version="test")
     (notice,) = [m for m in document["methods"] if m["name"] == "test/notice"]
     assert "result" not in notice and notice["summary"] == "A notice"

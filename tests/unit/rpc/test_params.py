@@ -1,4 +1,4 @@
-"""The params models (rpc/registry.py): msgspec Structs read with both spellings of every key (R-WIRE-8), strict
+"""The params models (rpc/core/registry.py): msgspec Structs read with both spellings of every key (R-WIRE-8), strict
 JSON typing, and errors that name the first failing field, never its value (R-WIRE-4; docs/protocol.md)."""
 
 from __future__ import annotations
@@ -7,12 +7,13 @@ from typing import Any
 
 import pytest
 
-from rpc.errors import InvalidParams
+from rpc.core.errors import InvalidParams
+from rpc.core.registry import validate
+from rpc.dialects.zerocode.dialect import ZEROCODE, ZeroCodeHello
 from rpc.methods import build_registry
 from rpc.methods.files import AttachParams
 from rpc.methods.lifecycle import InitializeParams
 from rpc.methods.session import MessagesParams, PromptParams
-from rpc.registry import validate
 
 REGISTRY = build_registry()
 
@@ -48,7 +49,7 @@ def test_errors_name_the_first_field_never_the_value() -> None:
     assert _error(MessagesParams, {"sessionId": "s", "limit": 10_001})["type"] == "less_than_equal"
     # The file/* family names its fields in snake_case, as its outputs are (R-WIRE-8).
     assert _error(AttachParams, {"sessionId": "s", "files": [{"mimeType": "x"}]})["field"] == "files.0.data_b64"
-    assert "secret" not in str(_error(InitializeParams, {"env": {"KEY": 5}}))
+    assert "secret" not in str(_error(ZeroCodeHello, {"env": {"KEY": 5}}))
 
 
 @pytest.mark.req("R-WIRE-4")
@@ -64,19 +65,30 @@ def test_typing_is_strict_except_for_query_strings() -> None:
 @pytest.mark.parametrize("key", ["sessionId", "tuiId"])
 def test_a_trailing_newline_does_not_pass_an_anchored_pattern(key: str) -> None:
     """Python's `$` matches before a final newline (pydantic's Rust regex did not): `whole` keeps it refused."""
-    model = PromptParams if key == "sessionId" else InitializeParams
+    model = PromptParams if key == "sessionId" else ZeroCodeHello
     assert _error(model, {key: "abc\n", "prompt": "p"})["type"] == "string_pattern_mismatch"
 
 
 @pytest.mark.req("R-ZC-1")
-def test_the_zerocode_flag_comes_from_the_frames_spelling_never_from_a_key() -> None:
+def test_the_zerocode_dialect_is_asked_for_by_the_frames_spelling_never_by_a_key() -> None:
+    """The standard params carry no dialect field: the dialect reads the params as sent (`sent`, never a key)."""
     spec = REGISTRY.get("initialize")
     assert spec is not None
-    assert not spec.params_from({"protocolVersion": 1, "zerocode": True}).zerocode  # type: ignore[attr-defined]
-    assert spec.params_from({"protocol_version": 1, "tui_id": "t1"}).zerocode  # type: ignore[attr-defined]
-    assert not spec.params_from(None).zerocode  # type: ignore[attr-defined]
+    assert not ZEROCODE.claims(spec.params_from({"protocolVersion": 1, "zerocode": True}).sent)  # type: ignore[attr-defined]
+    assert ZEROCODE.claims(spec.params_from({"protocol_version": 1, "tui_id": "t1"}).sent)  # type: ignore[attr-defined]
+    assert not ZEROCODE.claims(spec.params_from(None).sent)  # type: ignore[attr-defined]
+    raw = {"protocolVersion": 1, "sent": {"env": {}}}
+    assert spec.params_from(raw).sent == raw  # type: ignore[attr-defined]  # what was sent, whatever it says
     shown = repr(spec.params_from({"protocolVersion": 1, "authToken": "zc_secret", "env": {"K": "secret"}}))
     assert "secret" not in shown
+    assert "secret" not in repr(ZEROCODE.hello({"protocol_version": 1, "env": {"K": "secret"}}))
+    assert set(InitializeParams.__struct_encode_fields__) == {
+        "protocolVersion",
+        "clientInfo",
+        "clientCapabilities",
+        "authToken",
+        "sent",
+    }
 
 
 def test_no_params_is_one_shared_frozen_instance() -> None:

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rpc.envelope import NO_ID, ExactId, Reject, Request, Response, encode_error, encode_result, is_valid_id, parse
-from rpc.framing import FrameTooLarge, LineSplitter
+from rpc.core.envelope import NO_ID, ExactId, Reject, Request, Response, encode_error, encode_result, is_valid_id, parse
+from rpc.transports.framing import FrameTooLarge, LineSplitter
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

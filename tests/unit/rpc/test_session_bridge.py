@@ -1,4 +1,4 @@
-"""`rpc.session_bridge`: a connection's session sink lives exactly as long as the connection."""
+"""`rpc.core.session_bridge`: a connection's session sink lives exactly as long as the connection."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from gc_probe import cyclic_garbage
 from test_connection import initialized, make_server
 
-from rpc.session_bridge import sink_for
+from rpc.core.session_bridge import sink_for
 
 
 @pytest.mark.req("R-LIM")

@@ -12,8 +12,8 @@ from sqlalchemy.exc import OperationalError
 from app.audit import AuditLog
 from app.storage.faults import StorageFault
 from gateway.errors import from_rpc_error
-from rpc.boundary import ErrorBoundary
-from rpc.errors import ResourcesExhausted, StorageUnavailable
+from rpc.core.boundary import ErrorBoundary
+from rpc.core.errors import ResourcesExhausted, StorageUnavailable
 from rpc.methods import ERROR_MAPPERS
 
 pytestmark = pytest.mark.req("R-STORE-3")

@@ -12,10 +12,10 @@ from test_connection import make_server
 from test_ndjson_protocol import FakeSocket, frame
 
 from app.config.schema import Limits
-from rpc.connection import Connection
-from rpc.framing import LineSplitter
+from rpc.core.connection import Connection
 from rpc.transports.base import ConnectionClosed, Peer
 from rpc.transports.flow import POLLS, FlowControl
+from rpc.transports.framing import LineSplitter
 from rpc.transports.stream import NdjsonProtocol
 
 

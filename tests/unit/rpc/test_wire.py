@@ -1,4 +1,4 @@
-"""R-ARCH-4: the domain returns typed values; `rpc.wire` alone makes their camelCase wire shape."""
+"""R-ARCH-4: the domain returns typed values; `rpc.core.wire` alone makes their camelCase wire shape."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from app.sessions.events import SessionEvent
 from app.sessions.live.session import LiveSession
 from app.sessions.registry import Opened
 from app.sessions.views import SessionInfo, SessionSummary
-from rpc.dialect import STANDARD
-from rpc.session_bridge import ClientSink
-from rpc.wire import camel, events_to_wire, to_wire
+from rpc.core.dialect import STANDARD
+from rpc.core.session_bridge import ClientSink
+from rpc.core.wire import camel, events_to_wire, to_wire
 
 pytestmark = pytest.mark.req("R-ARCH-4")
 

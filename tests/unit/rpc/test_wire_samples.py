@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from rpc.contract.openrpc import openrpc_document
 from rpc.methods import build_registry
-from rpc.openrpc import openrpc_document
 
 pytestmark = pytest.mark.req("R-DISC-1")
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from test_wire import EVENTS
 
-from rpc.dialect import STANDARD
-from rpc.zerocode import ERRORS, PARAMS, RESULT_SHAPES, ZEROCODE
+from rpc.core.dialect import STANDARD
+from rpc.dialects.zerocode.dialect import ZEROCODE
+from rpc.dialects.zerocode.methods import ERRORS, PARAMS, RESULT_SHAPES
 
 DOC = (Path(__file__).resolve().parents[3] / "docs" / "zerocode.md").read_text()
 pytestmark = pytest.mark.req("R-ZC-2")
@@ -50,5 +51,6 @@ def test_each_event_row_lists_the_keys_each_dialect_writes() -> None:
 
 def test_the_sentences_in_the_doc_are_the_ones_the_code_writes() -> None:
     for sentence in ("turn cancelled via", "turn cancelled (cause unattributed) in RPC_SESSION", "turn failed: "):
-        assert sentence in DOC and sentence in (Path(__file__).resolve().parents[3] / "rpc" / "zerocode.py").read_text()
+        code = (Path(__file__).resolve().parents[3] / "rpc" / "dialects" / "zerocode" / "dialect.py").read_text()
+        assert sentence in DOC and sentence in code
     assert re.search(r"history message limit exceeded", DOC)

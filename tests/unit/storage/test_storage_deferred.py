@@ -18,10 +18,19 @@ class FakeDatabase:
         self.closed = True
 
 
+class Lists:
+    async def page(self, key: str) -> str:
+        return f"page {key}"
+
+    def kept_page(self, key: str) -> str | None:
+        return f"kept page {key}"
+
+
 class Store:
     def __init__(self, db: FakeDatabase) -> None:
         self.db = db
         self.generation = 7
+        self.lists = Lists()
 
     async def get(self, key: str, *, suffix: str = "") -> str:
         return key + suffix
@@ -66,6 +75,19 @@ async def test_a_kept_method_answers_none_before_the_open_without_opening_then_t
     assert store.kept_get("a") is None and opener.calls == 0
     assert await store.get("a") == "a"
     assert store.kept_get("a") == "kept a"
+    await storage.close()
+
+
+async def test_a_part_of_the_store_stands_in_too_before_the_open() -> None:
+    # Regression: `store.lists.kept_page` on a stand-in made the first `session/list` after a restart an internal
+    # error ('function' object has no attribute 'kept_page'): a store's parts are stand-ins of their own.
+    opener = Opener()
+    storage = DeferredStorage(opener)
+    store = storage.stand_in(Store, kept=frozenset({"lists.kept_page"}), parts=frozenset({"lists"}))
+    assert store.lists.kept_page("a") is None and opener.calls == 0
+    assert await store.lists.page("a") == "page a" and opener.calls == 1
+    assert store.lists.kept_page("a") == "kept page a"
+    assert isinstance(store.lists, Lists)  # once open, the store's own part
     await storage.close()
 
 
