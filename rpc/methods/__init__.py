@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from rpc.core.boundary import ErrorMapper
 from rpc.core.registry import Registry
-from rpc.methods import agents, config, config_schema, discover, files, lifecycle, logs, pairing, session
+from rpc.methods import (
+    agents,
+    config,
+    config_schema,
+    discover,
+    files,
+    lifecycle,
+    logs,
+    pairing,
+    permissions,
+    session,
+)
 
 __all__ = ["ERROR_MAPPERS", "build_registry"]
 
@@ -14,6 +25,6 @@ ERROR_MAPPERS: tuple[ErrorMapper, ...] = (config.map_config_error, session.map_s
 
 def build_registry() -> Registry:
     registry = Registry()
-    for family in (lifecycle, discover, pairing, config, config_schema, session, agents, logs, files):
+    for family in (lifecycle, discover, pairing, config, config_schema, session, agents, logs, files, permissions):
         family.register(registry)
     return registry

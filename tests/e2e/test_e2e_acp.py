@@ -167,7 +167,7 @@ async def test_permission_granted_rejected_and_unknown_option(acp_daemon: Daemon
         assert "granted" in (results[0].raw_output or "")
         asked = recorder.permissions
         assert [p[1].tool_call_id for p in asked] == [s.tool_call_id for s in starts]
-        assert [o.option_id for o in asked[0][2]] == ["allow_once", "allow_always", "reject_once"]
+        assert [o.option_id for o in asked[0][2]] == ["allow_once", "allow_always", "reject_once", "reject_always"]
         check_all_parsed(recorder)
 
 
