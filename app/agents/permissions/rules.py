@@ -130,7 +130,9 @@ class RuleSet:
             return self._command(value, default, workspace)
         candidates = _path_candidates(value, workspace) if kind == "path" and isinstance(value, str) else ()
         for decision in DECISIONS:
-            rule = self.group(tool, decision).hit(candidates)
+            # Deny and ask match the path as written or normalised; allow only the normalised one, so
+            # `src/../../etc/x` is not under `src/**`.
+            rule = self.group(tool, decision).hit(candidates[-1:] if decision == "allow" else candidates)
             if rule is not None:
                 return Verdict(decision, rule)
         return Verdict(default)

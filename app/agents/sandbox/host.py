@@ -35,7 +35,8 @@ class Sandbox:
     def launch(self, command: Sequence[str], workspace: Path) -> tuple[list[str], PidsCgroup | None]:
         """The argv that runs `command` sandboxed, and the pids cgroup made for it (None without one)."""
         bwrap = find_bwrap() or "bwrap"
-        inner = bwrap_argv(bwrap, self.policy, str(workspace), self.hidden, command)
+        hidden = [h for h in self.hidden if os.path.isdir(h)]  # bwrap cannot mount over what does not exist
+        inner = bwrap_argv(bwrap, self.policy, str(workspace), hidden, command)
         prlimit = shutil.which("prlimit")
         root = pids_root()
         cgroup = None
