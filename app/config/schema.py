@@ -92,7 +92,7 @@ class BashSettings(Section):
     sandbox_policy: Literal["workspace-write", "read-only", "workspace-write-net"] = "workspace-write"
     # Limits inside the sandbox: processes (pids cgroup or RLIMIT_NPROC), address space, file size, CPU seconds.
     max_processes: Annotated[int, Meta(ge=1)] = 256
-    max_memory_bytes: Annotated[int, Meta(ge=16_777_216)] = 2_147_483_648
+    max_memory_bytes: Annotated[int, Meta(ge=16_777_216)] = 4_294_967_296
     max_file_bytes: Annotated[int, Meta(ge=1024)] = 1_073_741_824
     max_cpu_secs: Annotated[int, Meta(ge=1)] = 600
 
