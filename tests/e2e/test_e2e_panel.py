@@ -544,7 +544,7 @@ async def test_approval_always_for_this_agent_and_the_rules_card(
 ) -> None:
     """The approval card offers "always for this session" and "always for this agent"; the latter's rule shows in
     the Config tab, which deletes it."""
-    d, url, token = panel_daemon
+    _, url, token = panel_daemon
     w = await open_panel(browser, url, height=1000)
     page = w.page
     await sign_in(page, token)

@@ -110,6 +110,7 @@ def test_daemon_status_wire_shape(gateway: GatewayInfo | None) -> None:
         "uptimeSecs",
         "activeSessions",
         "sessionIds",
+        "sandbox",
     ]
 
 
