@@ -355,7 +355,7 @@ def _services(
     auth.tokens = pairing
     config_store.on_commit(lambda _old, _new: auth.policy_changed())
     sandbox = SandboxHost(_hidden_from_tools(paths))
-    sandbox.warn_once(config_store.current.tools.bash.sandbox)  # R-GUARD-4: `auto` without bwrap says so once
+    sandbox.check_soon(config_store.current.tools.bash.sandbox)  # R-GUARD-4: `auto` without bwrap says so once
     sessions = SessionRegistry(
         store,
         lambda: config_store.current,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -163,3 +164,19 @@ async def test_fork_bomb(daemons: dict[str, Daemon]) -> None:
         assert (await bash(owner, sid, "echo still-fine")).startswith("still-fine")
     if shutil.which("pgrep"):
         assert daemon.is_running()
+
+
+async def test_without_bwrap_auto_warns_once_and_bwrap_refuses(daemon_factory: DaemonFactory) -> None:
+    """R-GUARD-4: where bwrap is missing (here: not on PATH), `auto` runs unsandboxed with one warning at start and
+    `status.sandbox = "off"`; `"bwrap"` refuses to run a command and says why."""
+    path = {"PATH": str(Path(sys.executable).parent)}  # the daemon's Python, and no bwrap
+    daemon = daemon_factory.start(config("auto"), env=path)
+    await daemon.wait_stderr(lambda text: "UNSANDBOXED" in text)
+    async with await Peer.open(daemon) as owner:
+        assert (await owner.call("status"))["sandbox"] == "off"
+        sid = await new_sid(owner)
+        assert "unsandboxed-ok" in await bash(owner, sid, "echo unsandboxed-ok")
+        await owner.call("config/set", {"prop": "tools.bash.sandbox", "value": "bwrap"})
+        out = await bash(owner, sid, "echo must-not-run")
+        assert out.startswith('Not run: [tools.bash] sandbox = "bwrap" is required') and "must-not-run" not in out, out
+    assert daemon.stderr.count("UNSANDBOXED") == 1

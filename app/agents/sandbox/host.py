@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 import shutil
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,6 +78,13 @@ class SandboxHost:
         if requested == "off" or (requested == "auto" and bwrap_problem() is not None):
             return "off"
         return "bwrap"
+
+    def check_soon(self, requested: Mode) -> None:
+        """At start, off the start path: probe bwrap in a short-lived thread (a namespace set-up costs ~10 ms), so
+        `auto` without a working bwrap warns once while the daemon already serves, and the first call finds the
+        answer cached."""
+        if requested == "auto":
+            threading.Thread(target=self.warn_once, args=(requested,), name="sandbox-probe", daemon=True).start()
 
     def warn_once(self, requested: Mode) -> None:
         """At start: `auto` without a working bwrap runs unsandboxed, and says so once."""
