@@ -47,6 +47,7 @@ class Pattern:
     argument: re.Pattern[str] | None  # None: every call of the tool
     literal: str | None  # the argument when the glob has no wildcard (an exact command or path)
     tool_literal: str | None  # the tool name when it has no wildcard (for indexing)
+    head: str | None = None  # a command glob's first word when it is plain text (`git` of `git status*`)
 
     def matches_tool(self, name: str) -> bool:
         return self.tool.match(name) is not None
@@ -77,13 +78,22 @@ def parse_pattern(text: str) -> Pattern:
     kind = argument_kind(tool_literal)[1]
     if kind == "none":
         raise ValueError(f"{text!r}: the tool {tool_literal!r} takes no argument pattern; write just its name")
-    return Pattern(raw, _compile(tool_literal, "name"), _compile(glob, kind), _literal(glob), tool_literal)
+    head = _head(glob) if kind == "command" else None
+    return Pattern(raw, _compile(tool_literal, "name"), _compile(glob, kind), _literal(glob), tool_literal, head)
 
 
 def literal_pattern(tool: str, argument: str) -> str:
     """The pattern that matches exactly `argument` of `tool` (a remembered answer's rule)."""
     escaped = "".join("\\" + c if c in _GLOB_CHARS or c in "()" else c for c in argument)
     return f"{tool}({escaped})"
+
+
+def _head(glob: str) -> str | None:
+    """The command name a command glob starts with, when it has no wildcard or escape before the first space."""
+    word, _, rest = glob.partition(" ")
+    if not word or any(c in _GLOB_CHARS for c in word):
+        return None
+    return word if rest or glob == word else None
 
 
 def _literal(glob: str) -> str | None:

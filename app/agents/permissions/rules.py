@@ -10,8 +10,8 @@ Deny wins over ask, ask over allow; with no match the tool's default applies. Fo
   rule and every file it redirects to is allowed too, and the parser could read all of it (an opaque command is
   asked); a rule with no wildcard (a remembered exact command) also allows that exact command as written.
 
-Patterns of one decision for one tool are joined into one compiled alternation, so a call costs one regex match per
-candidate string whatever the number of rules (the rule that matched is looked up only when a deny names it).
+Patterns of one decision for one tool are joined into compiled alternations, indexed by command name, so a call
+costs a regex match or two per candidate string whatever the number of rules.
 """
 
 from __future__ import annotations
@@ -63,31 +63,44 @@ def rules_from_lists(lists: Mapping[str, Sequence[str]], source: str) -> list[Ru
 
 @dataclass(frozen=True, slots=True)
 class _Group:
-    """The rules of one decision that apply to one tool."""
+    """The rules of one decision that apply to one tool. Command patterns that start with a plain command name
+    (`git status*`) are indexed by it, so a command is matched only against the patterns of its own name plus the
+    few that start with a wildcard: one regex match or two per candidate, whatever the number of rules."""
 
     whole: tuple[Rule, ...]  # no argument pattern: every call
     argued: tuple[Rule, ...]
-    regex: re.Pattern[str] | None  # the argument patterns joined
+    by_head: Mapping[str, tuple[re.Pattern[str], tuple[Rule, ...]]]  # command name → its patterns joined, its rules
+    generic: re.Pattern[str] | None  # the other argument patterns joined
+    generic_rules: tuple[Rule, ...]
     literals: frozenset[str]  # exact arguments (no wildcard)
+
+    def _match(self, value: str) -> tuple[Rule, ...] | None:
+        """The rules to look for the match among, when some rule matches `value`; else None."""
+        indexed = self.by_head.get(value.partition(" ")[0]) if self.by_head else None
+        if indexed is not None and indexed[0].match(value):
+            return indexed[1]
+        if self.generic is not None and self.generic.match(value):
+            return self.generic_rules
+        return None
 
     def hit(self, candidates: Iterable[str]) -> Rule | None:
         if self.whole:
             return self.whole[0]
-        if self.regex is None:
+        if not self.argued:
             return None
         for value in candidates:
-            if self.regex.match(value):
-                return next(r for r in self.argued if r.pattern.matches_argument(value))
+            if (among := self._match(value)) is not None:
+                return next(r for r in among if r.pattern.matches_argument(value))
         return None
 
     def matches(self, value: str) -> bool:
-        return bool(self.whole) or (self.regex is not None and self.regex.match(value) is not None)
+        return bool(self.whole) or (bool(self.argued) and self._match(value) is not None)
 
 
-_EMPTY = _Group((), (), None, frozenset())
+_EMPTY = _Group((), (), {}, None, (), frozenset())
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=1024)
 def _join(sources: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{s})" for s in sources), re.DOTALL)
 
@@ -97,9 +110,20 @@ def _group(rules: Sequence[Rule]) -> _Group:
         return _EMPTY
     whole = tuple(r for r in rules if r.pattern.argument is None)
     argued = tuple(r for r in rules if r.pattern.argument is not None)
-    regex = _join(tuple(r.pattern.argument.pattern for r in argued if r.pattern.argument)) if argued else None
+    heads: dict[str, list[Rule]] = {}
+    generic: list[Rule] = []
+    for rule in argued:
+        if rule.pattern.head is None:
+            generic.append(rule)
+        else:
+            heads.setdefault(rule.pattern.head, []).append(rule)
+    by_head = {head: (_join(_sources(rules)), tuple(rules)) for head, rules in heads.items()}
     literals = frozenset(r.pattern.literal for r in argued if r.pattern.literal is not None)
-    return _Group(whole, argued, regex, literals)
+    return _Group(whole, argued, by_head, _join(_sources(generic)) if generic else None, tuple(generic), literals)
+
+
+def _sources(rules: Sequence[Rule]) -> tuple[str, ...]:
+    return tuple(r.pattern.argument.pattern for r in rules if r.pattern.argument is not None)
 
 
 class RuleSet:
@@ -164,7 +188,7 @@ class RuleSet:
             return Verdict("allow", allow.whole[0])
         if command in allow.literals:
             return Verdict("allow", next(r for r in allow.argued if r.pattern.literal == command))
-        if allow.regex is None:
+        if not allow.argued:
             return Verdict(default)
         if not all(allow.matches(part) for part in reading.commands):
             return Verdict(default)

@@ -20,7 +20,8 @@ __all__ = ["Sandbox", "SandboxHost"]
 
 log = logging.getLogger("zeroclaw.sandbox")
 Mode = Literal["auto", "bwrap", "off"]
-_LAUNCH = 'echo $$ > "$0" && exec "$@"'  # join the call's pids cgroup, then become prlimit → bwrap
+# Join the call's pids cgroup, set the limits, then become bwrap: one shell, no further exec before bwrap.
+_LAUNCH = 'echo $$ > "$0" && {limits} && exec "$@"'
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +39,6 @@ class Sandbox:
         bwrap = find_bwrap() or "bwrap"
         hidden = [h for h in self.hidden if os.path.isdir(h)]  # bwrap cannot mount over what does not exist
         inner = bwrap_argv(bwrap, self.policy, str(workspace), hidden, command)
-        prlimit = shutil.which("prlimit")
         root = pids_root()
         cgroup = None
         if root is not None:
@@ -46,21 +46,37 @@ class Sandbox:
                 cgroup = PidsCgroup(root, self.limits.max_processes)
             except OSError:
                 log.warning("could not make a pids cgroup under %s; using RLIMIT_NPROC", root, exc_info=True)
-        limits = self.limits.prlimit_args(prlimit, nproc=cgroup is None) if prlimit else []
-        if cgroup is None:
-            return [*limits, *inner], None
-        return ["/bin/sh", "-c", _LAUNCH, cgroup.procs, *limits, *inner], cgroup
+        if cgroup is not None:
+            return ["/bin/sh", "-c", _LAUNCH.format(limits=self.limits.ulimit_script()), cgroup.procs, *inner], cgroup
+        prlimit = shutil.which("prlimit")  # util-linux: RLIMIT_NPROC too, which `sh`'s ulimit cannot set portably
+        limits = self.limits.prlimit_args(prlimit, nproc=True) if prlimit else []
+        return [*limits, *inner], None
 
 
-async def release(cgroup: PidsCgroup | None) -> None:
-    """Kill what is left in the call's cgroup and remove it (a killed namespace takes a moment to empty)."""
+_releasing: set[asyncio.Task[None]] = set()  # removals under way, kept referenced until done
+
+
+def release(cgroup: PidsCgroup | None) -> None:
+    """Kill what is left in the call's cgroup now, and remove the cgroup in the background: a killed namespace takes
+    a moment to empty, and the call's result need not wait for that."""
     if cgroup is None:
         return
     cgroup.kill()
-    for _ in range(50):
+    if cgroup.remove():
+        return
+    task = asyncio.get_running_loop().create_task(_remove_later(cgroup))
+    _releasing.add(task)
+    task.add_done_callback(_releasing.discard)
+
+
+async def _remove_later(cgroup: PidsCgroup) -> None:
+    delay = 0.001
+    while delay < 2.0:
+        await asyncio.sleep(delay)
         if cgroup.remove():
             return
-        await asyncio.sleep(0.02)
+        cgroup.kill()
+        delay *= 2
     log.warning("the sandbox cgroup %s is still busy; left in place", cgroup.path)
 
 

@@ -31,6 +31,15 @@ class Limits:
     max_file_bytes: int
     max_cpu_secs: int
 
+    def ulimit_script(self) -> str:
+        """The same limits as POSIX `sh` `ulimit` commands (no exec of prlimit): `-v` in KiB, `-f` in 512-byte
+        blocks (dash, and bash as `sh`), `-t` in seconds, `-c` core size. There is no portable `ulimit` for the
+        process count (bash `-u`, dash `-p`): the pids cgroup bounds that."""
+        return (
+            f"ulimit -v {self.max_memory_bytes // 1024} && ulimit -f {max(1, self.max_file_bytes // 512)}"
+            f" && ulimit -t {self.max_cpu_secs} && ulimit -c 0"
+        )
+
     def prlimit_args(self, prlimit: str, *, nproc: bool) -> list[str]:
         args = [
             prlimit,

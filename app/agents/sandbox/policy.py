@@ -3,7 +3,7 @@
 Every policy: the whole file system read-only (`--ro-bind / /`), a fresh `/dev`, `/proc` of its own PID namespace,
 a private `/tmp`; the hidden directories (the daemon's config and data directories, `~/.ssh`) covered by an empty
 tmpfs; its own user namespace as uid/gid 65534 (nobody, without capabilities even when the daemon is root), PID,
-IPC and UTS namespaces; a new session (no TIOCSTI into the daemon's terminal); killed when the daemon dies.
+and IPC namespaces; a new session (no TIOCSTI into the daemon's terminal); killed when the daemon dies.
 
 * `workspace-write` (default): the session workspace writable, no network (own empty network namespace).
 * `read-only`: the workspace read-only too (only the private `/tmp` is writable), no network.
@@ -31,7 +31,7 @@ _PRIVATE_TMP = "/tmp"  # noqa: S108  (inside the sandbox: a fresh tmpfs of its o
 def bwrap_argv(bwrap: str, policy: Policy, workspace: str, hidden: Sequence[str], command: Sequence[str]) -> list[str]:
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", _PRIVATE_TMP]
     argv += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
-    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"]
+    argv += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
     if policy != "workspace-write-net":
         argv.append("--unshare-net")
     mounts: list[tuple[str, list[str]]] = [(h, ["--tmpfs", h]) for h in hidden if not _under(h, _PRIVATE_TMP)]

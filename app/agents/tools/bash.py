@@ -123,7 +123,7 @@ class BashTool:
         try:
             return await self._run(argv, command, context)
         finally:
-            await release(cgroup)
+            release(cgroup)
 
     async def _run(self, argv: list[str], command: str, context: ToolContext) -> str:
         try:
