@@ -1,6 +1,6 @@
 """Providers (the model) and built-in tools that a turn drives; the seams live in `app.agents.base`.
 
-    build_provider(provider_config, model=...)  -> Provider       (app/agents/providers.py)
+    build_provider(provider_config, model=...)  -> Provider       (app/agents/providers/)
     build_tools(names)                          -> {name: Tool}   (app/agents/tools/)
 
 Import the concrete modules directly; this package keeps its import light (no httpx) on purpose.
@@ -22,6 +22,7 @@ from app.agents.base import (
     ToolCall,
     ToolContext,
     ToolSpec,
+    Usage,
 )
 
 __all__ = [
@@ -38,4 +39,5 @@ __all__ = [
     "ToolCall",
     "ToolContext",
     "ToolSpec",
+    "Usage",
 ]

@@ -29,6 +29,7 @@ __all__ = [
     "ToolCall",
     "ToolContext",
     "ToolSpec",
+    "Usage",
 ]
 
 
@@ -93,7 +94,21 @@ class ToolCall:
     arguments: dict[str, Any]
 
 
-ProviderEvent = TextDelta | TextChunks | ThoughtDelta | ToolCall
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """The tokens one provider step cost, as the provider counted them (R-MODEL-5); sent once per step.
+
+    `input_tokens` excludes the cached part: `cache_read_tokens` were read from the provider's prompt cache and
+    `cache_write_tokens` written to it (Anthropic's `cache_creation_input_tokens`), each priced on its own.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+ProviderEvent = TextDelta | TextChunks | ThoughtDelta | ToolCall | Usage
 
 
 class ProviderError(Exception):

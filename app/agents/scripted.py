@@ -14,6 +14,10 @@ fresh install works with no keys and tests can drive every kind of turn event. T
     /stream N           -> N chunks "lorem ", in bursts of 256, as fast as the turn takes them (a workload)
     /fail               -> ProviderError
     /context            -> one line per message given: "role: <first 80 chars>"
+
+Every step that does not fail ends with a `Usage` (R-MODEL-5) counted in whitespace-separated words: input, the
+words of every message it was given; output, the words it streamed (text and thoughts) and the words of its tool
+calls' argument values. No cache tokens.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from app.agents.base import (
     ThoughtDelta,
     ToolCall,
     ToolSpec,
+    Usage,
 )
 
 __all__ = ["FAIL_MESSAGE", "MAX_SLEEP_SECS", "MAX_STREAM_CHUNKS", "STREAM_BURST", "ScriptedProvider", "split_chunks"]
@@ -132,6 +137,18 @@ class ScriptedProvider:
         self._tick_secs = tick_secs
 
     async def stream(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> AsyncIterator[ProviderEvent]:
+        output = 0
+        async for event in self._step(messages):
+            if isinstance(event, TextChunks):
+                output += len(event.texts)  # only `/stream` hands chunks over together, each one word ("lorem ")
+            elif isinstance(event, (TextDelta, ThoughtDelta)):
+                output += len(event.text.split())
+            elif isinstance(event, ToolCall):
+                output += sum(len(str(v).split()) for v in event.arguments.values())
+            yield event
+        yield Usage(input_tokens=sum(len(m.content.split()) for m in messages), output_tokens=output)
+
+    async def _step(self, messages: Sequence[Message]) -> AsyncIterator[ProviderEvent]:
         # System prompts may be injected after the user message; they never decide the answer.
         relevant = [m for m in messages if m.role != "system"]
         if relevant and relevant[-1].role == "tool":

@@ -152,12 +152,34 @@ class Storage(Section):
     url: str | None = None
 
 
+class Pricing(Section):
+    """What a provider's tokens cost, in USD per million tokens (R-MODEL-5); a price left out counts as unpriced."""
+
+    input_per_mtok: Annotated[float, Meta(ge=0)] | None = None
+    output_per_mtok: Annotated[float, Meta(ge=0)] | None = None
+    cache_read_per_mtok: Annotated[float, Meta(ge=0)] | None = None
+    cache_write_per_mtok: Annotated[float, Meta(ge=0)] | None = None
+
+
 class Provider(Section):
-    kind: Literal["scripted", "openai"] = "scripted"
+    """A model provider (R-MODEL-1, docs/agents.md): `scripted` (offline), `openai` (any OpenAI-compatible
+    chat-completions server) or `anthropic` (the Messages API)."""
+
+    kind: Literal["scripted", "openai", "anthropic"] = "scripted"
     base_url: str | None = None
     api_key: Secret | None = None
+    # The name of an environment variable holding the key, read at each turn; `api_key` wins when both are set.
+    api_key_env: str | None = None
     model: str | None = None
+    # The longest wait for the connection and, once streaming, between two chunks.
     timeout_secs: Annotated[float, Meta(gt=0)] = 60.0
+    # 429, 5xx and connection errors are retried this often, before the first streamed token only.
+    max_retries: Annotated[int, Meta(ge=0, le=10)] = 2
+    max_tokens: Annotated[int, Meta(ge=1)] | None = None
+    temperature: Annotated[float, Meta(ge=0, le=2)] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    models_ttl_secs: Annotated[float, Meta(ge=0)] = 300.0
+    pricing: Pricing = field(default_factory=Pricing)
 
 
 class Agent(Section):

@@ -27,7 +27,7 @@ import json
 import types
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import msgspec
 
@@ -308,6 +308,8 @@ def _is_secret(tp: Any) -> bool:
 
 def _kind(tp: Any) -> tuple[PropKind, list[str]]:
     inner = _optional_inner(tp)
+    if get_origin(inner) is Annotated:  # `Annotated[float, Meta(ge=0)] | None`: the bound is not the kind
+        inner = get_args(inner)[0]
     origin = get_origin(inner)
     if origin is Literal:
         return "enum", [str(v) for v in get_args(inner)]

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 from e2e_harness import Daemon, DaemonFactory
+from litellm_proxy import fault_proxy, litellm  # noqa: F401 - fixtures: LiteLLM's proxy, once per run (R-MODEL-7)
 
 
 @pytest.fixture

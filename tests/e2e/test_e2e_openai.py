@@ -11,6 +11,10 @@ The fake answers by the last message it is given:
 | user `http error` | HTTP 500 with an OpenAI error body |
 | user `break mid-stream` | some text, then the connection is dropped |
 | user `error mid-stream` | some text, then an `error` object inside the stream |
+
+The last tests point the daemon at LiteLLM's proxy instead (R-MODEL-7, tests/litellm_proxy.py), through both
+provider kinds: a streamed turn and a tool round, a wrong key, and a stream cut mid-turn by a fault-injecting TCP
+proxy (the text already streamed is kept in the transcript exactly once).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Any
 import pytest
 import uvicorn
 from e2e_harness import Daemon, DaemonFactory
+from litellm_proxy import Fault, FaultProxy, LiteLLM
 from session_client import Peer, check_turn
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -329,7 +334,9 @@ async def test_unreachable_provider_fails_the_turn(oa_daemon: Daemon) -> None:
         try:
             sid = await oa_session(owner, "dead")
             result = check_turn(await owner.prompt(sid, "anyone?"), sid, stop="failed")
-            assert f"Could not connect to the provider at http://127.0.0.1:{dead_port}" in result["content"], result
+            assert f'Could not connect to the provider "dead" at http://127.0.0.1:{dead_port}' in result["content"], (
+                result
+            )
             await owner.call("session/close", {"sessionId": sid})
         finally:
             await owner.call("config/delete", {"prop": "agents.dead"})
@@ -363,3 +370,115 @@ async def test_model_changes_apply_only_after_a_successful_commit(oa_daemon: Dae
             await owner.call("config/delete", {"prop": "agents.oa.model"})
         check_turn(await owner.prompt(sid, "say hello"), sid)
         assert fake_openai.requests[-1][1]["model"] == MODEL
+
+
+# -- the daemon against a server this project did not write (R-MODEL-7) -----------------------------------------
+# LiteLLM's proxy (tests/litellm_proxy.py) serves both kinds; `cut` is a fault-injecting TCP proxy in front of it.
+
+
+@pytest.fixture(scope="module")
+def cut_proxy(litellm: LiteLLM) -> Iterator[FaultProxy]:
+    proxy = FaultProxy(upstream_port=litellm.port)
+    try:
+        yield proxy
+    finally:
+        proxy.close()
+
+
+@pytest.fixture(scope="module")
+def lite_daemon(litellm: LiteLLM, cut_proxy: FaultProxy) -> Iterator[Daemon]:
+    config = ""
+    for kind, base in (("openai", f"{litellm.base_url}/v1"), ("anthropic", litellm.base_url)):
+        cut_base = base.replace(litellm.base_url, cut_proxy.base_url)
+        config += f"""\
+[providers.lite-{kind}]
+kind = "{kind}"
+base_url = "{base}"
+model = "mock-model"
+api_key_env = "ZEROCLAW_TEST_LITELLM_KEY"
+timeout_secs = 10
+
+[providers.badkey-{kind}]
+kind = "{kind}"
+base_url = "{base}"
+model = "mock-model"
+api_key = "sk-not-the-key"
+
+[providers.cut-{kind}]
+kind = "{kind}"
+base_url = "{cut_base}"
+model = "mock-model"
+api_key_env = "ZEROCLAW_TEST_LITELLM_KEY"
+
+[agents.lite-{kind}]
+provider = "lite-{kind}"
+auto_approve = ["bash"]
+
+[agents.badkey-{kind}]
+provider = "badkey-{kind}"
+
+[agents.cut-{kind}]
+provider = "cut-{kind}"
+
+"""
+    env = {"NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
+    factory = DaemonFactory()
+    try:
+        yield factory.start(config, env={**env, "ZEROCLAW_TEST_LITELLM_KEY": litellm.key})
+    finally:
+        factory.close()
+
+
+@pytest.mark.req("R-MODEL-7")
+@pytest.mark.req("R-MODEL-1")
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_litellm_streamed_text_then_a_tool_round(lite_daemon: Daemon, kind: str) -> None:
+    async with await Peer.open(lite_daemon) as owner:
+        sid = await oa_session(owner, f"lite-{kind}")
+        turn = await owner.prompt(sid, "good morning")
+        assert check_turn(turn, sid)["content"] == "Hello from LiteLLM: «good morning»"
+        assert len(turn.of_type("agent_message_chunk")) == 5
+        turn = await owner.prompt(sid, "tool: echo lite-$((40 + 2))")
+        result = check_turn(turn, sid)
+        [call] = turn.of_type("tool_call")
+        [output] = turn.of_type("tool_result")
+        assert call["toolCallId"] == "call_mock_1" and call["rawInput"] == {"command": "echo lite-$((40 + 2))"}
+        assert "lite-42" in output["rawOutput"]
+        assert result["content"].startswith("Running it.Tool said: «lite-42")
+        rows = (await owner.call("session/messages", {"sessionId": sid}))["messages"]
+        roles = [r["role"] for r in rows]
+        assert roles == ["user", "assistant", "user", "assistant", "tool_call", "tool_result", "assistant"], rows
+
+
+@pytest.mark.req("R-MODEL-7")
+@pytest.mark.req("R-MODEL-2")
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_litellm_wrong_key_fails_the_turn_naming_the_key(lite_daemon: Daemon, kind: str) -> None:
+    async with await Peer.open(lite_daemon) as owner:
+        sid = await oa_session(owner, f"badkey-{kind}")
+        result = check_turn(await owner.prompt(sid, "hi"), sid, stop="failed")
+        assert "refused the API key (HTTP 401" in result["content"] and "`api_key`" in result["content"], result
+        assert "sk-not-the-key" not in result["content"]
+    assert "sk-not-the-key" not in lite_daemon.stderr
+
+
+@pytest.mark.req("R-MODEL-7")
+@pytest.mark.req("R-MODEL-2")
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_litellm_stream_cut_mid_turn_keeps_the_text_once(
+    lite_daemon: Daemon, cut_proxy: FaultProxy, kind: str
+) -> None:
+    cut_proxy.faults.append(Fault(cut_after=2500))
+    async with await Peer.open(lite_daemon) as owner:
+        sid = await oa_session(owner, f"cut-{kind}")
+        turn = await owner.prompt(sid, "long: 200")
+        result = check_turn(turn, sid, stop="failed")
+        streamed, _, reason = result["content"].partition("\n")
+        assert streamed.startswith("word0 word1 ") and "word199" not in streamed, result
+        assert "broke while the reply was streaming" in reason, result
+        rows = (await owner.call("session/messages", {"sessionId": sid}))["messages"]
+        said = [r["content"] for r in rows if r["role"] == "assistant"]
+        assert "".join(said).count("word0 ") == 1, said  # the streamed text is in the transcript exactly once
+        assert said[0] == streamed, said
+        # the next turn works, and its context has the partial reply once
+        check_turn(await owner.prompt(sid, "and now?"), sid)

@@ -146,7 +146,11 @@ class Turns:
                 text,
                 turn_id=outcome.turn_id,
                 context=context,
-                provider=build_provider(provider_config, model=agent.model) if provider_config else _missing(agent),
+                provider=(
+                    build_provider(provider_config, model=agent.model, alias=agent.provider)
+                    if provider_config
+                    else _missing(agent)
+                ),
                 tools=tools,
                 store=self._store.transcript,
                 updates=updates,

@@ -11,14 +11,30 @@ import httpx
 import orjson
 import pytest
 
-from app.agents.base import Message, ProviderError, ProviderEvent, TextDelta, ThoughtDelta, ToolCall, ToolSpec
-from app.agents.openai import OpenAIProvider, chat_completions_url, to_openai_message
+from app.agents.base import (
+    Message,
+    ProviderError,
+    ProviderEvent,
+    TextDelta,
+    ThoughtDelta,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 from app.agents.providers import build_provider
+from app.agents.providers.http import HttpProvider
+from app.agents.providers.openai import OpenAIProvider, chat_completions_url, to_openai_message
 from app.agents.scripted import ScriptedProvider
 from app.config.schema import Provider as ProviderConfig
 from app.config.secret import Secret
 
 pytestmark = pytest.mark.req("R-AGENT-2")
+
+
+@pytest.fixture(autouse=True)
+def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(HttpProvider, "backoff_secs", 0.001)
+
 
 KEY = "sk-test-0123456789abcdef"
 BASH = ToolSpec("bash", "Run a command.", {"type": "object", "properties": {"command": {"type": "string"}}})
@@ -121,6 +137,7 @@ async def test_request_shape() -> None:
     assert handler.body == {
         "model": "m",
         "stream": True,
+        "stream_options": {"include_usage": True},
         "messages": [
             {"role": "system", "content": "sys"},
             {"role": "user", "content": "run ls"},
@@ -158,7 +175,7 @@ async def test_sse_details_comments_multiline_data_crlf_and_usage_chunks() -> No
         b"data: [DONE]\n\n"
     )
     events = await collect(provider(Recorder(httpx.Response(200, content=body))))
-    assert events == [TextDelta("a"), ThoughtDelta("hmm"), TextDelta("b")]
+    assert events == [TextDelta("a"), ThoughtDelta("hmm"), TextDelta("b"), Usage()]
 
 
 async def test_tool_call_arguments_as_an_object_and_without_index_or_id() -> None:
@@ -181,15 +198,16 @@ async def test_invalid_tool_arguments_are_handed_over_raw() -> None:
 async def test_http_500_with_a_json_error_body() -> None:
     body = {"error": {"message": f"model overloaded (key {KEY})", "type": "server_error"}}
     message = await failure(provider(Recorder(httpx.Response(500, json=body))))
-    assert message == "The provider at http://llm.test answered HTTP 500: model overloaded (key ***)"
+    assert message == "The openai provider at http://llm.test answered HTTP 500: model overloaded (key ***)"
 
 
 async def test_http_error_with_ollama_style_and_plain_bodies() -> None:
     assert await failure(provider(Recorder(httpx.Response(404, json={"error": "model 'm' not found"})))) == (
-        "The provider at http://llm.test answered HTTP 404: model 'm' not found"
+        "The openai provider at http://llm.test does not know the model 'm' or the URL (HTTP 404: model 'm' not "
+        "found). Check `model` and `base_url` in the provider's config."
     )
     assert await failure(provider(Recorder(httpx.Response(502, text="<html>bad gateway</html>")))) == (
-        "The provider at http://llm.test answered HTTP 502 Bad Gateway."
+        "The openai provider at http://llm.test answered HTTP 502 Bad Gateway."
     )
 
 
@@ -216,8 +234,8 @@ async def test_chunk_that_is_not_json() -> None:
 @pytest.mark.parametrize(
     ("exc", "expected"),
     [
-        (httpx.ConnectError("refused"), "Could not connect to the provider at http://llm.test."),
-        (httpx.ReadTimeout("slow"), "The provider at http://llm.test did not answer within 3 s."),
+        (httpx.ConnectError("refused"), "Could not connect to the openai provider at http://llm.test."),
+        (httpx.ReadTimeout("slow"), "The openai provider at http://llm.test sent nothing for 3 s (`timeout_secs`"),
         (httpx.RemoteProtocolError("peer closed"), "broke while the reply was streaming"),
     ],
 )
@@ -240,7 +258,7 @@ async def test_credentials_in_the_base_url_are_not_repeated() -> None:
         raise httpx.ConnectError("refused")
 
     message = await failure(provider(Recorder(boom), base_url="https://user:hunter2@llm.test:8443/v1?k=v"))
-    assert message == "Could not connect to the provider at https://llm.test:8443."
+    assert message == "Could not connect to the openai provider at https://llm.test:8443."
 
 
 @pytest.mark.parametrize(

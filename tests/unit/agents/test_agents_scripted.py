@@ -10,14 +10,32 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.agents.base import Message, ProviderError, ProviderEvent, TextChunks, TextDelta, ThoughtDelta, ToolCall
+from app.agents.base import (
+    Message,
+    ProviderError,
+    ProviderEvent,
+    TextChunks,
+    TextDelta,
+    ThoughtDelta,
+    ToolCall,
+    Usage,
+)
 from app.agents.scripted import FAIL_MESSAGE, MAX_STREAM_CHUNKS, STREAM_BURST, ScriptedProvider, split_chunks
 
 pytestmark = pytest.mark.req("R-AGENT-2")
 
 
 async def step(messages: Sequence[Message], provider: ScriptedProvider | None = None) -> list[ProviderEvent]:
-    return [event async for event in (provider or ScriptedProvider()).stream(messages, [])]
+    """One step's events but its closing `Usage` (checked here: one, last; test_usage_* look at it)."""
+    events = [event async for event in (provider or ScriptedProvider()).stream(messages, [])]
+    assert isinstance(events[-1], Usage) and not any(isinstance(e, Usage) for e in events[:-1]), events
+    return events[:-1]
+
+
+async def usage_of(messages: Sequence[Message]) -> Usage:
+    events = [event async for event in ScriptedProvider().stream(messages, [])]
+    assert isinstance(events[-1], Usage)
+    return events[-1]
 
 
 def text_of(events: list[ProviderEvent]) -> str:
@@ -256,3 +274,23 @@ async def test_regression_sleep_does_not_spin_when_sub_millisecond_waits_return_
         dots += getattr(event, "text", None) == "."
         assert dots <= 7, "the sleep loop spins"
     assert 4 <= dots <= 6
+
+
+@pytest.mark.req("R-MODEL-5")
+async def test_usage_counts_words_in_and_out() -> None:
+    history = [Message("system", "be brief"), Message("user", "the quick brown fox")]
+    # in: 2 + 4 words; out: "You said: «the quick brown fox»" is 6 words
+    assert await usage_of(history) == Usage(input_tokens=6, output_tokens=6)
+    assert await usage_of([Message("user", "/think deep thoughts here")]) == Usage(
+        4, 3 + 5
+    )  # the thought, then "I have thought it over."
+    # a tool call's argument values count as its output
+    assert await usage_of([Message("user", "/bash ls -l /tmp")]) == Usage(4, 3)
+    assert await usage_of([Message("user", "/stream 1000")]) == Usage(2, 1000)
+    assert await usage_of([]) == Usage(0, 7)  # "There is no user message to answer."
+
+
+@pytest.mark.req("R-MODEL-5")
+async def test_a_failed_step_reports_no_usage() -> None:
+    with pytest.raises(ProviderError):
+        await usage_of([Message("user", "/fail")])

@@ -22,8 +22,6 @@ def allow(_props: Sequence[str]) -> None:
     return None
 
 
-
-
 # -- §4.1: a TOML error says where and what -------------------------------------------------------------------
 
 

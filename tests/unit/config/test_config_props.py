@@ -93,7 +93,7 @@ def test_map_entry_names_mark_their_schema_position() -> None:
         ("limits.max_connections", 0),  # ge=1
         ("limits.outbound_stall_secs", 0),  # gt=0
         ("gateway.port", 70000),
-        ("providers.local.kind", "anthropic"),
+        ("providers.local.kind", "gemini"),
         ("users.example.uid", "1001"),
         ("users.example.uid", -1),
         ("users.example.permission_profiles", "operator"),

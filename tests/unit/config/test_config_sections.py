@@ -10,7 +10,8 @@ from app.config import schema as config_schema
 from app.config import sections as cs
 from app.config.errors import UnknownProp
 from app.config.props import MASK
-from app.config.schema import Config, fields_of
+from app.config.schema import Config, Pricing, fields_of
+from app.config.schema import Provider as ProviderConfig
 from app.config.store import ConfigStore
 
 pytestmark = pytest.mark.req("R-ZC-4")
@@ -51,10 +52,11 @@ def test_one_section_per_top_level_key_in_zerocode_groups() -> None:
 
 def test_leaves_of_a_map_section_per_configured_entry_with_masked_secrets() -> None:
     entries = _entries("providers")
+    pricing = [f"pricing.{name}" for name in fields_of(Pricing)]  # a section inside an entry: its own leaves
     assert set(entries) == {
         f"providers.{alias}.{field}"
         for alias in ("oa", "scripted")  # the implicit `providers.scripted` too
-        for field in ("kind", "base_url", "api_key", "model", "timeout_secs")
+        for field in [*(f for f in fields_of(ProviderConfig) if f != "pricing"), *pricing]
     }
     key = entries["providers.oa.api_key"]
     assert key.is_secret and key.value == MASK and key.populated and key.kind == "string"
@@ -62,7 +64,7 @@ def test_leaves_of_a_map_section_per_configured_entry_with_masked_secrets() -> N
     unset = entries["providers.scripted.api_key"]
     assert unset.is_secret and unset.value is None and not unset.populated
     kind = entries["providers.oa.kind"]
-    assert kind.kind == "enum" and kind.enum_variants == ["scripted", "openai"] and kind.value == "openai"
+    assert kind.kind == "enum" and kind.enum_variants == ["scripted", "openai", "anthropic"] and kind.value == "openai"
     # the implicit entry is not written in the file, though its model sets `kind`
     assert not entries["providers.scripted.kind"].populated
 
