@@ -51,11 +51,11 @@ class ShellReading:
 
 def read_command(command: str) -> ShellReading:
     reading = ShellReading()
-    tree = _parser().parse(command.encode("utf-8", "surrogatepass"))
-    root = tree.root_node
+    source = command.encode("utf-8", "surrogatepass")
+    root = _parser().parse(source).root_node
     if root.has_error:
         reading.opaque.append("the shell parser could not read it")
-    _Reader(reading).statement(root)
+    _Reader(reading, source).statement(root)
     if not reading.commands and not reading.opaque:
         reading.opaque.append("no command in it")
     return reading
@@ -69,13 +69,13 @@ def _parser() -> Parser:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
-def _text(node: Node) -> str:
-    return (node.text or b"").decode("utf-8", "surrogatepass")
-
-
 class _Reader:
-    def __init__(self, reading: ShellReading) -> None:
+    def __init__(self, reading: ShellReading, source: bytes) -> None:
         self.reading = reading
+        self.source = source  # the command's bytes: node texts are slices of it (no copy per node)
+
+    def text(self, node: Node) -> str:
+        return self.source[node.start_byte : node.end_byte].decode("utf-8", "surrogatepass")
 
     def opaque(self, reason: str, node: Node) -> None:
         self.reading.opaque.append(reason)
@@ -114,8 +114,7 @@ class _Reader:
     def command(self, node: Node) -> None:
         # (start, end, value) of each word; None where it expands. Adjacent ones are one word to bash.
         words: list[tuple[int, int, str | None]] = []
-        source = node.text or b""
-        base = node.start_byte
+        source = self.source
         for child in node.named_children:
             kind = child.type
             if kind == "variable_assignment":
@@ -133,13 +132,14 @@ class _Reader:
             value = self.word(target)
             if value is None:
                 self.opaque(_why(target.type), target)
-            if words and _joined(source[words[-1][1] - base : child.start_byte - base]):
+            start = child.start_byte
+            if words and (words[-1][1] == start or _joined(source[words[-1][1] : start])):
                 # tree-sitter splits `'r'\m` and `st\<newline>atus`, which bash reads as one word
-                start, _, previous = words.pop()
+                first, _, previous = words.pop()
                 joined = None if previous is None or value is None else previous + value
-                words.append((start, child.end_byte, joined))
+                words.append((first, child.end_byte, joined))
             else:
-                words.append((child.start_byte, child.end_byte, value))
+                words.append((start, child.end_byte, value))
         if words:
             self.reading.commands.append(" ".join(w[2] if w[2] is not None else "\x00" for w in words))
 
@@ -160,7 +160,7 @@ class _Reader:
         if kind != "file_redirect":
             self.opaque(f"a {kind.replace('_', ' ')}", node)
             return
-        operator = next((_text(c) for c in node.children if not c.is_named), "")
+        operator = next((self.text(c) for c in node.children if not c.is_named), "")
         targets = [c for c in node.named_children if c.type != "file_descriptor"]
         if len(targets) != 1:
             self.opaque("a redirection it cannot read", node)
@@ -179,16 +179,16 @@ class _Reader:
         """The value of a word bash passes as written, or None when it expands into something else."""
         kind = node.type
         if kind == "word":
-            return _unescape(_text(node), None)
+            return _unescape(self.text(node), None)
         if kind == "number":
-            return _text(node)
+            return self.text(node)
         if kind == "raw_string":
-            return _text(node)[1:-1]
+            return self.text(node)[1:-1]
         if kind == "string":
             parts = node.named_children
             if any(p.type != "string_content" for p in parts):
                 return None
-            return "".join(_unescape(_text(p), _STRING_ESCAPES) for p in parts)
+            return "".join(_unescape(self.text(p), _STRING_ESCAPES) for p in parts)
         if kind == "concatenation":
             values = [self.word(c) for c in node.named_children]
             return None if any(v is None for v in values) else "".join(v or "" for v in values)
