@@ -129,6 +129,17 @@ async def test_the_workspace_and_tmp_are_writable(daemons: dict[str, Daemon]) ->
         assert "hi\nt\n65534\n" in out
 
 
+async def test_secret_looking_variables_are_not_inherited(daemon_factory: DaemonFactory) -> None:
+    root = Path(tempfile.mkdtemp(prefix="zc-e2e-", dir="/var/tmp"))
+    daemon_factory.roots.append(root)
+    env = {"OPENAI_API_KEY": "sk-must-not-leak", "PLAIN_SETTING": "visible"}
+    daemon = daemon_factory.start(config("auto"), root=root, no_gateway=False, env=env)
+    async with await Peer.open(daemon) as owner:
+        sid = await new_sid(owner)
+        out = await bash(owner, sid, "echo key=$OPENAI_API_KEY plain=$PLAIN_SETTING")
+        assert "key= plain=visible" in out, out
+
+
 async def test_kill_the_daemon(daemons: dict[str, Daemon]) -> None:
     daemon = daemons["bwrap"]
     async with await Peer.open(daemon) as owner:
