@@ -47,7 +47,7 @@ class DaemonStatus:
     uptime_secs: float
     active_sessions: int
     session_ids: list[str]
-    sandbox: str = "off"  # "bwrap" or "off": what `bash` runs under now (R-GUARD-4)
+    sandbox: str = "off"  # what `bash` runs under now (R-GUARD-4): "bwrap", "off", or "unavailable" (required, broken)
 
 
 @dataclass(eq=False)

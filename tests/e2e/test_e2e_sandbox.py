@@ -188,6 +188,7 @@ async def test_without_bwrap_auto_warns_once_and_bwrap_refuses(daemon_factory: D
         sid = await new_sid(owner)
         assert "unsandboxed-ok" in await bash(owner, sid, "echo unsandboxed-ok")
         await owner.call("config/set", {"prop": "tools.bash.sandbox", "value": "bwrap"})
+        assert (await owner.call("status"))["sandbox"] == "unavailable"
         out = await bash(owner, sid, "echo must-not-run")
         assert out.startswith('Not run: [tools.bash] sandbox = "bwrap" is required') and "must-not-run" not in out, out
     assert daemon.stderr.count("UNSANDBOXED") == 1

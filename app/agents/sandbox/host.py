@@ -89,11 +89,14 @@ class SandboxHost:
         self.hidden = tuple(dict.fromkeys(str(p.resolve()) for p in paths))
         self._warned = False
 
-    def mode(self, requested: Mode) -> Literal["bwrap", "off"]:
-        """The mode in force: `auto` is bwrap when it works here, else off."""
-        if requested == "off" or (requested == "auto" and bwrap_problem() is not None):
+    def mode(self, requested: Mode) -> Literal["bwrap", "off", "unavailable"]:
+        """The mode in force (`status.sandbox`): `auto` is bwrap when it works here, else off; a required `bwrap`
+        that does not work is `unavailable` (no command runs)."""
+        if requested == "off":
             return "off"
-        return "bwrap"
+        if bwrap_problem() is None:
+            return "bwrap"
+        return "off" if requested == "auto" else "unavailable"
 
     def check_soon(self, requested: Mode) -> None:
         """At start, off the start path: probe bwrap in a short-lived thread (a namespace set-up costs ~10 ms), so
