@@ -30,6 +30,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 from e2e_harness import Daemon, zeroclaw_command
+from waiting import WaitTimeout, until
 
 TIMEOUT = 15.0
 FRAME_LIMIT = 64 * 1024 * 1024
@@ -85,12 +86,10 @@ class Recorder:
         return [m for d, m in self.frames if m.get("method") == "session/update" and d == "incoming"]
 
     async def wait(self, predicate: Callable[[], Any], what: str, timeout: float = TIMEOUT) -> Any:
-        deadline = asyncio.get_running_loop().time() + timeout
-        while not (found := predicate()):
-            if asyncio.get_running_loop().time() > deadline:
-                raise AssertionError(f"timed out waiting for {what}; updates: {self.updates[-5:]}")
-            await asyncio.sleep(0.02)
-        return found
+        try:
+            return await until(predicate, timeout, interval=0.02)
+        except WaitTimeout:
+            raise WaitTimeout(f"timed out waiting for {what}; updates: {self.updates[-5:]}") from None
 
 
 KINDS = (UserMessageChunk, AgentMessageChunk, AgentThoughtChunk, ToolCallStart, ToolCallProgress)

@@ -34,6 +34,7 @@ if str(REPO_ROOT / "tests") not in sys.path:  # benchmarks/crash_loop.py imports
 
 import db_backend  # noqa: E402  (tests/db_backend.py: SQLite, or a fresh database on the test server)
 import wire_recorder  # noqa: E402  (tests/e2e/wire_recorder.py: what the suites see, for the contract test)
+from waiting import WaitTimeout, until, until_sync  # noqa: E402  (tests/waiting.py: the one polling helper)
 
 READY_RE = re.compile(r"^zeroclaw daemon ready: socket=(?P<socket>.+) gateway=(?P<gateway>\S+)$")
 READY_TIMEOUT = 20.0
@@ -115,6 +116,7 @@ class Daemon:
         self.cmd = cmd
         self.stderr_lines: list[str] = []
         self._lock = threading.Lock()
+        self._line_added = threading.Condition(self._lock)
         self._ready = threading.Event()
         self._eof = threading.Event()
         self.ready_line: str | None = None
@@ -172,10 +174,13 @@ class Daemon:
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
             with self._lock:
                 self.stderr_lines.append(line)
+                self._line_added.notify_all()
             if self.ready_line is None and READY_RE.match(line):
                 self.ready_line = line
                 self._ready.set()
         self._eof.set()
+        with self._lock:
+            self._line_added.notify_all()
 
     @property
     def stderr(self) -> str:
@@ -247,35 +252,73 @@ class Daemon:
     def audit_until(self, predicate: Any, timeout: float = RECV_TIMEOUT) -> list[dict[str, Any]]:
         """`wait_audit` for a test without an event loop: lines are written by the audit log's thread, a moment
         after the event."""
-        deadline = time.monotonic() + timeout
-        while not predicate(entries := self.audit_entries()):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"audit log never matched; entries: {entries}")
-            time.sleep(0.05)
-        return entries
+        try:
+            return until_sync(lambda: self._audit_matched(predicate), timeout, interval=0.02)[0]
+        except WaitTimeout:
+            raise WaitTimeout(f"audit log never matched; entries: {self.audit_entries()}") from None
 
     async def wait_audit(self, predicate: Any, timeout: float = RECV_TIMEOUT) -> list[dict[str, Any]]:
         """Poll the audit log until `predicate(entries)` is true."""
-        deadline = time.monotonic() + timeout
-        while True:
-            entries = self.audit_entries()
-            if predicate(entries):
-                return entries
-            if time.monotonic() > deadline:
-                raise AssertionError(f"audit log never matched; entries: {entries}")
-            await asyncio.sleep(0.05)
+        try:
+            return (await until(lambda: self._audit_matched(predicate), timeout, interval=0.02))[0]
+        except WaitTimeout:
+            raise WaitTimeout(f"audit log never matched; entries: {self.audit_entries()}") from None
 
-    async def wait_stderr(self, predicate: Any, timeout: float = RECV_TIMEOUT) -> str:
-        """Poll the daemon's stderr (collected by a thread, so a line may trail the event it reports) until a line
-        matches `predicate`; returns that line."""
+    def _audit_matched(self, predicate: Any) -> tuple[list[dict[str, Any]]] | None:
+        """(entries,) once they match: a tuple, so that a match on no entries is still true."""
+        entries = self.audit_entries()
+        return (entries,) if predicate(entries) else None
+
+    # -- stderr lines: the daemon's log, drained by a thread, so a line may trail the event it reports -------
+
+    def stderr_mark(self) -> int:
+        """A position in the daemon's stderr: pass it as `after` to wait for a line written from now on."""
+        with self._lock:
+            return len(self.stderr_lines)
+
+    def _match(self, predicate: Callable[[str], Any] | str, after: int) -> str | None:
+        """Under `_lock`."""
+        test = predicate if callable(predicate) else (lambda line: predicate in line)
+        return next((line for line in self.stderr_lines[after:] if test(line)), None)
+
+    def _find_line(self, predicate: Callable[[str], Any] | str, after: int) -> str | None:
+        with self._lock:
+            found = self._match(predicate, after)
+        if found is None and self._eof.is_set():
+            with self._lock:  # the last lines may have come with the end
+                found = self._match(predicate, after)
+            if found is None:
+                raise DaemonFailed(f"stderr ended before a line matched {predicate!r}\n{self.describe()}")
+        return found
+
+    def wait_stderr_sync(
+        self, predicate: Callable[[str], Any] | str, timeout: float = RECV_TIMEOUT, *, after: int = 0
+    ) -> str:
+        """The first stderr line (from index `after`, see `stderr_mark`) that matches `predicate` (a callable, or
+        a substring), woken by each new line; fails at once if the daemon's stderr ends first."""
         deadline = time.monotonic() + timeout
-        while True:
-            found = next((line for line in list(self.stderr_lines) if predicate(line)), None)
-            if found is not None:
-                return found
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no stderr line matched; {self.describe()}")
-            await asyncio.sleep(0.05)
+        while (found := self._find_line(predicate, after)) is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise WaitTimeout(f"no stderr line matched {predicate!r} within {timeout} s\n{self.describe()}")
+            with self._lock:
+                if self._match(predicate, after) is None and not self._eof.is_set():
+                    self._line_added.wait(remaining)
+        return found
+
+    async def wait_stderr(
+        self, predicate: Callable[[str], Any] | str, timeout: float = RECV_TIMEOUT, *, after: int = 0
+    ) -> str:
+        """`wait_stderr_sync` for a test with an event loop (polls what the thread collects)."""
+
+        def found() -> tuple[str] | None:  # a tuple: an empty line that matches is still found
+            line = self._find_line(predicate, after)
+            return None if line is None else (line,)
+
+        try:
+            return (await until(found, timeout, interval=0.02))[0]
+        except WaitTimeout:
+            raise WaitTimeout(f"no stderr line matched {predicate!r} within {timeout} s\n{self.describe()}") from None
 
     async def connect(self, timeout: float = RECV_TIMEOUT) -> Client:
         return await Client.connect(self.socket_path, timeout=timeout)
@@ -388,6 +431,7 @@ class Client:
         self.writer = writer
         self._ids = itertools.count(1)
         self.notifications: list[dict[str, Any]] = []
+        self._backlog: list[dict[str, Any]] = []  # frames read by `wait_notification` that `recv` returns next
         self._recorder = wire_recorder.for_connection()  # off unless ZEROCLAW_RECORD_WIRE is set
 
     @classmethod
@@ -432,6 +476,8 @@ class Client:
         return line
 
     async def recv(self, timeout: float = RECV_TIMEOUT) -> dict[str, Any]:
+        if self._backlog:
+            return self._backlog.pop(0)
         line = await self.recv_line(timeout)
         obj = json.loads(line)
         assert isinstance(obj, dict), obj
@@ -454,6 +500,32 @@ class Client:
                 continue
             return obj
 
+    async def wait_notification(
+        self, predicate: Callable[[dict[str, Any]], Any] | str, timeout: float = RECV_TIMEOUT, *, start: int = 0
+    ) -> dict[str, Any]:
+        """The first notification (from index `start` of `self.notifications`, where every notification read is
+        kept) that matches `predicate`: a callable of the frame, or a method name. Other frames read meanwhile
+        (responses, the daemon's requests) are kept, in order, for the next `recv`."""
+        test = predicate if callable(predicate) else (lambda frame: frame.get("method") == predicate)
+        deadline = time.monotonic() + timeout
+        index = start
+        while True:
+            for frame in self.notifications[index:]:
+                if test(frame):
+                    return frame
+            index = len(self.notifications)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise WaitTimeout(f"no notification matched {predicate!r} within {timeout} s")
+            line = await self.recv_line(remaining)
+            frame = json.loads(line)
+            assert isinstance(frame, dict) and frame.get("jsonrpc") == "2.0", frame
+            self.saw(frame)
+            if "method" in frame and "id" not in frame:
+                self.notifications.append(frame)
+            else:
+                self._backlog.append(frame)
+
     async def expect_eof(self, timeout: float = RECV_TIMEOUT) -> list[bytes]:
         """Wait until the daemon closes the connection; return any frames that came before."""
         frames: list[bytes] = []
@@ -474,6 +546,7 @@ class Client:
 
     async def expect_silence(self, seconds: float) -> None:
         """Assert that no frame arrives for `seconds`."""
+        assert not self._backlog, f"unexpected frame: {self._backlog[0]}"
         try:
             line = await asyncio.wait_for(self.reader.readline(), seconds)
         except TimeoutError:

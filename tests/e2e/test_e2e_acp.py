@@ -190,7 +190,7 @@ async def test_cancel_withdraws_a_pending_permission_and_the_tool_never_runs(acp
         asked = [m for d, m in recorder.frames if d == "incoming" and m.get("method") == "session/request_permission"]
         assert withdrawn[0]["params"]["requestId"] == asked[0]["id"]
         recorder.hold.set()
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(0.3)  # a window in which a late "allow" would have run the tool: it must not
         assert not marker.exists()
         assert await prompt(conn, sid, "after") == "end_turn"
 

@@ -200,7 +200,7 @@ async def test_an_approval_outlives_the_client_that_prompted_and_the_first_answe
         await owner.start_prompt(sid, "/bash echo outlived")
         asked = await phone.wait_update("approval_request", session_id=sid)
         await owner.close()  # the prompting client goes away: its answer is lost, the turn is not
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(0.3)  # time to read the EOF: nothing shows it, the connection stays until answered
         state = await attach(laptop, sid)
         assert state["running"] is True and state["pendingApprovals"] == [asked["requestId"]]
         approve = {"sessionId": sid, "requestId": asked["requestId"], "decision": "allow_once"}

@@ -8,7 +8,6 @@ import os
 import re
 import signal
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -212,10 +211,7 @@ def test_a_profile_that_does_not_exist_is_warned_at_start_and_at_reload(daemon_f
     config.write_text(config.read_text() + '\n[agents.helper]\nprovider = "lokal"\n')
     d.send_signal(signal.SIGHUP)
     provider = 'agents.helper.provider: no provider "lokal"'
-    deadline = time.monotonic() + WAIT
-    while not any(provider in line for line in d.stderr_lines):
-        assert time.monotonic() < deadline, d.describe()
-        time.sleep(0.05)
+    d.wait_stderr_sync(provider, WAIT)
     assert sum(profile in line for line in d.stderr_lines) == 1, d.describe()  # not repeated by the reload
 
 

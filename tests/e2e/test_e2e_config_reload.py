@@ -12,13 +12,13 @@ import os
 import re
 import signal
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from e2e_harness import Daemon, DaemonFactory, zeroclaw_command
 from session_client import Peer, pair
+from waiting import until
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint and SIGHUP")
 
@@ -50,38 +50,25 @@ def edit(d: Daemon, text: str) -> None:
     os.replace(tmp, path)
 
 
-async def until(check: Callable[[], Awaitable[bool]], timeout: float, what: str) -> float:
-    """Poll `check` every 50 ms; the seconds it took."""
-    start = time.monotonic()
-    while not await check():
-        if time.monotonic() - start > timeout:
-            raise AssertionError(f"{what}: not within {timeout} s")
-        await asyncio.sleep(0.05)
-    return time.monotonic() - start
-
-
 async def get(peer: Peer, prop: str) -> Any:
     return (await peer.call("config/get", {"prop": prop}))["value"]
 
 
 async def value_becomes(peer: Peer, prop: str, expected: Any, timeout: float = NOTICED_WITHIN) -> float:
+    """Poll `config/get` every 50 ms until `prop` has the value; the seconds it took."""
+
     async def check() -> bool:
         response = await peer.request("config/get", {"prop": prop})
         return "result" in response and response["result"]["value"] == expected
 
-    return await until(check, timeout, f"{prop} == {expected!r}")
+    start = time.monotonic()
+    await until(check, timeout, interval=0.05, what=f"{prop} == {expected!r}")
+    return time.monotonic() - start
 
 
 async def log_line(d: Daemon, pattern: str, *, after: int = 0, timeout: float = NOTICED_WITHIN + 1) -> str:
     """The first stderr line (from index `after`) matching `pattern`."""
-    found: list[str] = []
-
-    async def check() -> bool:
-        found[:] = [line for line in d.stderr_lines[after:] if re.search(pattern, line)]
-        return bool(found)
-
-    await until(check, timeout, f"a log line matching {pattern!r}; stderr:\n{d.stderr[-3000:]}")
-    return found[0]
+    return await d.wait_stderr(lambda line: re.search(pattern, line), timeout, after=after)
 
 
 async def cli(d: Daemon, *args: str) -> tuple[int, str, str]:
@@ -130,9 +117,9 @@ async def test_sighup_applies_an_edit_at_once_and_the_daemon_keeps_running(daemo
     d = daemon_factory.start(base)
     async with await Peer.open(d) as owner:
         edit(d, base.replace("max_sessions = 10", "max_sessions = 20"))
-        await asyncio.sleep(1.5)
+        await asyncio.sleep(1.5)  # a window of three default polls (0.5 s): the poll is off here
         assert await get(owner, "limits.max_sessions") == 10  # the poll is off: nothing but SIGHUP reloads
-        mark = len(d.stderr_lines)
+        mark = d.stderr_mark()
         d.send_signal(signal.SIGHUP)
         await value_becomes(owner, "limits.max_sessions", 20)  # the poll is off: this is SIGHUP's doing
         assert d.is_running()
@@ -181,13 +168,13 @@ async def test_an_invalid_file_is_logged_without_secrets_and_the_running_config_
         assert code == -32603 and data.get("reason") == "config_conflict", data
         assert path.read_text() == broken
         # 2. valid TOML, a wrong type: the line names the field, not the value
-        mark = len(d.stderr_lines)
+        mark = d.stderr_mark()
         edit(d, broken.replace("[limits\n", "").replace("max_sessions = 20", f'max_sessions = "{BAD_VALUE}"'))
         line = await log_line(d, r"not loaded .*invalid settings: limits\.max_sessions", after=mark)
         assert str(path) in line, line
         assert await get(owner, "limits.max_sessions") == 10
         # logged once, not at every poll
-        await asyncio.sleep(1.2)
+        await asyncio.sleep(1.2)  # a window of several polls
         assert sum("not loaded" in line for line in d.stderr_lines[mark:]) == 1, d.stderr
         # 3. a valid edit is then applied, secrets included (and never shown)
         edit(d, base.replace("max_sessions = 10", "max_sessions = 30").replace(SECRET, OTHER_SECRET))
@@ -258,7 +245,7 @@ async def test_the_daemons_own_writes_cause_no_reload_and_a_later_hand_edit_is_k
     d = daemon_factory.start(base)
     path = config_file(d)
     async with await Peer.open(d) as owner:
-        mark = len(d.stderr_lines)
+        mark = d.stderr_mark()
         await owner.call("config/set", {"prop": "limits.max_sessions", "value": 11})
         await owner.call(
             "config/set-many",
@@ -270,7 +257,7 @@ async def test_the_daemons_own_writes_cause_no_reload_and_a_later_hand_edit_is_k
             },
         )
         written = path.read_bytes()
-        await asyncio.sleep(1.5)  # several polls
+        await asyncio.sleep(1.5)  # a window of several polls in which a reload would show
         assert path.read_bytes() == written
         assert await get(owner, "limits.max_sessions") == 11
         assert await get(owner, "limits.max_uploads_per_connection") == 3

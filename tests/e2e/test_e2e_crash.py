@@ -139,7 +139,7 @@ async def test_kill_before_the_first_chunk_while_a_call_awaits_approval(factory:
     sid = (await peer.new_session())["sessionId"]  # agent default: bash needs approval
     mark, fut = await peer.start_prompt(sid, "/bash echo never-run")
     await peer.wait_update("approval_request", session_id=sid, start=mark)
-    await asyncio.sleep(0.6)
+    await asyncio.sleep(0.6)  # R-ACP-4 is about time: what is older than 0.5 s at the kill must survive it
     early, seen = await cut(daemon, peer, fut, mark)
     assert early == seen == "", "no text before the tool call"
 
@@ -198,7 +198,7 @@ async def test_kill_during_a_running_tool_call(factory: DaemonFactory) -> None:
     await peer.prompt(sid, "before the crash")
     mark, fut = await peer.start_prompt(sid, "/bash sleep 3")
     await peer.wait_update("tool_call", session_id=sid, start=mark)
-    await asyncio.sleep(0.6)
+    await asyncio.sleep(0.6)  # R-ACP-4 is about time: the call, older than 0.5 s at the kill, must survive it
     await cut(daemon, peer, fut, mark)
 
     daemon = restart(factory, daemon)
@@ -272,7 +272,7 @@ async def test_recovery_rebuilds_from_the_snapshot_plus_the_rows_after_it(factor
     assert trimmed["checkpoint"] == 5 and trimmed["keptMessages"] == 2, trimmed  # cut to 3/4 of 4: one exchange
     mark, fut = await peer.start_prompt(sid, "/sleep 2")
     await peer.wait_for(lambda: sum(u["type"] == "agent_message_chunk" for u in peer.updates[mark:]) >= 3)
-    await asyncio.sleep(0.8)
+    await asyncio.sleep(0.8)  # R-ACP-4 is about time: chunks older than 0.5 s at the kill must survive it
     early, seen = await cut(daemon, peer, fut, mark)
 
     daemon = restart(factory, daemon)

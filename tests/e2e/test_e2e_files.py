@@ -11,6 +11,7 @@ import base64
 import hashlib
 import json
 import os
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 from e2e_harness import Daemon, DaemonFactory, zeroclaw_command
 from session_client import Peer, open_token_peer
+from waiting import until
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint")
 
@@ -425,12 +427,12 @@ async def test_closing_the_connection_discards_its_uploads(daemon_factory: Daemo
             code, err = await second.error("file/upload/begin", {"session_id": sid, "size_bytes": 1_000_000})
             assert code == -32005 and err["name"] == "upload_budget"
             await first.close()  # its staged upload is discarded, so its budget is free again
-            for _ in range(50):
+
+            async def begun() -> Any:
                 response = await second.request("file/upload/begin", {"session_id": sid, "size_bytes": 1_000_000})
-                if "result" in response:
-                    break
-                await asyncio.sleep(0.05)
-            assert "result" in response, response
+                return "result" in response
+
+            await until(begun, 2.5, interval=0.05, what="the budget freed by the closed connection")
 
 
 # -- R-FILE-4: limits ------------------------------------------------------------------------------------
@@ -488,10 +490,16 @@ async def test_an_idle_upload_is_reclaimed_for_a_new_one(daemon_factory: DaemonF
         data = unique(1_000_000)
         stale = await begin(idle, sid, len(data))
         await idle.call("file/upload/chunk", {"upload_id": stale, "offset": 0, "data_b64": b64(data[:1000])})
+        last_sent = time.monotonic()
         code, err = await fresh.error("file/upload/begin", {"session_id": sid, "size_bytes": 1_000_000})
         assert code == -32005 and err["name"] == "upload_budget"
-        await asyncio.sleep(0.9)  # `idle` stays connected but sends nothing
-        up = await begin(fresh, sid, len(data))
+
+        async def begun() -> str | None:  # `idle` stays connected but sends nothing
+            response = await fresh.request("file/upload/begin", {"session_id": sid, "size_bytes": len(data)})
+            return response["result"]["upload_id"] if "result" in response else None
+
+        up = await until(begun, 5, interval=0.05, what="the idle upload reclaimed for a new one")
+        assert time.monotonic() - last_sent >= 0.5, "reclaimed before it was idle for upload_idle_secs"
         code, err = await idle.error(
             "file/upload/chunk", {"upload_id": stale, "offset": 1000, "data_b64": b64(data[1000:2000])}
         )

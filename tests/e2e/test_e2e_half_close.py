@@ -10,6 +10,7 @@ turn behaves as on disconnect.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shlex
@@ -22,6 +23,7 @@ from typing import Any
 
 import pytest
 from e2e_harness import Daemon, DaemonFactory, RawClient
+from waiting import until_sync
 
 pytestmark = [pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint"), pytest.mark.req("R-WIRE-9")]
 
@@ -183,10 +185,16 @@ def test_a_slow_turn_is_waited_for_and_only_then_the_connection_ends(daemon: Dae
     with RawClient(daemon.socket_path) as c:
         c.sock.sendall(data)
         c.sock.shutdown(socket.SHUT_WR)
-        time.sleep(0.4)
+        first = c.recv_frame()
+        while first.get("params", {}).get("type") != "agent_message_chunk":  # the turn runs, after our EOF
+            first = c.recv_frame()
         peer = f"unix:pid={os.getpid()},"
-        ours = [e for e in daemon.audit_entries() if e["peer"].startswith(peer)]
-        assert [e["event"] for e in ours][-2:] == ["connect", "initialize"], ours  # still connected
+
+        def ours(entries: list[dict[str, Any]]) -> list[str]:
+            return [e["event"] for e in entries if e["peer"].startswith(peer)]
+
+        entries = daemon.audit_until(lambda entries: "initialize" in ours(entries))  # written by a thread
+        assert ours(entries)[-2:] == ["connect", "initialize"], entries  # still connected
         frames = c.read_until_eof(10)
     result = answers(frames)[3]["result"]
     assert result["content"].startswith("Sleeping for") and result["content"].endswith(" Done.")
@@ -337,12 +345,13 @@ def test_a_peer_that_disconnects_fully_gets_nothing_and_its_turn_goes_on(daemon_
         assert call(second, "session/attach", "a", {"sessionId": s})["running"] is True
         reject = {"sessionId": s, "requestId": frame["params"]["requestId"], "decision": "reject"}
         assert call(second, "session/approve", "r", reject)["acknowledged"] is True
-        rows: list[dict[str, Any]] = []
-        for n in range(200):
-            rows = call(second, "session/messages", n, {"sessionId": s})["messages"]
-            if rows and rows[-1]["role"] == "assistant":
-                break
-            time.sleep(0.05)
+        ids = itertools.count()
+
+        def finished() -> list[dict[str, Any]] | None:
+            rows: list[dict[str, Any]] = call(second, "session/messages", next(ids), {"sessionId": s})["messages"]
+            return rows if rows and rows[-1]["role"] == "assistant" else None
+
+        rows = until_sync(finished, 10, interval=0.05, what="the turn's last row")
         assert [r["role"] for r in rows] == ["user", "tool_call", "tool_result", "assistant"], rows
         assert "reject" in rows[2]["content"].lower(), rows[2]
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from e2e_harness import Daemon, DaemonFactory
+from waiting import WaitTimeout, until
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint")
 
@@ -23,10 +24,10 @@ def ephemeral(daemon_factory: DaemonFactory, grace: float = GRACE) -> Daemon:
 async def wait_exit(d: Daemon, timeout: float) -> float:
     """Seconds until the process exits (fails after `timeout`)."""
     started = time.monotonic()
-    while d.is_running():
-        if time.monotonic() - started > timeout:
-            raise AssertionError(f"daemon still running after {timeout} s\n{d.describe()}")
-        await asyncio.sleep(0.02)
+    try:
+        await until(lambda: not d.is_running(), timeout, interval=0.02)
+    except WaitTimeout:
+        raise AssertionError(f"daemon still running after {timeout} s\n{d.describe()}") from None
     return time.monotonic() - started
 
 
@@ -36,7 +37,7 @@ async def wait_exit(d: Daemon, timeout: float) -> float:
 @pytest.mark.req("R-EPH-1")
 async def test_ephemeral_never_exits_before_the_first_client(daemon_factory: DaemonFactory) -> None:
     d = ephemeral(daemon_factory)
-    await asyncio.sleep(GRACE * 3)
+    await asyncio.sleep(GRACE * 3)  # a window: three grace periods without any client
     assert d.is_running(), d.describe()
     async with await d.client() as c:
         assert (await c.call("status"))["pid"] == d.pid
@@ -50,7 +51,8 @@ async def test_ephemeral_exits_after_the_last_client_leaves(daemon_factory: Daem
     a = await d.client()
     b = await d.connect()
     await a.close()
-    await asyncio.sleep(1.5)
+    await d.wait_stderr("zeroclaw.audit: disconnect")  # one client left
+    await asyncio.sleep(1.5)  # a window past the 1 s grace: `b` is still connected
     assert d.is_running(), "exited while a client was still connected"
     await b.close()
     elapsed = await wait_exit(d, timeout=5)
@@ -64,7 +66,7 @@ async def test_ephemeral_reconnect_within_grace_cancels_the_exit(daemon_factory:
     d = ephemeral(daemon_factory)
     c = await d.connect()
     await c.close()
-    await asyncio.sleep(GRACE * 0.3)
+    await d.wait_stderr("zeroclaw.audit: disconnect")  # the last client has gone: the exit is pending now
     async with await d.client() as again:
         await asyncio.sleep(GRACE * 2.5)  # well past the original deadline
         assert d.is_running(), "the reconnect did not cancel the pending exit"
@@ -98,7 +100,8 @@ def test_a_signal_that_stops_the_daemon_is_named(daemon_factory: DaemonFactory, 
 async def test_not_ephemeral_keeps_running_after_clients_leave(daemon: Daemon) -> None:
     c = await daemon.client()
     await c.close()
-    await asyncio.sleep(1.3)  # longer than the default 1 s grace
+    await daemon.wait_stderr("zeroclaw.audit: disconnect")
+    await asyncio.sleep(1.3)  # a window longer than the default 1 s grace
     assert daemon.is_running()
     async with await daemon.client() as c:
         assert (await c.call("status"))["pid"] == daemon.pid

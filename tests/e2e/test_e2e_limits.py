@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from e2e_harness import DEFAULT_FRAME_LIMIT, ConnectionClosed, Daemon, DaemonFactory, RawClient, error_of
+from waiting import until
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint")
 
@@ -185,17 +185,16 @@ async def test_max_connections_cap(daemon_factory: DaemonFactory) -> None:
         await d.wait_audit(lambda entries: any(e["event"] == "denied" for e in entries))
     finally:
         await b.close()
+
     # once a slot is free a new connection is served
-    deadline = time.monotonic() + 5
-    while True:
+    async def served() -> Any:
         c = await d.connect()
         try:
             await c.initialize()
-            break
         except (ConnectionClosed, AssertionError):
             await c.close()
-            if time.monotonic() > deadline:
-                raise
-            await asyncio.sleep(0.05)
-    await c.close()
+            return None
+        return c
+
+    await (await until(served, 5, interval=0.05, what="a connection served once a slot is free")).close()
     await a.close()

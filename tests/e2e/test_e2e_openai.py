@@ -25,7 +25,6 @@ import json
 import os
 import socket
 import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -38,6 +37,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from waiting import until_sync
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint")
 
@@ -81,11 +81,8 @@ class FakeOpenAI:
 
     def start(self) -> FakeOpenAI:
         self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise AssertionError("the fake OpenAI server did not start")
-            time.sleep(0.02)
+        until_sync(lambda: self.server.started or not self.thread.is_alive(), 10)
+        assert self.server.started, "the fake OpenAI server did not start"
         return self
 
     def stop(self) -> None:

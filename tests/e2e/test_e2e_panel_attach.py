@@ -33,6 +33,7 @@ from test_e2e_panel import (
     start_daemon,
     transcript,
 )
+from waiting import until
 
 pytestmark = pytest.mark.skipif(not hasattr(Page, "route_web_socket"), reason="Playwright without WebSocket routing")
 
@@ -266,12 +267,8 @@ async def test_a_turn_begun_while_the_transcript_is_read(
         tab.tap.slow = lambda f: 1.5 if f.get("method") == "session/messages" else 0.0
         await page.click("#refresh-sessions")
         await page.locator(f'#session-list li[data-session-id="{sid}"] button').click()
-        for _ in range(100):  # attached: the transcript request is on its slow way
-            if any(r.get("sessionId") == sid for r in tab.tap.results("pendingApprovals")):
-                break
-            await asyncio.sleep(0.05)
-        else:
-            raise AssertionError("no attach")
+        # attached: the transcript request is on its slow way
+        await until(lambda: any(r.get("sessionId") == sid for r in tab.tap.results("pendingApprovals")), what="attach")
         await c.send(
             {"jsonrpc": "2.0", "id": "p", "method": "session/prompt", "params": {"sessionId": sid, "prompt": prompt}}
         )

@@ -352,7 +352,7 @@ async def test_frame_split_across_many_writes(shared_daemon: Daemon) -> None:
         for i in range(len(line)):
             await c.send_raw(line[i : i + 1])
             if i % 8 == 0:
-                await asyncio.sleep(0.005)
+                await asyncio.sleep(0.005)  # time between writes, so that the daemon reads the frame in pieces
         frame = await c.recv()
         assert frame["id"] == "slow" and "result" in frame
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from e2e_harness import Client, DaemonFactory
+from waiting import until_sync
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="AF_UNIX datagrams")
 
@@ -27,6 +28,7 @@ class Receiver:
     the receiving thread the moment a READY=1 arrives (before the next datagram is read)."""
 
     def __init__(self, address: str, on_ready: object = None) -> None:
+        self.address = address
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.bind(address)
         self.sock.settimeout(0.05)
@@ -53,11 +55,18 @@ class Receiver:
         return [fields for _t, fields in self.messages if key in fields]
 
     def wait_for(self, key: str, count: int = 1, timeout: float = WAIT) -> list[dict[str, str]]:
-        deadline = time.monotonic() + timeout
-        while len(found := self.having(key)) < count:
-            assert time.monotonic() < deadline, f"{count} x {key} never came; got {self.messages}"
-            time.sleep(0.01)
-        return found
+        try:
+            return until_sync(lambda: len(found := self.having(key)) >= count and found, timeout, interval=0.01)
+        except AssertionError:
+            raise AssertionError(f"{count} x {key} never came; got {self.messages}") from None
+
+    def drain(self) -> None:
+        """Return once every datagram sent before now has been read: datagrams to one socket arrive in order, so
+        a marker sent now is read after them."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+            s.sendto(b"TEST_MARKER=1", self.address)
+        self.wait_for("TEST_MARKER")
+        del self.messages[-1]
 
     def close(self) -> None:
         self._stop.set()
@@ -100,7 +109,7 @@ async def test_ready_after_the_socket_answers_reloading_around_an_edit_and_stopp
 
         # An edit as an editor saves it: RELOADING=1 (with the monotonic clock, which this process shares), then
         # READY=1 again, and the socket answers after it.
-        await asyncio.sleep(0.5)  # the first look at the file (its bytes as loaded) is not a reload
+        await asyncio.sleep(0.5)  # 5 polls: the first look at the file (its bytes as loaded) is not a reload
         assert len(receiver.having("READY")) == 1, receiver.messages
         before_edit = time.monotonic_ns() // 1000
         tmp = config_dir / "config.toml.swp"
@@ -145,9 +154,9 @@ async def test_watchdog_pings_every_half_period_at_an_abstract_address(daemon_fa
         gaps = [b - a for a, b in itertools.pairwise(times)]
         assert 0.05 < sorted(gaps)[len(gaps) // 2] < 0.2, gaps  # the median gap: WATCHDOG_USEC/2 = 0.1 s
         assert d.stop() == 0
-        pinged = len(receiver.having("WATCHDOG"))
-        await asyncio.sleep(0.3)
-        assert len(receiver.having("WATCHDOG")) == pinged, "pings after STOPPING"
+        receiver.drain()  # everything the daemon sent before it exited
+        keys = [next(iter(fields)) for _t, fields in receiver.messages]
+        assert keys[-1] == "STOPPING" and keys.count("STOPPING") == 1, f"pings after STOPPING: {keys}"
     finally:
         receiver.close()
 
@@ -160,7 +169,8 @@ async def test_watchdog_meant_for_another_pid_is_not_answered(daemon_factory: Da
         env = {"NOTIFY_SOCKET": str(root / "notify"), "WATCHDOG_USEC": "100000", "WATCHDOG_PID": "1"}
         d = daemon_factory.start(root=root, env=env)
         receiver.wait_for("READY")
-        await asyncio.sleep(0.4)
+        await asyncio.sleep(0.4)  # eight periods of WATCHDOG_USEC/2 in which a ping would come
+        receiver.drain()
         assert not receiver.having("WATCHDOG")
         assert d.stop() == 0
     finally:

@@ -263,7 +263,7 @@ async def test_new_answers_before_any_update(ses_daemon: Daemon) -> None:
             response = await asyncio.wait_for(attach, 5)
             assert response["result"]["resumed"] is True, response
             await owner.finish_turn(sid, mark, fut, timeout=5)
-            await asyncio.sleep(0.2)  # let anything still queued for the watcher arrive
+            await watcher.call("status")  # a barrier: what was queued for the watcher before it has arrived
             frames = watcher.frames[start:]
             answer_at = next(i for i, f in enumerate(frames) if f.get("id") == response["id"])
             updates_at = [

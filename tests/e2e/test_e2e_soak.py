@@ -23,12 +23,12 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import orjson
 import pytest
 from e2e_harness import DaemonFactory
+from waiting import until_sync
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import soak
@@ -106,10 +106,7 @@ def test_pin_moves_every_thread_of_a_process_threads_it_started_before_included(
         [sys.executable, "-c", "import threading, time; threading.Thread(target=time.sleep, args=(30,)).start()"]
     )
     try:
-        deadline = time.monotonic() + 10
-        while len(os.listdir(f"/proc/{child.pid}/task")) < 2:  # its second thread has started
-            assert time.monotonic() < deadline, "the child's thread never started"
-            time.sleep(0.01)
+        until_sync(lambda: len(os.listdir(f"/proc/{child.pid}/task")) >= 2, 10, what="the child's second thread")
         one = frozenset(sorted(os.sched_getaffinity(0))[-1:])
         soak.pin_process(child.pid, one)
         tids = [int(t) for t in os.listdir(f"/proc/{child.pid}/task")]

@@ -26,6 +26,7 @@ from pathlib import Path
 import httpx
 import pytest
 from e2e_harness import Client, Daemon, DaemonFactory, clean_env, zeroclaw_command
+from waiting import until_sync
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix sockets and systemd's protocol")
 
@@ -64,11 +65,8 @@ def private_dir(config_dir: Path) -> Path:
 
 def wait_listening(path: Path, d: Daemon, timeout: float = 10.0) -> os.stat_result:
     """The socket systemd-socket-activate bound, set to 0600 (the unit's SocketMode=); its stat."""
-    deadline = time.monotonic() + timeout
-    while not (path.exists() and "Listening on" in d.stderr):
-        assert d.is_running(), d.describe()
-        assert time.monotonic() < deadline, f"{path} never appeared\n{d.describe()}"
-        time.sleep(0.02)
+    d.wait_stderr_sync("Listening on", timeout)  # systemd-socket-activate's line; fails at once if it exits
+    until_sync(path.exists, timeout, what=f"{path} to appear")
     os.chmod(path, 0o600)
     return os.stat(path)
 
@@ -104,7 +102,7 @@ async def test_first_connect_starts_the_daemon_on_the_passed_sockets_and_sigterm
         launcher=activate(str(sock), f"127.0.0.1:{port}", fdnames="rpc:gateway"),
     )
     before = wait_listening(sock, d)
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(0.3)  # a window in which a daemon that did not wait for a connection would start
     assert "zeroclaw daemon ready" not in d.stderr, "started before anyone connected"
 
     client = await Client.connect(sock)
@@ -156,7 +154,7 @@ async def test_on_demand_daemon_exits_after_the_last_client_and_leaves_the_socke
     before = wait_listening(sock, d)
     client, _init, status = await first_call(sock)
     assert status["pid"] == d.pid
-    await asyncio.sleep(0.6)
+    await asyncio.sleep(0.6)  # twice the grace: a daemon that did not count this client would have gone
     assert d.is_running(), "exited while a client was connected"
     await client.close()
     assert d.wait_exit(5.0) == 0, d.describe()
@@ -200,10 +198,7 @@ async def test_sockets_that_cannot_serve_are_refused_in_one_line(
     port = free_port()
     addresses = [a.format(port=port, sock=data / "daemon.sock", sock2=data / "other.sock") for a in listen]
     d = daemon_factory.spawn(config_dir=config_dir, root=root, launcher=activate(*addresses, fdnames=fdnames))
-    deadline = time.monotonic() + 10
-    while "Listening on" not in d.stderr:
-        assert time.monotonic() < deadline, d.describe()
-        time.sleep(0.02)
+    d.wait_stderr_sync("Listening on", 10)
     with _connect(addresses[0]):  # the first connect starts the daemon
         assert d.wait_exit(START_TIMEOUT) == 1
     assert f"zeroclaw daemon: socket activation: {message}" in d.stderr.splitlines(), d.describe()
@@ -303,10 +298,8 @@ async def test_on_demand_daemon_is_started_again_by_the_next_connect(daemon_fact
             await client.close()
             proc = activator.started[round_]
             assert proc.pid == status["pid"]
-            deadline = time.monotonic() + 5
-            while proc.poll() is None:
-                assert time.monotonic() < deadline, activator.logs[round_].read_text()
-                await asyncio.sleep(0.02)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                await asyncio.to_thread(proc.wait, 5)  # the on-demand daemon exits after its last client
             assert proc.returncode == 0, activator.logs[round_].read_text()
             same_file(before, sock)
         assert pids[0] != pids[1]

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from e2e_harness import READY_RE, Daemon, DaemonFactory, RawClient
+from waiting import until_sync
 from websockets.client import ClientProtocol
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Response
@@ -82,10 +83,12 @@ def connections(d: Daemon) -> int:
 
 def wait_closed(d: Daemon, started: float, remaining: int = 0) -> float:
     """Seconds from `started` until the daemon counts `remaining` other connections."""
-    deadline = started + CLOSED_WITHIN
-    while connections(d) > remaining:
-        assert time.monotonic() < deadline, f"the stalled peer is still connected after {CLOSED_WITHIN} s"
-        time.sleep(0.1)
+    until_sync(
+        lambda: connections(d) <= remaining,
+        started + CLOSED_WITHIN - time.monotonic(),
+        interval=0.1,
+        what=f"the stalled peer to be gone within {CLOSED_WITHIN} s",
+    )
     return time.monotonic() - started
 
 
@@ -98,9 +101,8 @@ def assert_serves_others(d: Daemon) -> None:
 
 
 def assert_logged_once(d: Daemon, label_prefix: str) -> None:
-    deadline = time.monotonic() + 5
-    while not (lines := [x for x in d.stderr_lines if STALL_LOG in x]) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    d.wait_stderr_sync(STALL_LOG, 5)
+    lines = [x for x in d.stderr_lines if STALL_LOG in x]
     assert len(lines) == 1, lines
     assert f"closing connection {label_prefix}" in lines[0], lines[0]
     assert "abcdefghi" not in d.stderr, "frame contents must never be logged"
@@ -237,10 +239,12 @@ def test_regression_a_websocket_peer_cut_off_is_disconnected_at_once_not_at_the_
         started = time.monotonic()  # and never read again
         assert daemon_side_established(server_port, client_port)
         wait_closed(d, started)
-        deadline = time.monotonic() + 3
-        while daemon_side_established(server_port, client_port):
-            assert time.monotonic() < deadline, "the daemon's end of the TCP connection is still established"
-            time.sleep(0.05)
+        until_sync(
+            lambda: not daemon_side_established(server_port, client_port),
+            3,
+            interval=0.05,
+            what="the daemon's end of the TCP connection to be gone",
+        )
     finally:
         ws.close()
 

@@ -11,12 +11,12 @@ import asyncio
 import importlib.util
 import os
 import re
-import time
 
 import httpx
 import orjson
 import pytest
 from e2e_harness import READY_RE, Daemon, DaemonFactory
+from waiting import until_sync
 from websockets.asyncio.client import connect
 
 pytestmark = [
@@ -51,10 +51,7 @@ def imports(daemon: Daemon, *, before_ready: bool) -> set[str]:
 
 
 def wait_for_import(daemon: Daemon, module: str, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while module not in modules(daemon, before_ready=False):
-        assert time.monotonic() < deadline, f"{module} never imported\n{daemon.describe()}"
-        time.sleep(0.02)
+    until_sync(lambda: module in modules(daemon, before_ready=False), timeout, what=f"{module} to be imported")
 
 
 @pytest.mark.req("R-PATH-7")

@@ -7,8 +7,6 @@ v0.8.4); the standard dialect's carry the same fields in camelCase.
 
 from __future__ import annotations
 
-import asyncio
-import time
 from typing import Any
 
 import pytest
@@ -35,17 +33,7 @@ ZEROCODE_INIT = {"protocol_version": 1, "clientCapabilities": {"elicitation": {"
 
 
 async def _log_events(client: Client, seconds: float) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = [n["params"] for n in client.notifications if n.get("method") == "logs/event"]
-        if found:
-            return found
-        try:
-            frame = await client.recv(max(0.05, deadline - time.monotonic()))
-        except AssertionError:
-            break
-        if "method" in frame and "id" not in frame:
-            client.notifications.append(frame)
+    await client.wait_notification("logs/event", seconds)
     return [n["params"] for n in client.notifications if n.get("method") == "logs/event"]
 
 
@@ -101,10 +89,13 @@ async def test_zerocode_start_up_sequence(daemon_factory: DaemonFactory) -> None
     finally:
         await zc.close()
     # The subscription ended with the connection; the daemon goes on serving.
+    mark = daemon.stderr_mark()
     std = await daemon.client()
     await std.close()
-    await asyncio.sleep(0.1)
+    await daemon.wait_stderr("zeroclaw.audit: disconnect", after=mark)  # its log lines had nowhere to go
     assert daemon.is_running()
+    async with await daemon.client() as again:
+        assert (await again.call("status"))["pid"] == daemon.pid
 
 
 async def test_standard_dialect_same_answers_in_camel_case(daemon_factory: DaemonFactory) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from e2e_harness import Daemon, DaemonFactory
 from session_client import NO_ANSWER, Peer, check_turn, chunks_text, new_sid
+from waiting import until
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint")
 
@@ -411,13 +412,13 @@ async def test_ask_client_disconnects_while_the_question_is_pending(stream_daemo
     await asker.close()
     gone = time.monotonic()
     async with await Peer.open(stream_daemon) as second:
-        deadline = gone + 5
-        rows: list[dict[str, Any]] = []
-        while time.monotonic() < deadline:
-            rows = (await second.call("session/messages", {"sessionId": sid}))["messages"]
-            if rows and rows[-1]["role"] == "assistant" and any(r["role"] == "tool_result" for r in rows):
-                break
-            await asyncio.sleep(0.05)
+
+        async def settled_rows() -> list[dict[str, Any]] | None:
+            rows: list[dict[str, Any]] = (await second.call("session/messages", {"sessionId": sid}))["messages"]
+            done = rows and rows[-1]["role"] == "assistant" and any(r["role"] == "tool_result" for r in rows)
+            return rows if done else None
+
+        rows = await until(settled_rows, 5, interval=0.05, what="the turn's last row")
         settled = time.monotonic() - gone
         roles = [r["role"] for r in rows]
         assert roles == ["user", "tool_call", "tool_result", "assistant"], rows
@@ -426,15 +427,14 @@ async def test_ask_client_disconnects_while_the_question_is_pending(stream_daemo
         assert "did not answer within" not in tool_result["content"], "the pending question should fail at once"
         assert settled < ASK_TIMEOUT, f"the turn waited {settled:.2f} s for a disconnected client"
         assert rows[3]["content"].startswith("Answer: «"), rows[3]
+
         # The turn is over, so the session takes a new prompt. The final row is committed just before the turn
         # releases the session, so a prompt sent at once may still meet `session_busy` for a moment.
-        while True:
+        async def not_busy() -> Any:
             turn = await second.prompt(sid, "I am back")
-            busy = turn.response.get("error", {}).get("code") == -32002
-            if not busy or time.monotonic() > gone + ASK_TIMEOUT:
-                break
-            await asyncio.sleep(0.05)
-        check_turn(turn, sid)
+            return None if turn.response.get("error", {}).get("code") == -32002 else turn
+
+        check_turn(await until(not_busy, ASK_TIMEOUT, interval=0.05, what="a prompt not met by session_busy"), sid)
 
 
 @pytest.mark.req("R-BIDI-2")
@@ -488,8 +488,7 @@ async def test_cancel_during_sleep_is_prompt(stream_daemon: Daemon) -> None:
     async with await Peer.open(stream_daemon) as owner:
         sid = await new_sid(owner)
         mark, fut = await owner.start_prompt(sid, "/sleep 5")
-        await owner.wait_update("agent_message_chunk", session_id=sid, start=mark)
-        await asyncio.sleep(0.3)
+        await owner.wait_update("agent_message_chunk", session_id=sid, start=mark)  # "Sleeping for 5 s"
         cancelled_at = time.monotonic()
         assert await owner.call("session/cancel", {"sessionId": sid}) == {"sessionId": sid, "cancelled": True}
         turn = await owner.finish_turn(sid, mark, fut, timeout=5)
@@ -515,19 +514,13 @@ async def test_cancel_during_a_running_bash_kills_it(stream_daemon: Daemon) -> N
             sid = await new_sid(owner, agentAlias="auto")
             mark, fut = await owner.start_prompt(sid, f"/bash sleep {unique}; echo never-printed")
             await owner.wait_update("tool_call", session_id=sid, start=mark)
-            deadline = time.monotonic() + 5
-            while not pgrep(f"sleep {unique}"):
-                assert time.monotonic() < deadline, "the bash command never started"
-                await asyncio.sleep(0.05)
+            await until(lambda: pgrep(f"sleep {unique}"), 5, interval=0.05, what="the bash command to start")
             cancelled_at = time.monotonic()
             await owner.call("session/cancel", {"sessionId": sid})
             turn = await owner.finish_turn(sid, mark, fut, timeout=5)
             assert time.monotonic() - cancelled_at < 2.0
             check_turn(turn, sid, stop="cancelled")
-            deadline = time.monotonic() + 2
-            while pgrep(f"sleep {unique}"):
-                assert time.monotonic() < deadline, f"processes still running: {pgrep(f'sleep {unique}')}"
-                await asyncio.sleep(0.05)
+            await until(lambda: not pgrep(f"sleep {unique}"), 2, interval=0.05, what=f"no process 'sleep {unique}'")
     finally:  # never leave a stray process behind, whatever the daemon did
         for pid in pgrep(f"sleep {unique}"):
             with contextlib.suppress(ProcessLookupError, ValueError):

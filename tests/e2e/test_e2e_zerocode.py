@@ -571,8 +571,9 @@ async def test_choice_question_and_free_form_question(zc_daemon: Daemon) -> None
         assert last["content"] == "Choice: «B»", last  # the scripted agent quotes the decoded option
         tool_results = [u for u in updates if u["type"] == "tool_result"]
         assert len(tool_results) == 1 and tool_results[0]["raw_output"] == "B", tool_results
-        await asyncio.sleep(0.5)
-        replies = [f for f in peer.frames[answered_at:] if "method" not in f]
+        # a barrier: the reader hands responses on as it reads them, so a reply to one would come before this
+        barrier = await peer.request("status", zc.FRAMES["status"])
+        replies = [f for f in peer.frames[answered_at:] if "method" not in f and f.get("id") != barrier["id"]]
         assert not replies, f"the daemon answered zerocode's answers (they must be ignored): {replies}"
 
         # A free-form question fails at once with a tool error (ZeroClaw: supports_free_form_ask() == false,
@@ -766,12 +767,14 @@ async def test_env_reaches_the_bash_tool_and_is_never_logged(daemon_factory: Dae
 
         # The daemon's own environment is unchanged: a standard client's bash does not see it.
         control = await Peer.open(daemon)
+        closed = daemon.stderr_mark()
         async with control:
             csid = (await control.call("session/new", {"agentAlias": "auto"}))["sessionId"]
             cturn = await control.prompt(csid, '/bash echo "[${ZC_TEST_MARK:-}]" | tr a-z A-Z', timeout=TURN_TIMEOUT)
             (cres,) = cturn.of_type("tool_result")
             assert "[]" in cres["rawOutput"] and mark.upper() not in cres["rawOutput"], cres
-        await asyncio.sleep(0.5)  # let the stderr reader catch up
+        # the stderr reader has caught up once the control's disconnect line, written after all else, is read
+        await daemon.wait_stderr("zeroclaw.audit: disconnect", after=closed)
 
         for value in (mark, secret):
             assert value not in daemon.stderr, "the forwarded env reached the daemon's log"

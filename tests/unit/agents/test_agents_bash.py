@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waiting import until
 
 from app.agents.base import Elicitation, ToolContext
 from app.agents.tools import BUILTIN_TOOLS
@@ -43,21 +44,12 @@ def alive(pid: int) -> bool:
 
 
 async def wait_gone(pid: int, within: float = 2.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            return True
-        await asyncio.sleep(0.02)
-    return False
+    return await until(lambda: not alive(pid), within, interval=0.02, what=f"process {pid} to be gone")
 
 
 async def wait_for_file(path: Path, within: float = 5.0) -> str:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_text().strip():
-            return path.read_text().strip()
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"{path} never appeared")
+    """The text of `path` once it appears with some."""
+    return await until(lambda: path.exists() and path.read_text().strip(), within, interval=0.02, what=f"{path}")
 
 
 async def test_spec_and_policy() -> None:

@@ -16,6 +16,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from waiting import until
 
 from app.agents.base import Message, ProviderError, ProviderEvent, TextDelta, ThoughtDelta, ToolCall, ToolSpec
 from app.agents.providers.http import HttpProvider
@@ -97,9 +98,8 @@ async def server() -> AsyncIterator[FakeServer]:
     port = sock.getsockname()[1]
     uv = uvicorn.Server(uvicorn.Config(app, log_level="critical", lifespan="off"))
     task = asyncio.create_task(uv.serve(sockets=[sock]))
-    while not uv.started:
-        assert not task.done(), "the fake server did not start"
-        await asyncio.sleep(0.01)
+    await until(lambda: uv.started or task.done())
+    assert uv.started, "the fake server did not start"
     fake.url = f"http://127.0.0.1:{port}/v1"
     yield fake
     uv.should_exit = True

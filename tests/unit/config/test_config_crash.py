@@ -69,7 +69,7 @@ def test_sigkill_during_saves_leaves_old_or_new_file(tmp_path: Path) -> None:
             helper.stdin.write("go\n")
             helper.stdin.flush()
             writer = int(helper.stdout.readline())
-            time.sleep(rng.uniform(0, 0.02))
+            time.sleep(rng.uniform(0, 0.02))  # a random point of the save: time is the subject
             os.kill(writer, signal.SIGKILL)
             assert helper.stdout.readline() == "reaped\n"
             text = path.read_text()

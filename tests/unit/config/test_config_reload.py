@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from waiting import until
 
 from app.config import props, toml_file
 from app.config.errors import ConfigConflict, ConfigFileError
@@ -197,7 +198,7 @@ async def test_reload_waits_for_the_write_lock(store: ConfigStore) -> None:
     edit(store, WITH_USER)
     async with store.write_lock:
         task = asyncio.create_task(store.reload())
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.05)  # a window in which a reload that did not wait would finish
         assert not task.done() and "me" not in store.current.users
     await asyncio.wait_for(task, 2)
     assert "me" in store.current.users
@@ -268,18 +269,21 @@ async def test_an_invalid_file_is_logged_once_with_path_and_field_never_a_value(
     assert store.current.limits.max_sessions == 10
 
 
-async def test_the_running_watcher_picks_up_edits_and_the_last_of_two_quick_ones(store: ConfigStore) -> None:
+async def test_the_running_watcher_picks_up_edits_and_the_last_of_two_quick_ones(
+    store: ConfigStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.ERROR, logger="app.config")
     watcher = ConfigWatcher(store, settle=0.02)
     async with watcher.running():
         edit(store, BASE.replace("max_sessions = 10", "max_sessions = 30"))
         edit(store, BASE.replace("max_sessions = 10", "max_sessions = 31"))
-        await _until(lambda: store.current.limits.max_sessions == 31)
+        await until(lambda: store.current.limits.max_sessions == 31)
         # a partial write caught in the middle is refused, the finished file is then loaded
         store.path.write_text(WITH_USER[: WITH_USER.index("[permission_profiles.admin]") + 10])
-        await asyncio.sleep(0.3)
+        await until(lambda: any("not loaded" in r.getMessage() for r in caplog.records))
         assert "me" not in store.current.users and store.current.limits.max_sessions == 31
         store.path.write_text(WITH_USER)
-        await _until(lambda: "me" in store.current.users)
+        await until(lambda: "me" in store.current.users)
         assert store.current.limits.max_sessions == 10
 
 
@@ -289,15 +293,7 @@ async def test_request_reloads_at_once_even_with_the_poll_off(store: ConfigStore
     watcher = ConfigWatcher(store, settle=0.01)
     async with watcher.running():
         edit(store, BASE.replace("config_poll_secs = 0.05", "config_poll_secs = 0").replace("= 10", "= 40"))
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(0.3)  # a window of 6 poll periods (0.05 s, were the poll on)
         assert store.current.limits.max_sessions == 10  # no poll
         watcher.request()
-        await _until(lambda: store.current.limits.max_sessions == 40)
-
-
-async def _until(predicate: object, timeout: float = 3.0) -> None:
-    assert callable(predicate)
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        assert asyncio.get_running_loop().time() < deadline, "condition not reached"
-        await asyncio.sleep(0.01)
+        await until(lambda: store.current.limits.max_sessions == 40)

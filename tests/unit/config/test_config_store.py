@@ -353,7 +353,7 @@ async def test_policy_change_while_waiting_for_the_lock_rejects_the_batch(store:
     before = store.path.read_bytes()
     await store.write_lock.acquire()
     task = asyncio.create_task(store.set_many([GOOD], authorize=authorize))
-    await asyncio.sleep(0.01)
+    await asyncio.sleep(0.01)  # a window: the batch waits for the lock (nothing else shows that it does)
     assert not task.done()
     granted.clear()
     store.write_lock.release()
@@ -374,7 +374,7 @@ async def test_revocation_committed_while_waiting_rejects_the_batch(store: Confi
     revoke = asyncio.create_task(store.set("permission_profiles.operator.config_write_paths", [], authorize=slow_owner))
     await entered.wait()
     batch = asyncio.create_task(store.set_many([GOOD], authorize=as_user(store, "alice")))
-    await asyncio.sleep(0.01)
+    await asyncio.sleep(0.01)  # time for the batch to reach the lock and wait there (nothing shows that it does)
     release.set()
     await revoke
     with pytest.raises(Forbidden) as info:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from waiting import until
 
 from app.auth.policy import Principal
 from app.config.schema import Limits
@@ -138,7 +139,7 @@ async def test_nothing_runs_between_verification_and_the_write(
         return ALICE
 
     await service.attach(ALICE, "s1", [IncomingFile(b64(data))], verify)
-    await asyncio.sleep(0)
+    await until(lambda: seen, interval=0)  # the next loop iteration
     assert seen == [True]
 
 

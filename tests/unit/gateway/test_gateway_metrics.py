@@ -11,7 +11,8 @@ import httpx
 import pytest
 from gateway_env import Env, EnvFactory
 from prometheus_client.parser import text_string_to_metric_families
-from test_gateway_ws_transport import FakeSocket, until
+from test_gateway_ws_transport import FakeSocket
+from waiting import until
 
 from app.files.service import FileService
 from rpc.core.context import CallContext

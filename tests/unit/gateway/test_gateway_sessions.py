@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from gateway_env import Env, build_env, close_env
+from waiting import until
 
 from app.auth.policy import Principal
 
@@ -356,10 +357,7 @@ async def test_the_path_names_the_session_not_the_body(senv: SessionsEnv) -> Non
 async def test_prompt_on_a_busy_session_is_409(senv: SessionsEnv) -> None:
     sid = await senv.open("ann")
     slow = asyncio.create_task(senv.post("ann", f"/api/sessions/{sid}/prompt", json={"prompt": "/sleep 0.6"}))
-    for _ in range(100):
-        if senv.sessions.live[sid].busy:
-            break
-        await asyncio.sleep(0.01)
+    await until(lambda: senv.sessions.live[sid].busy)
     response = await senv.post("ann", f"/api/sessions/{sid}/prompt", json={"prompt": "hi"})
     assert response.status_code == 409
     assert error_of(response) == {"kind": "session_busy", "message": "A turn is already running on this session"}
@@ -382,19 +380,12 @@ async def test_a_call_cancelled_mid_turn_releases_its_session_when_the_turn_ends
     sid = await senv.open("ann")
     await senv.sessions.close(senv.principal("ann"), sid)
     call = asyncio.create_task(senv.post("ann", f"/api/sessions/{sid}/prompt", json={"prompt": "/sleep 0.3"}))
-    for _ in range(200):
-        if sid in senv.sessions.live and senv.sessions.live[sid].busy:
-            break
-        await asyncio.sleep(0.01)
+    await until(lambda: sid in senv.sessions.live and senv.sessions.live[sid].busy)
     call.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await call
     assert sid in senv.sessions.live  # the turn goes on without its HTTP caller
-    for _ in range(300):
-        if sid not in senv.sessions.live:
-            break
-        await asyncio.sleep(0.01)
-    assert sid not in senv.sessions.live
+    await until(lambda: sid not in senv.sessions.live)  # released when the turn ends
     rows = (await senv.get("ann", f"/api/sessions/{sid}/messages")).json()["messages"]
     assert [r["role"] for r in rows] == ["user", "assistant"]
 

@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from gateway_env import Env, EnvFactory
 from gc_probe import cyclic_garbage
+from waiting import until
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.typing import Origin
@@ -75,7 +76,7 @@ async def test_initialize_with_auth_token_then_status(env: Env, serve: Serve) ->
         assert init["result"]["principal"] == {"id": "user:alice", "admin": False}
         status = await rpc.call("status")
         assert status["result"]["connections"] == 1
-    assert await _eventually(lambda: not env.server.connections)
+    await until(lambda: not env.server.connections, TIMEOUT)
 
 
 @pytest.mark.req("R-GW-4")
@@ -161,7 +162,7 @@ async def test_a_frame_just_over_the_limit_gets_an_error_then_close_1009(make_en
         with pytest.raises(ConnectionClosed) as closed:
             await asyncio.wait_for(conn.recv(), TIMEOUT)
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
-    assert await _eventually(lambda: not env.server.connections)
+    await until(lambda: not env.server.connections, TIMEOUT)
 
 
 @pytest.mark.req("R-WIRE-2")
@@ -173,7 +174,7 @@ async def test_far_over_the_limit_the_websocket_layer_closes_1009(make_env: EnvF
         with pytest.raises(ConnectionClosed) as closed:
             await asyncio.wait_for(conn.recv(), TIMEOUT)
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
-    assert await _eventually(lambda: not env.server.connections)
+    await until(lambda: not env.server.connections, TIMEOUT)
 
 
 @pytest.mark.req("R-FILE-5")
@@ -215,7 +216,7 @@ async def test_over_the_connection_cap_a_websocket_gets_32005_and_close(make_env
                 await asyncio.wait_for(second.recv(), TIMEOUT)
             assert closed.value.rcvd is not None and closed.value.rcvd.code == 1013
         assert len(env.server.connections) == 1
-    assert await _eventually(lambda: not env.server.connections)
+    await until(lambda: not env.server.connections, TIMEOUT)
 
 
 @pytest.mark.req("R-GW-6")
@@ -229,7 +230,7 @@ async def test_origin_must_be_absent_or_the_same_host(env: Env, serve: Serve) ->
     assert refused.value.response.headers["Server"] == "zeroclaw"
     async with ws(gateway.ws_url, origin=Origin(gateway.url)) as conn:
         assert code_of(await Rpc(conn).call("status")) == -32010
-    assert not env.server.connections or await _eventually(lambda: not env.server.connections)
+    await until(lambda: not env.server.connections, TIMEOUT)
 
 
 @pytest.mark.req("R-GW-1")
@@ -291,15 +292,6 @@ async def test_tls_wss_with_a_self_signed_certificate(env: Env, serve: Serve, tm
         assert (await client.get("/health")).status_code == 200
 
 
-async def _eventually(predicate: Callable[[], bool], timeout: float = TIMEOUT) -> bool:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            return False
-        await asyncio.sleep(0.01)
-    return True
-
-
 @pytest.mark.req("R-LIM")
 async def test_closed_websocket_connections_leave_no_cyclic_garbage(env: Env, serve: Serve) -> None:
     """A WebSocket peer that leaves is freed by reference counting alone: its cancelled writer task no longer holds
@@ -312,6 +304,6 @@ async def test_closed_websocket_connections_leave_no_cyclic_garbage(env: Env, se
                 rpc = Rpc(conn)
                 assert "result" in await rpc.call("initialize", {"protocolVersion": 1, "authToken": token})
                 assert "result" in await rpc.call("status")
-        assert await _eventually(lambda: not env.server.connections)
+        await until(lambda: not env.server.connections, TIMEOUT)
     ours = {"Connection", "CallContext", "WebSocketTransport", "FlowControl"}
     assert not ours & set(garbage), garbage

@@ -7,7 +7,8 @@ import logging
 
 import pytest
 from gateway_env import EnvFactory
-from test_gateway_ws_transport import FakeSocket, until
+from test_gateway_ws_transport import FakeSocket
+from waiting import until
 
 from rpc.transports.websocket import WebSocketTransport, websocket_peer
 

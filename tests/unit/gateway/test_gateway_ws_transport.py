@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 import pytest
 from gateway_env import EnvFactory
+from waiting import until
 
 from rpc.core.connection import Connection
 from rpc.core.context import CallContext
@@ -28,6 +29,7 @@ class FakeSocket:
         self.sent: list[dict[str, Any]] = []
         self.closed_with: int | None = None
         self.receives = 0
+        self.received_at: list[float] = []  # the loop time of each `receive()` call
         self.blocked = False
         self._credits = asyncio.Semaphore(0)
 
@@ -41,6 +43,7 @@ class FakeSocket:
 
     async def receive(self) -> Mapping[str, Any]:
         self.receives += 1
+        self.received_at.append(asyncio.get_running_loop().time())
         return await self.inbox.get()
 
     async def send_text(self, data: str) -> None:
@@ -57,14 +60,6 @@ class FakeSocket:
 
     def disconnect(self) -> None:
         self.inbox.put_nowait({"type": "websocket.disconnect", "code": 1000})
-
-
-async def until(predicate: Any, timeout: float = 2.0) -> None:
-    async def wait() -> None:
-        while not predicate():
-            await asyncio.sleep(0.005)
-
-    await asyncio.wait_for(wait(), timeout)
 
 
 class SleepParams(Params):
@@ -85,9 +80,11 @@ def test_peer_label_and_bearer() -> None:
 
 async def test_saturated_connection_stops_receiving_until_a_slot_frees(make_env: EnvFactory) -> None:
     env = await make_env(max_inflight_per_connection=1)
+    finished: list[float] = []
 
     async def sleep(call: CallContext, params: SleepParams) -> str:
         await asyncio.sleep(params.secs)
+        finished.append(asyncio.get_running_loop().time())
         return "slept"
 
     env.registry.method("test/sleep", params=SleepParams, grant="system:read")(sleep)
@@ -99,9 +96,8 @@ async def test_saturated_connection_stops_receiving_until_a_slot_frees(make_env:
     await until(lambda: len(sock.sent) == 1)
     sock.feed({"jsonrpc": "2.0", "method": "test/sleep", "params": {"secs": 0.2}, "id": 1})
     sock.feed({"jsonrpc": "2.0", "method": "status", "id": 2})
-    await until(lambda: sock.receives == 2)
-    await asyncio.sleep(0.05)
-    assert sock.receives == 2  # the slot is taken: the second frame is not read
+    await until(lambda: sock.receives >= 3)
+    assert finished and sock.received_at[2] >= finished[0]  # the slot was taken: no read until the call ended
     await until(lambda: len(sock.sent) == 3)
     assert [m["id"] for m in sock.sent[1:]] == [1, 2]
     sock.disconnect()
@@ -128,7 +124,7 @@ async def test_a_message_read_as_the_connection_saturates_is_held_then_answered(
     conn.send(orjson.dumps({"jsonrpc": "2.0", "method": "test/n", "params": big}))
     assert conn.saturated
     sock.feed({"jsonrpc": "2.0", "method": "status", "id": 1})
-    await asyncio.sleep(0.05)
+    await until(lambda: transport._held is not None)  # read, declined by the saturated connection, kept
     assert sock.receives == 2 and not any(m.get("id") == 1 for m in sock.sent)
     sock.unblock()
     await until(lambda: any(m.get("id") == 1 and "result" in m for m in sock.sent))

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from waiting import until
 
 from app.audit import AuditLog
 from app.config.schema import Limits
@@ -400,10 +402,10 @@ async def test_duplicate_in_flight_id_is_rejected_and_first_still_answered_once(
     }
     first = await t.next_message()
     assert first == {"jsonrpc": "2.0", "id": 7, "result": "slept"}
-    await asyncio.sleep(0.05)
     assert t.sent == []
     t.feed(req("status", rid=7))  # no longer in flight: fine again
-    assert "result" in await t.next_message()
+    again = await t.next_message()
+    assert again["id"] == 7 and again["result"]["pid"] == 1, again  # status's answer: no second "slept" came first
 
 
 @pytest.mark.req("R-LIM")
@@ -429,8 +431,8 @@ async def test_disconnect_cancels_in_flight_without_answering(method: str) -> No
         warnings.simplefilter("always")
         t.feed(req(method, {"secs": 5}, rid=1))
         t.close()  # before the call's task took its first step
-        for _ in range(3):  # the task's cancelled step, then its done callbacks
-            await asyncio.sleep(0)
+        for _ in range(3):
+            await asyncio.sleep(0)  # loop turns: the task's cancelled step, then its done callbacks
         gc.collect()
     assert t.sent == [] and server.connections == set()
     assert [str(w.message) for w in caught] == []  # no "coroutine ... was never awaited"
@@ -498,13 +500,11 @@ async def test_outbound_ids_count_per_connection_and_null_result_resolves() -> N
     conn = t.connection
     assert conn is not None
     first = asyncio.create_task(conn.request("elicitation/create", {"q": 1}, timeout=2))
-    await asyncio.sleep(0)
     out = await t.next_message()
     assert out["id"] == "zc-out-0" and out["method"] == "elicitation/create"
     t.feed({"jsonrpc": "2.0", "id": "zc-out-0", "result": None})
     assert await first is None
     second = asyncio.create_task(conn.request("elicitation/create", {}, timeout=2))
-    await asyncio.sleep(0)
     assert (await t.next_message())["id"] == "zc-out-1"
     t.feed({"jsonrpc": "2.0", "id": "zc-out-1", "error": {"code": 1, "message": "no"}})
     with pytest.raises(PeerError):
@@ -518,7 +518,6 @@ async def test_same_id_in_flight_both_ways() -> None:
     conn = t.connection
     assert conn is not None
     outbound = asyncio.create_task(conn.request("elicitation/create", {}, timeout=2))
-    await asyncio.sleep(0)
     assert (await t.next_message())["id"] == "zc-out-0"
     t.feed(req("test/sleep", {"secs": 0.05}, rid="zc-out-0"))  # the client's own request, same id
     t.feed({"jsonrpc": "2.0", "id": "zc-out-0", "result": {"action": "decline"}})
@@ -533,8 +532,7 @@ async def test_answers_match_by_exact_id_only() -> None:
     conn = t.connection
     assert conn is not None
     pending = asyncio.create_task(conn.request("elicitation/create", {}, timeout=0.3))
-    await asyncio.sleep(0)
-    await t.next_message()
+    await t.next_message()  # sent, so pending
     for wrong in (0, "zc-out-00", "ZC-OUT-0", None):
         t.feed({"jsonrpc": "2.0", "id": wrong, "result": "x"})
     assert t.sent == []  # unknown ids are never answered
@@ -549,7 +547,7 @@ async def test_close_fails_every_pending_call_at_once() -> None:
     conn = t.connection
     assert conn is not None
     calls = [asyncio.create_task(conn.request("elicitation/create", {}, timeout=60)) for _ in range(3)]
-    await asyncio.sleep(0)
+    await until(lambda: len(t.sent) == 3, interval=0)  # each call is pending once its request is sent
     t.close()
     results = await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 1)
     assert all(isinstance(r, ConnectionClosed) for r in results)
@@ -562,7 +560,7 @@ async def test_pending_client_request_cap() -> None:
     conn = t.connection
     assert conn is not None
     first = asyncio.create_task(conn.request("elicitation/create", {}, timeout=1))
-    await asyncio.sleep(0)
+    await t.next_message()  # sent, so pending
     with pytest.raises(PendingLimitReached):
         await conn.request("elicitation/create", {}, timeout=1)
     first.cancel()
@@ -575,8 +573,16 @@ async def test_notify_waits_while_the_peer_is_not_reading() -> None:
     conn = t.connection
     assert conn is not None
     t.set_writing_paused(True)
+    waits: list[bool] = []
+    wait_writable = t.wait_writable
+
+    async def recorded() -> None:
+        waits.append(True)
+        await wait_writable()
+
+    t.wait_writable = recorded  # type: ignore[method-assign]
     producer = asyncio.create_task(conn.send_encoded(encode_notifications("session/update", [{"n": 1}])))
-    await asyncio.sleep(0.02)
+    await until(lambda: waits, interval=0)  # the producer waits for room
     assert not producer.done() and t.sent == []
     t.set_writing_paused(False)
     await producer
@@ -636,11 +642,8 @@ async def test_every_32010_and_32012_answer_is_audited_as_denied_even_from_insid
 
 async def next_raw(t: MemoryTransport) -> bytes:
     """The next frame exactly as written (`next_message` decodes it, and orjson would round a big id)."""
-    for _ in range(400):
-        if t.sent:
-            return t.sent.pop(0)
-        await asyncio.sleep(0.005)
-    raise AssertionError("no frame")
+    await until(lambda: t.sent, 2.0, interval=0.005, what="a frame")
+    return t.sent.pop(0)
 
 
 def raw_req(method: str, rid: str, params: str | None = None) -> bytes:
@@ -703,10 +706,11 @@ async def test_a_notification_whose_handler_fails_later_is_logged_under_an_error
     t = await initialized(server)
     t.feed({"jsonrpc": "2.0", "method": "test/sometimes", "params": {"secs": -1}})  # fails after its first step
     t.feed({"jsonrpc": "2.0", "method": "test/boom"})  # fails at once
-    for _ in range(5):
-        await asyncio.sleep(0)
-    assert t.sent == [] and t.connection is not None and t.connection.idle
-    failures = [r for r in caplog.records if r.getMessage().startswith("unexpected failure error_id=")]
-    assert len(failures) == 2
+
+    def failures() -> list[logging.LogRecord]:
+        return [r for r in caplog.records if r.getMessage().startswith("unexpected failure error_id=")]
+
+    await until(lambda: len(failures()) == 2 and t.connection is not None and t.connection.idle, interval=0)
+    assert t.sent == [] and len(failures()) == 2
     t.feed(req("status", rid=7))
     assert (await t.next_message())["id"] == 7

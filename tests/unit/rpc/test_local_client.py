@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 import pytest
+from waiting import until
 
 from app.cli.terminal import CliError
 from rpc.client import Client, open_endpoint, open_pipe
@@ -103,10 +104,7 @@ async def test_elsewhere_the_endpoint_is_the_unix_socket(tmp_path: Path, monkeyp
         _reader, writer = await open_endpoint(str(path))
         writer.write(b"{}\n")
         await writer.drain()
-        for _ in range(100):
-            if got:
-                break
-            await asyncio.sleep(0.01)
+        await until(lambda: got, 1)
         writer.close()
     assert got == [b"{}\n"] and pipes.names == []
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from test_connection import FakePrincipal, initialized, make_server, req
+from waiting import until
 
 from rpc.core.log_stream import MAX_QUEUED, LogStream, log_event, stream_for
 from rpc.transports.base import Peer
@@ -122,10 +123,7 @@ async def test_records_from_worker_threads_reach_the_loop() -> None:
     worker = threading.Thread(target=lambda: log.warning("from a thread"))
     worker.start()
     worker.join()
-    for _ in range(100):
-        if events(t):
-            break
-        await asyncio.sleep(0.01)
+    await until(lambda: events(t), 1)
     assert [e["message"] for e in events(t)] == ["from a thread"]
 
 
@@ -149,7 +147,7 @@ async def test_sending_that_logs_does_not_recurse() -> None:
     assert stream is not None
     log.info("once")
     for _ in range(10):
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # loop turns in which a send that logged would deliver its own record
     assert [e["message"] for e in events(t)] == ["once"]
     assert stream.dropped >= 1
 

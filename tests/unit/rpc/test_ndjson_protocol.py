@@ -7,12 +7,12 @@ while the connection is saturated, the frame limit, order behind output already 
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import orjson
 import pytest
 from test_connection import make_server
+from waiting import until
 
 from app.config.schema import Limits
 from rpc.transports.base import Peer
@@ -70,10 +70,7 @@ def connect(limits: Limits | None = None) -> tuple[NdjsonProtocol, FakeSocket]:
 async def initialized(limits: Limits | None = None) -> tuple[NdjsonProtocol, FakeSocket]:
     protocol, sock = connect(limits)
     protocol.data_received(frame("initialize", "init", {"protocolVersion": 1}))
-    for _ in range(50):
-        if sock.writes:
-            break
-        await asyncio.sleep(0.01)
+    await until(lambda: sock.writes, 0.5)
     assert "result" in sock.messages()[0]
     sock.writes.clear()
     return protocol, sock
@@ -131,10 +128,7 @@ async def test_a_frame_read_while_initialize_runs_waits_and_keeps_its_order() ->
     protocol.data_received(frame("initialize", "init", {"protocolVersion": 1}))
     protocol.data_received(frame("status", "after"))  # `initialize` is a barrier: this one must wait
     assert not sock.reading
-    for _ in range(50):
-        if len(sock.messages()) == 2:
-            break
-        await asyncio.sleep(0.01)
+    await until(lambda: len(sock.messages()) == 2, 0.5)
     assert [m["id"] for m in sock.messages()] == ["init", "after"] and sock.reading
 
 
@@ -145,7 +139,7 @@ async def test_an_answer_never_overtakes_output_already_queued() -> None:
     sock.writes.clear()
     protocol.send(orjson.dumps({"jsonrpc": "2.0", "method": "early/notice"}))  # queued, flush scheduled
     protocol.data_received(frame("status", 1))
-    await asyncio.sleep(0)
+    await until(lambda: len(sock.messages()) == 2, interval=0)
     assert [m.get("method", m.get("id")) for m in sock.messages()] == ["early/notice", 1]
 
 

@@ -10,6 +10,7 @@ import orjson
 import pytest
 from gc_probe import cyclic_garbage
 from test_connection import make_server
+from waiting import until
 
 from rpc.transports.stream import NdjsonProtocol
 from rpc.transports.unix import peer_of, serve_unix
@@ -36,11 +37,8 @@ async def test_closed_unix_connections_leave_no_cyclic_garbage(tmp_path: Path) -
         with cyclic_garbage() as garbage:
             for _ in range(5):
                 await _one_client(path)
-            for _ in range(200):  # the daemon's side sees the close a moment after the client's
-                if not server.connections:
-                    break
-                await asyncio.sleep(0.01)
-            assert not server.connections
+            # the daemon's side sees the close a moment after the client's
+            await until(lambda: not server.connections, 2)
         assert not OURS & set(garbage), garbage
     finally:
         listener.server.close()

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waiting import until
 
 from rpc.transports import pipe as pipe_mod
 from rpc.transports.pipe import (
@@ -119,21 +120,13 @@ class FakeAccepter:
         return asyncio.BaseTransport(extra)
 
     async def connect(self, error: OSError | None = None) -> None:
-        await until(lambda: len(self.waiting) == 1)
+        await until(lambda: len(self.waiting) == 1, interval=0)
         (fut,) = self.waiting.values()
         if error is None:
             fut.set_result(None)
         else:
             fut.set_exception(error)
         await asyncio.sleep(0)
-
-
-async def until(cond: Any) -> None:
-    for _ in range(200):
-        if cond():
-            return
-        await asyncio.sleep(0)
-    raise AssertionError("condition never became true")
 
 
 @pytest.fixture
@@ -294,7 +287,7 @@ async def test_client_that_left_before_accept_is_dropped(api: FakeApi, accepter:
     factory = Factory()
     server = await start(api, accepter, factory)
     await accepter.connect(BrokenPipeError())
-    await until(lambda: len(api.created) == 2)
+    await until(lambda: len(api.created) == 2, interval=0)
     assert api.closed == [api.created[0].handle] and factory.protocols == []
     await accepter.connect()
     assert len(factory.protocols) == 1
@@ -325,7 +318,7 @@ async def test_instance_creation_failure_is_retried(
     api.fail_create = [OSError(errno.EMFILE, "no handles"), OSError(errno.EMFILE, "no handles")]
     await accepter.connect()
     assert len(factory.protocols) == 1  # the connected client is served regardless
-    await until(lambda: len(accepter.waiting) == 1)
+    await until(lambda: len(accepter.waiting) == 1, interval=0)
     assert len(api.created) == 2
     server.close()
     await server.wait_closed()
@@ -371,7 +364,7 @@ async def test_a_failing_accept_is_retried_on_a_fresh_instance(
     factory = Factory()
     server = await start(api, accepter, factory)
     await accepter.connect(OSError(errno.EIO, "The semaphore timeout period has expired"))
-    await until(lambda: len(accepter.waiting) == 1)
+    await until(lambda: len(accepter.waiting) == 1, interval=0)
     assert api.closed == [api.created[0].handle]  # the failed instance is closed, not leaked
     assert len(api.created) == 2 and not api.created[1].open_mode & FILE_FLAG_FIRST_PIPE_INSTANCE
     assert "cannot listen" in caplog.text and NAME in caplog.text
@@ -383,7 +376,7 @@ async def test_a_failing_accept_is_retried_on_a_fresh_instance(
 
 async def test_close_cancels_the_pending_accept_and_creates_nothing_more(api: FakeApi, accepter: FakeAccepter) -> None:
     server = await start(api, accepter)
-    await until(lambda: len(accepter.waiting) == 1)
+    await until(lambda: len(accepter.waiting) == 1, interval=0)
     server.close()
     await server.wait_closed()
     assert accepter.waiting == {} and len(api.created) == 1 and api.closed == [api.created[0].handle]
@@ -505,7 +498,7 @@ async def test_the_daemon_serves_the_pipe_with_the_socket_s_protocol(
         assert type(protocol) is NdjsonProtocol and extra == {"addr": NAME, "peer": PEER_LABEL}
         sock = accepter.sockets[0]
         protocol.data_received(b'{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":1}\n')
-        await until(lambda: bool(sock.writes))
+        await until(lambda: bool(sock.writes), interval=0)
         (reply,) = [orjson.loads(line) for line in b"".join(sock.writes).splitlines()]
         assert reply["id"] == 1 and "result" in reply
         (conn,) = server.connections

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
 import pytest
 from test_connection import make_server
 from test_ndjson_protocol import FakeSocket, frame
+from waiting import until
 
 from app.config.schema import Limits
 from rpc.core.connection import Connection
@@ -27,8 +27,13 @@ class FlowSocket(FakeSocket):
         self.buffered = 0
         self.aborted = False
         self.eof_reads = 0
+        self.looks = 0  # how often the write buffer's size was read
+        self.read_every = 0  # a slow reader: it reads 1000 bytes before every n-th look (0: it does not read)
 
     def get_write_buffer_size(self) -> int:
+        self.looks += 1
+        if self.read_every and self.looks % self.read_every == 0:
+            self.buffered -= 1000
         return self.buffered
 
     def abort(self) -> None:
@@ -47,14 +52,6 @@ def connect(limits: Limits | None = None) -> tuple[NdjsonProtocol, FlowSocket, C
     protocol.connection_made(sock)  # type: ignore[arg-type]  # a fake of the transport's used surface
     (conn,) = server.connections
     return protocol, sock, conn
-
-
-async def until(predicate: Any, timeout: float = 2.0) -> None:
-    async def wait() -> None:
-        while not predicate():
-            await asyncio.sleep(0.005)
-
-    await asyncio.wait_for(wait(), timeout)
 
 
 # ---------------------------------------------------------------------------------------------- EOF
@@ -153,13 +150,14 @@ async def test_a_stream_peer_that_makes_no_progress_is_aborted_without_a_waiting
 async def test_a_slow_stream_peer_is_kept_and_draining_disarms() -> None:
     protocol, sock, conn = connect(Limits(max_outbound_buffer_bytes=65536, outbound_stall_secs=0.1))
     sock.buffered = 100_000
+    sock.read_every = 2  # it reads a little between every other look of the rule: never a period without progress
     protocol.pause_writing()
-    for _ in range(4):  # some progress in every period
-        await asyncio.sleep(0.06)
-        sock.buffered -= 10_000
+    looks = sock.looks
+    await until(lambda: sock.aborted or sock.looks >= looks + 2 * POLLS)  # two periods of the rule's looks
     assert not sock.aborted
     protocol.resume_writing()
-    await asyncio.sleep(0.25)
+    flow = protocol._flow
+    assert flow is not None and not flow.watching  # disarmed: no stall can follow
     assert not sock.aborted and not conn.closed
 
 
@@ -175,14 +173,22 @@ async def test_a_producer_waits_and_is_released_by_the_drop() -> None:
 
 
 @pytest.mark.req("R-LIM")
-async def test_an_answer_waits_while_the_peer_is_not_reading() -> None:
+async def test_an_answer_waits_while_the_peer_is_not_reading(monkeypatch: pytest.MonkeyPatch) -> None:
     """An async handler's answer is not queued above the limit: it waits for room like streamed output."""
+    waits: list[NdjsonProtocol] = []
+    wait_writable = NdjsonProtocol.wait_writable
+
+    async def recorded(self: NdjsonProtocol) -> None:
+        waits.append(self)
+        await wait_writable(self)
+
+    monkeypatch.setattr(NdjsonProtocol, "wait_writable", recorded)
     protocol, sock, conn = connect(Limits(max_outbound_buffer_bytes=65536, outbound_stall_secs=5))
     protocol.data_received(frame("initialize", 1, {"protocolVersion": 1}))
     await until(lambda: bool(sock.messages()))
     protocol.data_received(frame("test/sleep", 2, {"secs": 0.01}))
     protocol.pause_writing()
-    await asyncio.sleep(0.1)
+    await until(lambda: waits == [protocol])  # the handler has finished: its answer waits for room
     assert [m["id"] for m in sock.messages()] == [1]  # finished, not yet queued
     protocol.resume_writing()
     await until(lambda: len(sock.messages()) == 2)
@@ -190,44 +196,64 @@ async def test_an_answer_waits_while_the_peer_is_not_reading() -> None:
     assert conn.idle
 
 
+class Reader:
+    """The peer's side of a `FlowControl`: how often the rule looked (`polls`), and the bytes the peer has read by
+    then; it reads a little just before each look numbered in `reads_at` (so where the rule sees progress does not
+    depend on how loaded the machine is), and `last_read` is the loop time of its last read."""
+
+    def __init__(self, reads_at: tuple[int, ...] = ()) -> None:
+        self.reads_at = reads_at
+        self.read = 0
+        self.polls = 0
+        self.last_read: float | None = None
+
+    def progress(self) -> int:
+        self.polls += 1
+        if self.polls in self.reads_at:
+            self.read += 1
+            self.last_read = asyncio.get_running_loop().time()
+        return self.read
+
+
 @pytest.mark.req("R-LIM")
 async def test_flow_control_pauses_watches_and_calls_on_stall_once() -> None:
-    progress = [0]
-    stalls: list[int] = []
-    flow = FlowControl(0.05, progress=lambda: progress[0], on_stall=lambda: stalls.append(1), label="x")
+    peer = Reader(reads_at=(3,))  # the mark at the pause, one look without progress, then some
+    loop = asyncio.get_running_loop()
+    stalls: list[tuple[float, bool]] = []  # (when, whether the waiting producer had been released by then)
+    flow = FlowControl(
+        0.05, progress=peer.progress, on_stall=lambda: stalls.append((loop.time(), waiter.done())), label="x"
+    )
     flow.pause()
     flow.pause()  # one timer, however often the mark is crossed
-    assert flow.paused and flow.watching
+    assert flow.paused and flow.watching and peer.polls == 1  # the mark taken at the pause
     waiter = asyncio.create_task(flow.wait())
-    await asyncio.sleep(0.04)
-    progress[0] += 1  # moving: the next period is watched
-    await asyncio.sleep(0.04)
-    assert stalls == [] and flow.watching and not waiter.done()
-    await asyncio.sleep(0.1)
-    assert stalls == [1] and not flow.watching
+    await until(lambda: stalls, timeout=1)
+    ((stalled_at, released),) = stalls
+    assert peer.last_read is not None and peer.polls > 3
+    assert stalled_at - peer.last_read >= 0.05, "cut off less than a period after its last progress"
+    assert not released and not flow.watching and not waiter.done()
     flow.close()  # what the transport does once on_stall has dropped the connection
     await asyncio.wait_for(waiter, 1)
+    assert len(stalls) == 1
+    flow = FlowControl(0.05, progress=peer.progress, on_stall=lambda: stalls.append((loop.time(), False)), label="y")
     flow.pause()
     flow.resume()
-    await asyncio.sleep(0.1)
-    assert stalls == [1] and not flow.paused and not flow.watching
+    assert not flow.paused and not flow.watching  # the timer is cancelled: no stall can follow
+    await asyncio.wait_for(flow.wait(), 1)
 
 
 @pytest.mark.req("R-LIM")
 async def test_regression_a_peer_that_stops_reading_is_cut_off_one_period_after_its_last_progress() -> None:
     """Found by benchmarks/soak.py: progress seen anywhere in a watched period bought a whole new period, so a peer
     that read a little right after the pause was cut off up to twice `outbound_stall_secs` after it stopped."""
-    progress = [0]
+    peer = Reader(reads_at=(2,))  # the last bytes the peer reads: just before the rule's first look
     stalls: list[float] = []
     loop = asyncio.get_running_loop()
-    flow = FlowControl(0.2, progress=lambda: progress[0], on_stall=lambda: stalls.append(loop.time()), label="x")
+    flow = FlowControl(0.2, progress=peer.progress, on_stall=lambda: stalls.append(loop.time()), label="x")
     flow.pause()
-    await asyncio.sleep(0.03)
-    progress[0] += 1  # the last bytes the peer reads
-    last_read = loop.time()
-    await asyncio.sleep(0.35)
-    assert len(stalls) == 1, "still connected well past one period after its last progress"
-    assert 0.2 <= stalls[0] - last_read <= 0.2 + 0.2 / POLLS + 0.05
+    await until(lambda: stalls, timeout=2)
+    assert len(stalls) == 1 and peer.last_read is not None
+    assert 0.2 <= stalls[0] - peer.last_read <= 0.2 + 0.2 / POLLS + 0.05, "not one period after its last progress"
     flow.close()
 
 

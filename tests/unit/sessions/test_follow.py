@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from gc_probe import cyclic_garbage
+from waiting import until
 
 from app.sessions.live.session import LiveSession
 from app.sessions.live.updates import SEQ_BLOCK, TurnUpdates
@@ -33,8 +34,10 @@ class Sink:
         self.principal_id = "alice"
         self.closed = False
         self.dropped = False
+        self.sends = 0  # sends begun
 
     async def send_updates(self, updates: Sequence[Any], frames: Sequence[bytes] | None = None) -> None:
+        self.sends += 1
         if self.gate is not None:
             await self.gate.wait()
         self.got += updates
@@ -85,13 +88,12 @@ async def test_a_watcher_that_does_not_read_holds_up_neither_the_turn_nor_the_ot
     updates = updates_for(live, prompter, reserved)
     for n in range(10):
         await asyncio.wait_for(updates.text([f"t{n}"]), 1)  # never waits for `stuck`
-    await asyncio.sleep(0)
+    await until(lambda: len(reader.got) == 10, interval=0)
     assert seqs(prompter.got) == seqs(reader.got) == list(range(1, 11))
     assert stuck.got == []
     assert stuck.gate is not None
     stuck.gate.set()  # it reads again: it gets all of it, in order, from the buffer
-    for _ in range(5):
-        await asyncio.sleep(0)
+    await until(lambda: len(stuck.got) == 10, interval=0)
     assert seqs(stuck.got) == list(range(1, 11))
 
 
@@ -101,13 +103,12 @@ async def test_a_watcher_that_falls_behind_what_is_kept_is_cut_off_not_sent_a_ho
     live.watch(stuck)
     updates = updates_for(live, prompter, reserved)
     await updates.text(["a"])
-    await asyncio.sleep(0)  # its first send is under way (waiting)
+    await until(lambda: stuck.sends == 1, interval=0)  # its first send is under way (waiting)
     await updates.text(["b", "c", "d", "e", "f"])
     assert stuck.gate is not None
     stuck.gate.set()
-    for _ in range(5):
-        await asyncio.sleep(0)
-    assert seqs(stuck.got) == [1] and stuck.dropped and stuck not in live.watchers
+    await until(lambda: stuck.dropped and stuck not in live.watchers, interval=0)
+    assert seqs(stuck.got) == [1]
 
 
 async def test_several_receivers_share_one_encoding() -> None:
@@ -125,7 +126,7 @@ async def test_several_receivers_share_one_encoding() -> None:
     other = Sink()
     live.watch(other)
     await alone.text(["c", "d"])
-    await asyncio.sleep(0)
+    await until(lambda: len(other.frames) == 2, interval=0)
     assert calls == [2]  # once for both
     assert prompter.frames == other.frames == [b"frame-3", b"frame-4"]
     assert seqs(prompter.got) == [1, 2, 3, 4] and seqs(other.got) == [3, 4]

@@ -53,7 +53,7 @@ async def test_the_entry_outlives_its_holder_while_someone_waits() -> None:
     task = asyncio.create_task(first())
     await first_in.wait()
     waiters = [asyncio.create_task(later()) for _ in range(2)]
-    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # one loop turn: both start and queue on the lock
     release.set()
     await task
     await asyncio.gather(later(), *waiters)  # one more arrives just as the first holder leaves
@@ -73,7 +73,7 @@ async def test_a_cancelled_waiter_leaves_nothing_behind() -> None:
     task = asyncio.create_task(holder())
     await entered.wait()
     waiter = asyncio.create_task(locks.hold("k").__aenter__())
-    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # one loop turn: it queues on the lock
     waiter.cancel()
     await asyncio.gather(task, waiter, return_exceptions=True)
     assert len(locks) == 0

@@ -134,7 +134,7 @@ async def test_a_deleted_id_starts_over_empty(store: SessionStore) -> None:
 async def test_touch_moves_last_activity(store: SessionStore) -> None:
     await _new(store)
     before = await store.get("s1")
-    await asyncio.sleep(0.002)
+    await asyncio.sleep(0.002)  # the clock moves: last_activity is a reading of it
     await store.touch("s1")
     after = await store.get("s1")
     assert before is not None and after is not None and after.last_activity > before.last_activity

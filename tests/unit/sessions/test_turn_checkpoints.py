@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from gc_probe import cyclic_garbage
+from waiting import until
 
 from app.agents.base import Elicitation, Message, TextDelta, ThoughtDelta, ToolCall, ToolContext, ToolSpec
 from app.sessions.events import SessionEvent
@@ -128,11 +129,9 @@ async def rows(store: SessionStore) -> list[TranscriptRow]:
     return (await store.transcript.messages(SID, limit=1000))[0]
 
 
-async def until(predicate: Any, timeout: float = 3.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not await predicate():
-        assert asyncio.get_running_loop().time() < deadline, "condition not reached"
-        await asyncio.sleep(0.01)
+async def assistant_text_is(store: SessionStore, text: str) -> bool:
+    found = await rows(store)
+    return len(found) > 1 and found[1].content == text
 
 
 @pytest.mark.req("R-ACP-4")
@@ -184,8 +183,8 @@ async def test_text_is_flushed_on_a_clock_when_the_stream_stalls(store: SessionS
     provider = Script([("text", "one "), ("text", "two "), ("text", "three"), ("wait", stall)])
     task, _events, _outcome = start(store, tmp_path, provider)
     await until(lambda: _has_rows(store, 2))
-    await asyncio.sleep(TEXT_CHECKPOINT_SECS + 0.2)  # no further chunk arrives: only the timer can write
-    assert (await rows(store))[1].content == "one two three"
+    # no further chunk arrives: only the timer can write, within its period
+    await until(lambda: assistant_text_is(store, "one two three"), TEXT_CHECKPOINT_SECS + 0.2)
     stall.set()
     await task
 
@@ -219,8 +218,11 @@ async def test_a_chunk_arriving_while_a_flush_is_being_written_is_flushed_too(
 
     task, _events, _outcome = start(store, tmp_path, Racing())
     await asyncio.wait_for(during.wait(), 3)
-    await asyncio.sleep(2 * TEXT_CHECKPOINT_SECS + 0.3)
-    assert (await rows(store))[1].content == "abc", "a chunk streamed during a flush stayed in memory only"
+    await until(
+        lambda: assistant_text_is(store, "abc"),
+        2 * TEXT_CHECKPOINT_SECS + 0.3,
+        what="a chunk streamed during a flush on disk (not in memory only)",
+    )
     stall.set()
     await task
     assert (await rows(store))[1].content == "abc"
@@ -275,7 +277,7 @@ async def test_a_cancelled_step_keeps_its_text_exactly_once(store: SessionStore,
     provider = Script([("text", "partial "), ("text", "answer"), ("wait", stall)])
     task, _events, outcome = start(store, tmp_path, provider)
     await until(lambda: _has_rows(store, 2))
-    await asyncio.sleep(0.05)
+    await until(lambda: "".join(outcome.streamed) == "partial answer")  # both chunks, then the stall
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -284,7 +286,7 @@ async def test_a_cancelled_step_keeps_its_text_exactly_once(store: SessionStore,
         ("user", "go", True),
         ("assistant", "partial answer", True),
     ]
-    await asyncio.sleep(TEXT_CHECKPOINT_SECS + 0.1)  # no late timer write reopens or duplicates the row
+    await asyncio.sleep(TEXT_CHECKPOINT_SECS + 0.1)  # a window: no late timer write reopens or duplicates the row
     assert [(r.role, r.content, r.complete) for r in await rows(store)] == [
         ("user", "go", True),
         ("assistant", "partial answer", True),
