@@ -171,6 +171,27 @@ async def test_permission_granted_rejected_and_unknown_option(acp_daemon: Daemon
         check_all_parsed(recorder)
 
 
+@pytest.mark.req("R-GUARD-3")
+async def test_reject_always_and_allow_always_last_for_the_session(acp_daemon: Daemon) -> None:
+    """ACP's `reject_always` / `allow_always` options map to the session scope: the tool is not asked about again."""
+    async with open_acp(acp_daemon) as (conn, recorder, _process):
+        await initialized(conn)
+        rejecting = (await conn.new_session(cwd=workdir(acp_daemon), mcp_servers=[])).session_id
+        allowing = (await conn.new_session(cwd=workdir(acp_daemon), mcp_servers=[])).session_id
+        recorder.answers = ["reject_always", "allow_always"]
+        assert await prompt(conn, rejecting, "/bash echo first") == "end_turn"
+        assert await prompt(conn, rejecting, "/bash echo second") == "end_turn"  # rejected without asking
+        assert await prompt(conn, allowing, "/bash echo third") == "end_turn"
+        assert await prompt(conn, allowing, "/bash echo fourth") == "end_turn"  # allowed without asking
+        assert len(recorder.permissions) == 2
+        rejected = recorder.of(rejecting, ToolCallProgress)
+        assert [r.status for r in rejected] == ["failed", "failed"]
+        assert "rest of this session" in (rejected[1].raw_output or "")
+        allowed = recorder.of(allowing, ToolCallProgress)
+        assert [r.status for r in allowed] == ["completed", "completed"] and "fourth" in (allowed[1].raw_output or "")
+        check_all_parsed(recorder)
+
+
 @pytest.mark.req("R-EDIT-4")
 async def test_cancel_withdraws_a_pending_permission_and_the_tool_never_runs(acp_daemon: Daemon) -> None:
     marker = Path(workdir(acp_daemon)) / "ran"
