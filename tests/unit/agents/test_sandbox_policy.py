@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from app.agents.sandbox.limits import Limits
@@ -67,3 +69,25 @@ def test_limits_as_prlimit_arguments() -> None:
         "--",
     ]
     assert "--nproc=64" in limits.prlimit_args("prlimit", nproc=True)
+
+
+def test_ulimit_script_units() -> None:
+    limits = Limits(max_processes=64, max_memory_bytes=1 << 30, max_file_bytes=1 << 20, max_cpu_secs=10)
+    # dash and bash-as-sh: -v in KiB, -f in 512-byte blocks
+    assert limits.ulimit_script() == "ulimit -v 1048576 && ulimit -f 2048 && ulimit -t 10 && ulimit -c 0"
+
+
+def test_host_modes_and_hidden_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.agents.sandbox import host as host_module
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    host = host_module.SandboxHost([tmp_path / "cfg", tmp_path / "data"])
+    assert host.hidden == (str(tmp_path / "cfg"), str(tmp_path / "data"), str(tmp_path / "home" / ".ssh"))
+    limits = Limits(8, 1 << 30, 1 << 20, 10)
+    monkeypatch.setattr(host_module, "bwrap_problem", lambda: "bwrap is not installed")
+    assert host.mode("auto") == "off" and host.mode("bwrap") == "unavailable" and host.mode("off") == "off"
+    assert host.sandbox("bwrap", "workspace-write", limits).problem == "bwrap is not installed"
+    assert not host.sandbox("auto", "workspace-write", limits).enabled
+    monkeypatch.setattr(host_module, "bwrap_problem", lambda: None)
+    assert host.mode("auto") == "bwrap" and host.sandbox("auto", "read-only", limits).enabled
+    assert host.mode("off") == "off" and not host.sandbox("off", "read-only", limits).enabled
