@@ -25,7 +25,7 @@ from app.agents.base import (
     ToolCall,
     ToolContext,
 )
-from app.agents.permissions import Decision, RuleBook, RuleSet, Verdict, exact_pattern, parse_pattern
+from app.agents.permissions import Decision, RuleBook, RuleSet, Verdict, exact_pattern
 from app.sessions.live.session import Approval, LiveSession
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
@@ -304,7 +304,7 @@ async def _run_tool(
 _TIMED_OUT = Approval("reject")
 
 
-def verdict_for(live: LiveSession, call: ToolCall, tool: Tool, settings: TurnSettings) -> Verdict:
+def _verdict(live: LiveSession, call: ToolCall, tool: Tool, settings: TurnSettings) -> Verdict:
     """What the rules say about this call (R-GUARD-1): deny > ask > allow > the tool's default, where this
     session's `allow_always` answers count as allow rules and `auto_approve` lists whole tools."""
     default: Decision = "ask" if tool.needs_approval else "allow"
@@ -320,7 +320,7 @@ def verdict_for(live: LiveSession, call: ToolCall, tool: Tool, settings: TurnSet
 
 async def _guarded(live: LiveSession, call: ToolCall, tool: Tool, updates: Updates, settings: TurnSettings) -> str:
     """Run the call if the rules or the user allow it; else the tool result that says why not (R-GUARD-2)."""
-    verdict = verdict_for(live, call, tool, settings)
+    verdict = _verdict(live, call, tool, settings)
     if verdict.decision == "deny":
         return verdict.denial(call.name)
     if call.name in live.always_rejected:
@@ -384,8 +384,3 @@ async def _remember(live: LiveSession, call: ToolCall, answer: Approval, setting
             settings.rules.add(stored.rule())  # later calls of this turn see it too
     else:
         live.always_allowed.add(call.name)
-
-
-def check_pattern(pattern: str) -> str:
-    """A caller's `pattern` for a remembered rule, validated (ValueError says what is wrong)."""
-    return parse_pattern(pattern).text
