@@ -148,12 +148,17 @@ async def test_remembered_rules_across_sessions_restarts_and_deletion(daemon_fac
         _, result = await answer(
             owner, sid, "/bash echo pattern-1", "allow_always", remember="agent", pattern="bash(echo pattern-*)"
         )
+        # a pattern about another tool is not stored: the exact call is
+        _, result = await answer(
+            owner, sid, "/bash echo other-tool", "allow_always", remember="agent", pattern="write_file(**)"
+        )
         code, _ = await owner.error(
             "session/approve", {"sessionId": sid, "requestId": "ap_x", "decision": "allow_always", "pattern": "bash("}
         )
         assert code == -32602
         listed = (await owner.call("permissions/list", {"agentAlias": "default"}))["rules"]
-        assert [r["pattern"] for r in listed] == ["bash(echo remembered)", "bash(echo pattern-*)"]
+        expected = ["bash(echo remembered)", "bash(echo pattern-*)", "bash(echo other-tool)"]
+        assert [r["pattern"] for r in listed] == expected
         assert all(r["decision"] == "allow" and r["agentAlias"] == "default" for r in listed)
         other = await new_sid(owner)  # another session of the same agent: not asked
         assert "remembered" in await run_allowed(owner, other, "/bash echo remembered")
@@ -169,5 +174,6 @@ async def test_remembered_rules_across_sessions_restarts_and_deletion(daemon_fac
         assert await owner.call("permissions/delete", {"ruleId": rule_id}) == {"ruleId": rule_id, "deleted": True}
         code, _ = await owner.error("permissions/delete", {"ruleId": rule_id})
         assert code == -32602
-        assert [r["pattern"] for r in (await owner.call("permissions/list"))["rules"]] == ["bash(echo pattern-*)"]
+        left = [r["pattern"] for r in (await owner.call("permissions/list"))["rules"]]
+        assert left == ["bash(echo pattern-*)", "bash(echo other-tool)"]
         await answer(owner, sid, "/bash echo remembered", "reject")  # asked again once deleted

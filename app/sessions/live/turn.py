@@ -25,7 +25,7 @@ from app.agents.base import (
     ToolCall,
     ToolContext,
 )
-from app.agents.permissions import Decision, RuleBook, RuleSet, Verdict, exact_pattern
+from app.agents.permissions import Decision, RuleBook, RuleSet, Verdict, exact_pattern, parse_pattern
 from app.sessions.live.session import Approval, LiveSession
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
@@ -378,7 +378,9 @@ async def _remember(live: LiveSession, call: ToolCall, answer: Approval, setting
     elif answer.decision != "allow_always":
         return
     elif answer.remember == "agent" and settings.rule_book is not None:
-        pattern = answer.pattern or exact_pattern(call.name, call.arguments)
+        # A caller's pattern must be about this call's tool: an approval of `bash` does not write `write_file` rules.
+        given = answer.pattern if answer.pattern and parse_pattern(answer.pattern).matches_tool(call.name) else None
+        pattern = given or exact_pattern(call.name, call.arguments)
         stored = await settings.rule_book.add(live.owner, live.agent_alias, "allow", pattern)
         if settings.rules is not None:
             settings.rules.add(stored.rule())  # later calls of this turn see it too
