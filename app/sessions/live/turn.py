@@ -8,6 +8,7 @@ Order per session is the order of `Updates` calls, which this task awaits one by
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -27,12 +28,15 @@ from app.agents.base import (
 )
 from app.agents.permissions import Decision, RuleBook, RuleSet, Verdict, exact_pattern, parse_pattern
 from app.sessions.live.session import Approval, LiveSession
+from app.storage.errors import is_storage_unavailable
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
     from app.sessions.events import SessionEvent
     from app.sessions.store.transcript import Transcript
 
 __all__ = ["TEXT_CHECKPOINT_SECS", "TurnOutcome", "TurnSettings", "Updates", "run_turn", "to_messages"]
+
+log = logging.getLogger("zeroclaw.sessions")
 
 TEXT_CHECKPOINT_SECS = 0.25
 _YIELD_EVERY = 64  # text chunks taken from a provider that never waits before letting other tasks run
@@ -381,7 +385,14 @@ async def _remember(live: LiveSession, call: ToolCall, answer: Approval, setting
         # A caller's pattern must be about this call's tool: an approval of `bash` does not write `write_file` rules.
         given = answer.pattern if answer.pattern and parse_pattern(answer.pattern).matches_tool(call.name) else None
         pattern = given or exact_pattern(call.name, call.arguments)
-        stored = await settings.rule_book.add(live.owner, live.agent_alias, "allow", pattern)
+        try:
+            stored = await settings.rule_book.add(live.owner, live.agent_alias, "allow", pattern)
+        except Exception as exc:
+            if not is_storage_unavailable(exc):
+                raise
+            # R-STORE-3: the database refuses writes now; this call still runs (the user allowed it), unremembered.
+            log.warning("could not store the permission rule %r; this call runs, the rule is not kept", pattern)
+            return
         if settings.rules is not None:
             settings.rules.add(stored.rule())  # later calls of this turn see it too
     else:
