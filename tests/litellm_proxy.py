@@ -173,7 +173,9 @@ class FaultProxy:
                 head += "".join(f"{k}: {v}\r\n" for k, v in fault.headers)
                 conn.sendall(head.encode() + b"\r\n" + fault.body)
                 return
-            with contextlib.closing(socket.create_connection(("127.0.0.1", self.upstream_port))) as up:
+            # Either side may hang up mid-exchange (a client that gave up on a cut stream): nothing left to relay.
+            upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
+            with contextlib.closing(upstream) as up, contextlib.suppress(ConnectionError):
                 self._pump(conn, up, fault.cut_after)
 
     def _pump(self, conn: socket.socket, up: socket.socket, cut_after: int | None) -> None:
