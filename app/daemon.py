@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.agents.sandbox import SandboxHost
 from app.audit import AuditLog
 from app.auth.authenticator import Authenticator
 from app.auth.tokens import PairedTokens
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
 
     from starlette.applications import Starlette
 
+    from app.agents.permissions import RuleBook
     from app.auth.pairing import PairingStore
     from app.files.service import FileService
     from app.service.activation import Inherited
@@ -246,14 +248,16 @@ async def _storage_and_services(
             store = storage.stand_in(
                 _session_store, kept=frozenset({"lists.kept_page"}), parts=frozenset({"lists", "transcript"})
             )
-            return _services(paths, config_store, None, pairing, store, observations)
+            rules = storage.stand_in(_permission_store)
+            return _services(paths, config_store, None, pairing, store, observations, rules)
         url = _default_url(paths.data_dir)
     else:
         url = configured
         cleanup.push_async_callback((await _lock_database(url)).release)  # one daemon per database
     db = await _open_database(url, observations)
     cleanup.push_async_callback(db.close)
-    return _services(paths, config_store, db, _pairing_store(db), _session_store(db), observations)
+    stores = (_pairing_store(db), _session_store(db))
+    return _services(paths, config_store, db, *stores, observations, _permission_store(db))
 
 
 def _default_url(data_dir: Path) -> str:
@@ -297,6 +301,12 @@ def _pairing_store(db: Database) -> PairingStore:
     return PairingStore(db)
 
 
+def _permission_store(db: Database) -> RuleBook:
+    from app.agents.permissions.store import PermissionStore
+
+    return PermissionStore(db)
+
+
 def _session_store(db: Database) -> SessionStore:
     from app.sessions.store.session_store import SessionStore
     from app.storage.faults import Faults
@@ -337,13 +347,23 @@ def _services(
     pairing_store: PairingStore,
     store: SessionStore,
     observations: Observations,
+    rule_book: RuleBook,
 ) -> Services:
     """The domain services every surface shares, wired to each other."""
     pairing = PairedTokens(pairing_store)
     auth = Authenticator(lambda: config_store.current, lambda: config_store.policy_generation, process_uid())
     auth.tokens = pairing
     config_store.on_commit(lambda _old, _new: auth.policy_changed())
-    sessions = SessionRegistry(store, lambda: config_store.current, paths.data_dir, encode=STANDARD.encode_updates)
+    sandbox = SandboxHost(_hidden_from_tools(paths))
+    sandbox.check_soon(config_store.current.tools.bash.sandbox)  # R-GUARD-4: `auto` without bwrap says so once
+    sessions = SessionRegistry(
+        store,
+        lambda: config_store.current,
+        paths.data_dir,
+        encode=STANDARD.encode_updates,
+        rule_book=rule_book,
+        sandbox=sandbox,
+    )
     return Services(
         paths=paths,
         config_store=config_store,
@@ -352,9 +372,22 @@ def _services(
         db=db,
         pairing=pairing,
         sessions=sessions,
+        permissions=rule_book,
+        sandbox=sandbox,
         files_factory=lambda: _file_service(paths, config_store, sessions),
         observations=observations,
     )
+
+
+def _hidden_from_tools(paths: Paths) -> list[Path]:
+    """What a sandboxed command may not see: config (tokens, secrets), data (database, sockets) and the socket's
+    directory when it lives elsewhere (not `/` or the home directory, which would hide too much)."""
+    hidden = [paths.config_dir, paths.data_dir]
+    if not sys.platform.startswith("win"):
+        parent = Path(paths.endpoint).parent
+        if parent != Path("/") and parent != Path.home():
+            hidden.append(parent)
+    return hidden
 
 
 def _file_service(paths: Paths, config_store: ConfigStore, sessions: SessionRegistry) -> FileService:

@@ -18,6 +18,8 @@ from app.paths import Paths
 from app.self_metrics import Observations
 
 if TYPE_CHECKING:
+    from app.agents.permissions import RuleBook
+    from app.agents.sandbox import SandboxHost
     from app.auth.tokens import PairedTokens
     from app.files.service import FileService
     from app.sessions.registry import SessionRegistry
@@ -45,6 +47,7 @@ class DaemonStatus:
     uptime_secs: float
     active_sessions: int
     session_ids: list[str]
+    sandbox: str = "off"  # what `bash` runs under now (R-GUARD-4): "bwrap", "off", or "unavailable" (required, broken)
 
 
 @dataclass(eq=False)
@@ -56,6 +59,8 @@ class Services:
     db: Database | None  # None on a fast start, where the first call opens it (app.storage.deferred)
     pairing: PairedTokens
     sessions: SessionRegistry
+    permissions: RuleBook | None = None  # remembered permission rules (R-GUARD-3); None in tests that need none
+    sandbox: SandboxHost | None = None  # the bash sandbox (R-GUARD-4); None: unsandboxed (tests)
     files: FileService | None = None  # the files service (SPEC §8) once made (`file_service`)
     # Makes `files` on first use: a daemon never asked about files never imports `app.files`.
     files_factory: Callable[[], FileService] | None = None
@@ -95,6 +100,7 @@ class Services:
             uptime_secs=self.uptime_ms(now_ns) / 1000,
             active_sessions=len(live),
             session_ids=sorted(live),
+            sandbox=self.sandbox.mode(self.config.tools.bash.sandbox) if self.sandbox is not None else "off",
         )
 
     def uptime_ms(self, now_ns: int | None = None) -> int:

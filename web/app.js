@@ -10,6 +10,7 @@ import { initConfig, loadConfig } from "./config.js";
 import { answerDaemonWith } from "./connection.js";
 import { reportError } from "./errors.js";
 import { on } from "./events.js";
+import { initRules, loadRules } from "./rules.js";
 import { initSessions, refreshSessions } from "./sessions.js";
 import { initSignIn, startSignIn } from "./signin.js";
 import { initStatus, refreshStatus } from "./status.js";
@@ -19,7 +20,7 @@ const REFRESH_MS = 15000;
 
 /** What a signed-in page reads (after sign-in and after a reconnect). */
 async function loadEverything() {
-  await Promise.all([refreshStatus(), loadConfig(), refreshSessions()]);
+  await Promise.all([refreshStatus(), loadConfig(), refreshSessions(), loadRules()]);
   await resumeViews();
 }
 
@@ -42,6 +43,7 @@ initTabs();
 initSessions({ open: (id) => openSession(id), created: adoptSession });
 initChat();
 initConfig();
+initRules();
 initStatus();
 answerDaemonWith({ onNotification: onDaemonNotification, onRequest: onDaemonRequest });
 on("connected", startRefresh);

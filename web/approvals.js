@@ -16,13 +16,23 @@ export function expireQuestions(sessionId, reason) {
 
 // ------------------------------------------------------------------------------------------------ approvals
 
+// [button key, label, class, session/approve params]. "For this agent" stores a rule for this call's exact
+// command or path (R-GUARD-3); the Config tab lists and deletes those.
 const DECISIONS = [
-  ["allow_once", "Allow once", "primary"],
-  ["allow_always", "Allow always", ""],
-  ["reject", "Reject", "danger"],
+  ["allow_once", "Allow once", "primary", { decision: "allow_once" }],
+  ["allow_always", "Always for this session", "", { decision: "allow_always" }],
+  ["allow_agent", "Always for this agent", "", { decision: "allow_always", remember: "agent" }],
+  ["reject", "Reject", "danger", { decision: "reject" }],
+  ["reject_always", "Reject for this session", "danger", { decision: "reject_always" }],
 ];
 
-const DECISION_WORDS = { allow_once: "allow once", allow_always: "allow always", reject: "reject", reject_with_edit: "reject (with an edit)" };
+const DECISION_WORDS = {
+  allow_once: "allow once",
+  allow_always: "allow always",
+  reject: "reject",
+  reject_always: "reject for this session",
+  reject_with_edit: "reject (with an edit)",
+};
 
 /**
  * The buttons of an approval_request. `expire(reason)` locks them if the tool's result comes first;
@@ -32,8 +42,8 @@ const DECISION_WORDS = { allow_once: "allow once", allow_always: "allow always",
  */
 export function approvalBox(sessionId, params) {
   const result = h("p", { class: "approval-result", role: "status", hidden: true });
-  const buttons = DECISIONS.map(([decision, label, cls]) =>
-    h("button", { type: "button", class: `small ${cls}`, dataset: { decision }, text: label, on: { click: () => decide(decision, label) } }),
+  const buttons = DECISIONS.map(([key, label, cls, answer]) =>
+    h("button", { type: "button", class: `small ${cls}`, dataset: { decision: key }, text: label, on: { click: () => decide(key, label, answer) } }),
   );
   const row = h("div", { class: "buttons" }, buttons);
   const known = params.arguments !== undefined;
@@ -76,13 +86,13 @@ export function approvalBox(sessionId, params) {
       settle(`Answered elsewhere: ${DECISION_WORDS[decision] ?? decision} (in another tab or client${timeout}).`, "note");
     },
   };
-  async function decide(decision, label) {
+  async function decide(key, label, answer) {
     if (box.answered || sending) return;
     sending = true;
     for (const b of buttons) b.disabled = true;
     try {
-      const answer = await call("session/approve", { sessionId, requestId: params.requestId, decision });
-      if (answer?.acknowledged === false) {
+      const reply = await call("session/approve", { sessionId, requestId: params.requestId, ...answer });
+      if (reply?.acknowledged === false) {
         // Another tab or client (or the timeout) settled it first; this answer changed nothing.
         settle("Already answered elsewhere: this answer came too late.", "note");
         return;
@@ -90,7 +100,7 @@ export function approvalBox(sessionId, params) {
       box.answered = true;
       deadline.remove();
       el.classList.add("answered");
-      for (const b of buttons) if (b.dataset.decision === decision) b.setAttribute("aria-pressed", "true");
+      for (const b of buttons) if (b.dataset.decision === key) b.setAttribute("aria-pressed", "true");
       showInline(result, `Decision sent: ${label.toLowerCase()}.`, "ok");
     } catch (err) {
       reportError("Approve", err);

@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from app.agents.sandbox import Sandbox
 
 __all__ = [
     "Elicitation",
@@ -157,6 +160,7 @@ class ToolContext:
     ask_timeout_secs: float = 120.0
     output_limit_bytes: int = 65_536
     env: Mapping[str, str] | None = None  # set on top of the daemon's environment for commands (R-ZC-6)
+    sandbox: Sandbox | None = None  # what `bash` runs under (R-GUARD-4); None: unsandboxed (tests, `off`)
 
 
 class Tool(Protocol):

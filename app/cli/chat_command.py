@@ -380,18 +380,29 @@ class _Chat:
 
     async def _approve(self, update: dict[str, Any], asker: Asker) -> None:
         args = orjson.dumps(update.get("arguments")).decode()
-        prompt = f"allow {update.get('toolName')} {args}? [y]es once / [a]lways / [N]o: "
-        choices = {"y": "allow_once", "yes": "allow_once", "a": "allow_always", "always": "allow_always"}
-        choices |= {"": "reject", "n": "reject", "no": "reject"}
+        prompt = (
+            f"allow {update.get('toolName')} {args}? [y]es once / [a]lways (session) / al[w]ays for this agent"
+            " / [r]eject for the session / [N]o: "
+        )
+        # R-GUARD-3: `w` stores a rule for this agent (the exact command or path); `r` rejects the tool for the session.
+        choices: dict[str, dict[str, str]] = {
+            "y": {"decision": "allow_once"},
+            "yes": {"decision": "allow_once"},
+            "a": {"decision": "allow_always"},
+            "always": {"decision": "allow_always"},
+            "w": {"decision": "allow_always", "remember": "agent"},
+            "r": {"decision": "reject_always"},
+        }
+        choices |= {"": {"decision": "reject"}, "n": {"decision": "reject"}, "no": {"decision": "reject"}}
         while True:
             answer = await asker.ask(prompt)
-            decision = "reject" if answer is None else choices.get(answer.strip().lower())
-            if decision is not None:
+            chosen = {"decision": "reject"} if answer is None else choices.get(answer.strip().lower())
+            if chosen is not None:
                 break
-            console.print("[yellow]answer y, a or n (Enter = no)[/yellow]")
+            console.print("[yellow]answer y, a, w, r or n (Enter = no)[/yellow]")
         with contextlib.suppress(RemoteError, ConnectionError):  # the request may have timed out meanwhile
             answer = await self.client.call(
-                "session/approve", {"sessionId": self.sid, "requestId": update.get("requestId"), "decision": decision}
+                "session/approve", {"sessionId": self.sid, "requestId": update.get("requestId"), **chosen}
             )
             if isinstance(answer, dict) and answer.get("acknowledged") is False:  # R-MULTI-3: the first answer won
                 console.print("[yellow](already settled: answered in another client, or timed out)[/yellow]")

@@ -66,7 +66,39 @@ class Limits(Section):
     replay_events: Annotated[int, Meta(ge=1)] = 10_000
 
 
+class Permissions(Section):
+    """Permission rules (R-GUARD-1): patterns such as `bash(git status*)`, `write_file(src/**)`, `mcp__github__*`.
+    Deny wins over ask, ask over allow; a call no rule matches gets its tool's default (docs/security.md)."""
+
+    allow: list[str] = field(default_factory=list)
+    ask: list[str] = field(default_factory=list)
+    deny: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # Imported here: the patterns module is small, but the config must not import the agents package eagerly.
+        from app.agents.permissions.patterns import parse_pattern
+
+        for name in ("allow", "ask", "deny"):
+            with field_named(name):
+                for text in getattr(self, name):
+                    parse_pattern(text)
+
+
+class BashSettings(Section):
+    """The `bash` tool's sandbox (R-GUARD-4, docs/security.md)."""
+
+    # auto: bubblewrap when it works here, else unsandboxed with one warning; bwrap: required; off: never.
+    sandbox: Literal["auto", "bwrap", "off"] = "auto"
+    sandbox_policy: Literal["workspace-write", "read-only", "workspace-write-net"] = "workspace-write"
+    # Limits inside the sandbox: processes (pids cgroup or RLIMIT_NPROC), address space, file size, CPU seconds.
+    max_processes: Annotated[int, Meta(ge=1)] = 256
+    max_memory_bytes: Annotated[int, Meta(ge=16_777_216)] = 4_294_967_296
+    max_file_bytes: Annotated[int, Meta(ge=1024)] = 1_073_741_824
+    max_cpu_secs: Annotated[int, Meta(ge=1)] = 600
+
+
 class Tools(Section):
+    bash: BashSettings = field(default_factory=BashSettings)
     ask_timeout_secs: Annotated[float, Meta(gt=0)] = 120.0
     approval_timeout_secs: Annotated[float, Meta(gt=0)] = 120.0
     bash_timeout_secs: Annotated[float, Meta(gt=0)] = 60.0
@@ -156,6 +188,7 @@ class Agent(Section):
     system_prompt: str | None = None
     tools: list[str] = field(default_factory=lambda: ["bash", "read_file", "write_file", "ask_user", "poll"])
     auto_approve: list[str] = field(default_factory=list)
+    permissions: Permissions = field(default_factory=Permissions)
     workspace_dir: str | None = None
     max_turn_steps: Annotated[int, Meta(ge=1)] = 16
 
@@ -210,6 +243,7 @@ class Config(Section):
     wss: Wss = field(default_factory=Wss)
     storage: Storage = field(default_factory=Storage)
     compat: Compat = field(default_factory=Compat)
+    permissions: Permissions = field(default_factory=Permissions)
     agents: dict[str, Agent] = field(default_factory=_default_agents)
     providers: dict[str, Provider] = field(default_factory=_default_providers)
     permission_profiles: dict[str, PermissionProfile] = field(default_factory=dict)

@@ -67,6 +67,7 @@ _GROUP: dict[str, str] = {
     "storage": "Storage",
     "users": "Storage",
     "permission_profiles": "Storage",
+    "permissions": "Tools",
     "limits": "Operations",
     "daemon": "Operations",
 }
@@ -85,6 +86,7 @@ _HELP: dict[str, str] = {
     "agents": "Agents, one per alias: provider, model, tools and workspace.",
     "permission_profiles": "Named sets of grants, config write paths and allowed agents.",
     "users": "Users by name: their uid and permission profiles.",
+    "permissions": "Allow, ask and deny rules over tools and their arguments.",
 }
 
 # (section, field) → the map section whose entry names it holds.

@@ -72,7 +72,8 @@ class ApprovalResolved(TypedDict):
     type: Literal["approval_resolved"]
     seq: NotRequired[int]  # per session, +1 each event (R-MULTI-1)
     request_id: str
-    decision: str  # what took effect: allow_once, allow_always, reject (also after the timeout), reject_with_edit
+    decision: str  # what took effect: allow_once, allow_always, reject (also after the timeout), reject_always,
+    # reject_with_edit
 
 
 class TurnComplete(TypedDict):

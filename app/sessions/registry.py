@@ -28,6 +28,8 @@ from app.sessions.settings import KEEP, Keep, SessionSettings, effective
 from app.sessions.store.types import Surface
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
+    from app.agents.permissions import RuleBook
+    from app.agents.sandbox import SandboxHost
     from app.sessions.events import SessionEvent
     from app.sessions.store.session_store import SessionStore
 
@@ -57,6 +59,8 @@ class SessionRegistry:
         config: Callable[[], Config],
         data_dir: Path,
         encode: Callable[[Sequence[SessionEvent]], list[bytes]] | None = None,
+        rule_book: RuleBook | None = None,
+        sandbox: SandboxHost | None = None,
     ) -> None:
         """`encode`: updates as standard-dialect frames, for several receivers to share (the protocol's, given by
         the composition root: the domain knows no wire)."""
@@ -68,7 +72,7 @@ class SessionRegistry:
         self._letting_go = LettingGo(store, self.live)
         self._bring_up = BringUp(store, config, data_dir, self.live, self._letting_go, self.pinned)
         self._ending = Ending(store, self.live, self._bring_up, self._letting_go)
-        self.turns = Turns(store, config, self.live_or_rehydrate, self.owned_live, encode)
+        self.turns = Turns(store, config, self.live_or_rehydrate, self.owned_live, encode, rule_book, sandbox)
         self.reading = SessionReader(store, self.live, config)
 
     async def open(

@@ -16,7 +16,7 @@ __all__ = ["DUMP", "REVISION", "STATEMENTS"]
 # A schema, here and in its test: every object SQLite did not make itself, in creation order.
 DUMP = "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
 
-REVISION = "0008"
+REVISION = "0009"
 STATEMENTS: tuple[str, ...] = (
     (
         "CREATE TABLE alembic_version (\n"
@@ -154,5 +154,18 @@ STATEMENTS: tuple[str, ...] = (
         "\tCONSTRAINT fk_chat_snapshots_session_id_chat_sessions FOREIGN KEY(session_id) REFERENCES chat_sessions (session_id) ON DELETE CASCADE\n"
         ")"
     ),
+    (
+        "CREATE TABLE permission_rules (\n"
+        "\trule_id VARCHAR(32) NOT NULL, \n"
+        "\tprincipal VARCHAR(255) NOT NULL, \n"
+        "\tagent_alias VARCHAR(255) NOT NULL, \n"
+        "\tdecision VARCHAR(8) NOT NULL, \n"
+        "\tpattern TEXT NOT NULL, \n"
+        "\tcreated_at DATETIME NOT NULL, \n"
+        "\tCONSTRAINT pk_permission_rules PRIMARY KEY (rule_id), \n"
+        "\tCONSTRAINT ck_permission_rules_decision CHECK (decision IN ('allow', 'ask', 'deny'))\n"
+        ")"
+    ),
+    "CREATE INDEX ix_permission_rules_principal_agent ON permission_rules (principal, agent_alias)",
 )
 # END OF GENERATED PART

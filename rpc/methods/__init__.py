@@ -4,7 +4,19 @@ from __future__ import annotations
 
 from rpc.core.boundary import ErrorMapper
 from rpc.core.registry import Registry
-from rpc.methods import agents, config, config_schema, discover, files, lifecycle, logs, models, pairing, session
+from rpc.methods import (
+    agents,
+    config,
+    config_schema,
+    discover,
+    files,
+    lifecycle,
+    logs,
+    models,
+    pairing,
+    permissions,
+    session,
+)
 
 __all__ = ["ERROR_MAPPERS", "build_registry"]
 
@@ -14,6 +26,8 @@ ERROR_MAPPERS: tuple[ErrorMapper, ...] = (config.map_config_error, session.map_s
 
 def build_registry() -> Registry:
     registry = Registry()
-    for family in (lifecycle, discover, pairing, config, config_schema, session, agents, logs, files, models):
+    for family in (
+        lifecycle, discover, pairing, config, config_schema, session, agents, logs, files, models, permissions
+    ):
         family.register(registry)
     return registry

@@ -76,7 +76,11 @@ class PromptParams(SessionParams, frozen=True):
 
 class ApproveParams(SessionParams, frozen=True):
     request_id: Annotated[str, Meta(min_length=1, max_length=64)]
-    decision: Literal["allow_once", "allow_always", "reject"]
+    decision: Literal["allow_once", "allow_always", "reject", "reject_always"]
+    # R-GUARD-3: with `allow_always`, "agent" stores an allow rule for the owner and the session's agent, of
+    # `pattern` (`bash(git status*)`) when given, else of the exact command or path; "session" (default) as before.
+    remember: Literal["session", "agent"] | None = None
+    pattern: Annotated[str, Meta(min_length=1, max_length=4096)] | None = None
 
 
 class ListParams(Params, frozen=True):
@@ -324,9 +328,19 @@ def cancel(ctx: CallContext, params: SessionParams) -> dict[str, Any]:
 
 def approve(ctx: CallContext, params: ApproveParams) -> dict[str, Any]:
     # R-MULTI-3: `acknowledged:false` when another client's answer (or the timeout) settled it first.
-    acknowledged = ctx.services.sessions.turns.approve(
-        ctx.principal, params.session_id, params.request_id, params.decision
-    )
+    try:
+        acknowledged = ctx.services.sessions.turns.approve(
+            ctx.principal,
+            params.session_id,
+            params.request_id,
+            params.decision,
+            remember=params.remember,
+            pattern=params.pattern,
+        )
+    except ValueError as exc:  # a `pattern` that is not one
+        raise InvalidParams(
+            "Invalid pattern", errors=[{"field": "pattern", "type": "invalid_pattern", "message": str(exc)}]
+        ) from None
     return {"sessionId": params.session_id, "requestId": params.request_id, "acknowledged": acknowledged}
 
 

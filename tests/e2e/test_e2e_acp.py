@@ -167,7 +167,28 @@ async def test_permission_granted_rejected_and_unknown_option(acp_daemon: Daemon
         assert "granted" in (results[0].raw_output or "")
         asked = recorder.permissions
         assert [p[1].tool_call_id for p in asked] == [s.tool_call_id for s in starts]
-        assert [o.option_id for o in asked[0][2]] == ["allow_once", "allow_always", "reject_once"]
+        assert [o.option_id for o in asked[0][2]] == ["allow_once", "allow_always", "reject_once", "reject_always"]
+        check_all_parsed(recorder)
+
+
+@pytest.mark.req("R-GUARD-3")
+async def test_reject_always_and_allow_always_last_for_the_session(acp_daemon: Daemon) -> None:
+    """ACP's `reject_always` / `allow_always` options map to the session scope: the tool is not asked about again."""
+    async with open_acp(acp_daemon) as (conn, recorder, _process):
+        await initialized(conn)
+        rejecting = (await conn.new_session(cwd=workdir(acp_daemon), mcp_servers=[])).session_id
+        allowing = (await conn.new_session(cwd=workdir(acp_daemon), mcp_servers=[])).session_id
+        recorder.answers = ["reject_always", "allow_always"]
+        assert await prompt(conn, rejecting, "/bash echo first") == "end_turn"
+        assert await prompt(conn, rejecting, "/bash echo second") == "end_turn"  # rejected without asking
+        assert await prompt(conn, allowing, "/bash echo third") == "end_turn"
+        assert await prompt(conn, allowing, "/bash echo fourth") == "end_turn"  # allowed without asking
+        assert len(recorder.permissions) == 2
+        rejected = recorder.of(rejecting, ToolCallProgress)
+        assert [r.status for r in rejected] == ["failed", "failed"]
+        assert "rest of this session" in (rejected[1].raw_output or "")
+        allowed = recorder.of(allowing, ToolCallProgress)
+        assert [r.status for r in allowed] == ["completed", "completed"] and "fourth" in (allowed[1].raw_output or "")
         check_all_parsed(recorder)
 
 

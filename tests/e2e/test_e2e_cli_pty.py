@@ -351,6 +351,25 @@ def test_chat_ctrl_c_at_the_idle_prompt_leaves_at_once(pty_daemon: Daemon, termi
     left_cleanly(t, 130, "zeroclaw: interrupted; left the chat (session chat-idle is kept")
 
 
+@pytest.mark.req("R-GUARD-3")
+def test_chat_always_for_this_agent_stores_a_rule(pty_daemon: Daemon, terminals: list[Terminal]) -> None:
+    """`w` at the approval prompt stores an allow rule for the exact command (permissions/list shows it)."""
+    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-remember", "--create")
+    t.expect("you> ")
+    t.line("/bash echo remembered-by-chat")
+    t.expect(r"al\[w\]ays for this agent .*\[N\]o: ")
+    t.line("w")
+    t.expect("remembered-by-chat")
+    t.expect("you> ")
+    t.ctrl_c()
+
+    async def rules() -> list[str]:
+        async with await pty_daemon.client() as owner:
+            return [r["pattern"] for r in (await owner.call("permissions/list", {}))["rules"]]
+
+    assert "bash(echo remembered-by-chat)" in asyncio.run(rules())
+
+
 def test_chat_ctrl_c_at_the_approval_prompt_leaves_and_cancels_the_turn(
     pty_daemon: Daemon, terminals: list[Terminal]
 ) -> None:

@@ -536,3 +536,37 @@ async def test_the_session_list_pages_and_searches_titles(daemon_factory: Daemon
     await page.fill("#session-search", "")
     await expect(items).to_have_count(50)
     w.assert_clean()
+
+
+@pytest.mark.req("R-GUARD-3")
+async def test_approval_always_for_this_agent_and_the_rules_card(
+    panel_daemon: tuple[Daemon, str, str], browser: Browser
+) -> None:
+    """The approval card offers "always for this session" and "always for this agent"; the latter's rule shows in
+    the Config tab, which deletes it."""
+    _, url, token = panel_daemon
+    w = await open_panel(browser, url, height=1000)
+    page = w.page
+    await sign_in(page, token)
+    await new_session(page)
+    await send(page, "/bash echo panel-remembered")
+    approval = transcript(page).locator("details.tool").last.locator(".approval")
+    await expect(approval.locator("button[data-decision=allow_always]")).to_have_text("Always for this session")
+    await expect(approval.locator("button[data-decision=reject_always]")).to_be_visible()
+    await approval.locator("button[data-decision=allow_agent]").click()
+    await expect(approval.locator(".approval-result")).to_contain_text("always for this agent")
+    await expect(await last_assistant(page)).to_contain_text("panel-remembered")
+    # another session of the agent runs it without asking
+    await new_session(page)
+    await send(page, "/bash echo panel-remembered")
+    await expect(await last_assistant(page)).to_contain_text("panel-remembered")
+    await expect(transcript(page).locator(".approval")).to_have_count(0)
+    await page.click("#tab-config")
+    row = page.locator("#rules-table tbody tr")
+    await expect(row).to_have_count(1)
+    await expect(row).to_contain_text("allow bash(echo panel-remembered)")
+    await row.locator("button", has_text="Delete").click()
+    await expect(page.locator("#rules-result")).to_contain_text("Deleted")
+    await expect(row).to_have_count(0)
+    await expect(page.locator("#rules-empty")).to_be_visible()
+    w.assert_clean()

@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import sys
 from typing import Any
 
 from app.agents.base import ToolContext, ToolSpec
+from app.agents.sandbox.host import release
 from app.agents.tools._common import fit_output, invalid, string_argument
 
 __all__ = ["BashTool"]
@@ -78,6 +80,21 @@ async def _finish(proc: asyncio.subprocess.Process, reader: asyncio.Task[None]) 
         await asyncio.sleep(_POLL_SECS)
 
 
+# Names a sandboxed command does not inherit from the daemon: credentials (a provider's `api_key_env`, cloud keys)
+# and the daemon's own settings. As Codex's default shell environment policy excludes *KEY*, *SECRET*, *TOKEN*.
+_SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|^ZEROCLAW_", re.IGNORECASE)
+
+
+def _environment(context: ToolContext) -> dict[str, str] | None:
+    """The command's environment: the daemon's plus the session's variables; sandboxed, without secret-looking
+    names (the session's own variables are kept: the client chose to pass them)."""
+    sandboxed = context.sandbox is not None and context.sandbox.enabled
+    if not sandboxed and not context.env:
+        return None
+    base = {k: v for k, v in os.environ.items() if not _SECRET_NAME.search(k)} if sandboxed else dict(os.environ)
+    return {**base, **(context.env or {})}
+
+
 def _exit_note(code: int | None) -> str:
     if code is not None and code < 0:
         return f"[exit code {code}: killed by signal {-code}]"
@@ -106,17 +123,30 @@ class BashTool:
             return invalid(arguments, "a non-empty string `command`")
         if sys.platform == "win32":
             return "The bash tool is not available on Windows."
+        sandbox = context.sandbox
+        if sandbox is not None and sandbox.problem is not None:
+            return f'Not run: [tools.bash] sandbox = "bwrap" is required and {sandbox.problem}.'
         try:
             context.workspace.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             return f"Could not create the workspace: {exc.strerror or exc}."
+        argv, cgroup = [SHELL, "-c", command], None
+        if sandbox is not None and sandbox.enabled:
+            try:
+                argv, cgroup = sandbox.launch(argv, context.workspace.resolve())
+            except OSError as exc:
+                return f"Could not set up the sandbox: {exc.strerror or exc}."
+        try:
+            return await self._run(argv, command, context)
+        finally:
+            release(cgroup)
+
+    async def _run(self, argv: list[str], command: str, context: ToolContext) -> str:
         try:
             proc = await asyncio.create_subprocess_exec(
-                SHELL,
-                "-c",
-                command,
+                *argv,
                 cwd=context.workspace,
-                env={**os.environ, **context.env} if context.env else None,
+                env=_environment(context),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,

@@ -116,7 +116,7 @@ class WriteFileTool:
             "required": ["path", "content"],
         },
     )
-    needs_approval = False
+    needs_approval = True  # asks unless a rule allows it (R-GUARD-1)
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> str:
         path = string_argument(arguments, "path")

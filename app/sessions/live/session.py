@@ -25,6 +25,10 @@ class Approval:
 
     decision: str
     replacement: str | None = None
+    # With `allow_always`: "agent" stores an allow rule for the owner and agent (R-GUARD-3), of `pattern` when
+    # given, else of the exact command or path; None keeps it for this session (as before).
+    remember: str | None = None
+    pattern: str | None = None
 
 
 _generations = itertools.count(1)
@@ -50,6 +54,7 @@ class LiveSession:
     watchers: dict[UpdateSink, Follower] = field(default_factory=dict)
     approvals: dict[str, asyncio.Future[Approval]] = field(default_factory=dict)
     always_allowed: set[str] = field(default_factory=set)
+    always_rejected: set[str] = field(default_factory=set)  # tools answered `reject_always` (R-GUARD-3)
     # Who cancelled the turn, in ZeroClaw's words: `client_rpc`, `admin_kill`, `session_removed`.
     cancel_cause: str | None = None
     # A client's variables for this session's commands, over the bash tool's environment (R-ZC-6).

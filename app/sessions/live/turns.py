@@ -6,6 +6,7 @@ The session to run on comes from the lifecycle (`find`: live, else rehydrated); 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -13,6 +14,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from app.agents.base import PromptingClient, ToolContext
+from app.agents.permissions import Pattern, Rule, RuleBook, RuleSet, parse_pattern, rules_from_lists
+from app.agents.sandbox import Sandbox, SandboxHost
+from app.agents.sandbox.limits import Limits
 from app.agents.tools import build_tools
 from app.auth.policy import Principal
 from app.config.schema import Agent, Config
@@ -46,8 +50,13 @@ class Turns:
         find: Callable[[Principal, str], Awaitable[LiveSession]],
         owned: Callable[[Principal, str], LiveSession],
         encode: Callable[[Sequence[SessionEvent]], list[bytes]] | None = None,
+        rule_book: RuleBook | None = None,
+        sandbox: SandboxHost | None = None,
     ) -> None:
-        """`find`: the caller's session, brought to life if it is only stored; `owned`: the caller's live one."""
+        """`find`: the caller's session, brought to life if it is only stored; `owned`: the caller's live one;
+        `rule_book`: the remembered permission rules (R-GUARD-3), None in tests that need none."""
+        self.rule_book = rule_book
+        self.sandbox = sandbox  # what `bash` runs under (R-GUARD-4); None: unsandboxed (tests)
         self._store = store
         self._config = config
         self._find = find
@@ -85,18 +94,33 @@ class Turns:
             live.body.cancel()
 
     def approve(
-        self, principal: Principal, session_id: str, request_id: str, decision: str, replacement: str | None = None
+        self,
+        principal: Principal,
+        session_id: str,
+        request_id: str,
+        decision: str,
+        replacement: str | None = None,
+        *,
+        remember: str | None = None,
+        pattern: str | None = None,
     ) -> bool:
-        """Answer an `approval_request`; `replacement` (with `reject_with_edit`) is what the user wants instead.
-        The first answer wins (R-MULTI-3): False for one that comes after the request was settled (answered,
-        timed out, or its turn ended); ApprovalNotFound for an id the session never gave."""
+        """Answer an `approval_request`; `replacement` (with `reject_with_edit`) is what the user wants instead;
+        `remember="agent"` with `allow_always` stores an allow rule (`pattern`, else the exact call) for the
+        session's owner and agent (R-GUARD-3). The first answer wins (R-MULTI-3): False for one that comes after
+        the request was settled (answered, timed out, or its turn ended); ApprovalNotFound for an id the session
+        never gave. ValueError for a `pattern` that is not one."""
+        if pattern is not None:
+            pattern = parse_pattern(pattern).text
         live = self._owned(principal, session_id)
         pending = live.approvals.get(request_id)
         if pending is None or pending.done():
             if live.was_asked(request_id):
                 return False
             raise ApprovalNotFound
-        pending.set_result(Approval(decision, replacement if decision == "reject_with_edit" else None))
+        remembered = remember if decision == "allow_always" else None
+        pending.set_result(
+            Approval(decision, replacement if decision == "reject_with_edit" else None, remembered, pattern)
+        )
         return True
 
     async def _turn(
@@ -106,7 +130,10 @@ class Turns:
         agent = config.agents[live.agent_alias]
         updates = TurnUpdates(live, sink, partial(self._reserve_seq, live), self._encode)
         tools = build_tools([t for t in agent.tools])
-        settings = _turn_settings(config, agent, live, client)
+        settings = _turn_settings(config, agent, live, client, await self._rules(config, live), self.rule_book)
+        if self.sandbox is not None:
+            tool_context = dataclasses.replace(settings.tool_context, sandbox=_sandbox(self.sandbox, config))
+            settings = dataclasses.replace(settings, tool_context=tool_context)
         provider_config = config.providers.get(agent.provider)
         if live.mode == SessionMode.CHAT:
             # R-MULTI-5: the provider is never sent more than the budget, also on the first turn of a chat
@@ -140,6 +167,16 @@ class Turns:
     async def announce(self, live: LiveSession, event: SessionEvent) -> None:
         """An update outside a turn (`config_changed`, R-MODEL-4): numbered and sent to every follower."""
         await TurnUpdates(live, None, partial(self._reserve_seq, live), self._encode).emit(event)
+
+    async def _rules(self, config: Config, live: LiveSession) -> RuleSet:
+        """R-GUARD-1: `[permissions]`, the agent's, its `auto_approve` and the rules remembered for this owner."""
+        agent = config.agents[live.agent_alias]
+        rules = rules_from_lists(_lists(config.permissions), "[permissions]")
+        rules += rules_from_lists(_lists(agent.permissions), f"[agents.{live.agent_alias}.permissions]")
+        rules += [Rule("allow", pattern, "auto_approve") for pattern in _whole_tools(agent.auto_approve)]
+        if self.rule_book is not None:
+            rules += [stored.rule() for stored in await self.rule_book.list(live.owner, live.agent_alias)]
+        return RuleSet(rules)
 
     async def _reserve_seq(self, live: LiveSession, up_to: int) -> None:
         """Store that seqs up to `up_to` may be used, before any of them is sent: a crash then skips the unsent
@@ -215,7 +252,34 @@ class Turns:
         )
 
 
-def _turn_settings(config: Config, agent: Agent, live: LiveSession, client: PromptingClient) -> TurnSettings:
+def _sandbox(host: SandboxHost, config: Config) -> Sandbox:
+    bash = config.tools.bash
+    limits = Limits(bash.max_processes, bash.max_memory_bytes, bash.max_file_bytes, bash.max_cpu_secs)
+    return host.sandbox(bash.sandbox, bash.sandbox_policy, limits)
+
+
+def _whole_tools(names: Sequence[str]) -> list[Pattern]:
+    out: list[Pattern] = []
+    for name in names:
+        try:
+            out.append(parse_pattern(name))
+        except ValueError:
+            log.warning("auto_approve names %r, which is not a tool name; ignored", name)
+    return out
+
+
+def _lists(permissions: Any) -> dict[str, list[str]]:
+    return {"allow": permissions.allow, "ask": permissions.ask, "deny": permissions.deny}
+
+
+def _turn_settings(
+    config: Config,
+    agent: Agent,
+    live: LiveSession,
+    client: PromptingClient,
+    rules: RuleSet | None = None,
+    rule_book: RuleBook | None = None,
+) -> TurnSettings:
     return TurnSettings(
         max_steps=agent.max_turn_steps,
         system_prompt=agent.system_prompt,
@@ -230,6 +294,8 @@ def _turn_settings(config: Config, agent: Agent, live: LiveSession, client: Prom
             output_limit_bytes=config.tools.output_limit_bytes,
             env=live.tool_env,
         ),
+        rules=rules,
+        rule_book=rule_book,
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from app.storage.models.base import Base
 from app.storage.models.pairing import PairingToken
+from app.storage.models.permissions import PermissionRule
 from app.storage.models.sessions import (
     AcpSession,
     AcpSnapshot,
@@ -27,4 +28,5 @@ __all__ = [
     "ChatSession",
     "ChatSnapshot",
     "PairingToken",
+    "PermissionRule",
 ]

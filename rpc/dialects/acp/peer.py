@@ -1,10 +1,11 @@
 """One ACP client's state on the daemon (R-EDIT-4, R-EDIT-5): its default agent and its permission requests.
 
 An `approval_request` shown to an ACP client becomes `session/request_permission` (options `allow_once`,
-`allow_always`, `reject_once`), asked in a task of its own, so a pending permission never blocks another session
-or another call. Its answer approves or rejects through the session service, as `session/approve` does; an unknown
-option, `cancelled`, an error or no answer is a reject. The request is withdrawn (`$/cancel_request`) when its
-session's turn is cancelled, or when the approval is settled elsewhere (another client, the timeout).
+`allow_always`, `reject_once`, `reject_always`; the "always" ones last for the session, R-GUARD-3), asked in a
+task of its own, so a pending permission never blocks another session or another call. Its answer approves or
+rejects through the session service, as `session/approve` does; an unknown option, `cancelled`, an error or no
+answer is a reject. The request is withdrawn (`$/cancel_request`) when its session's turn is cancelled, or when
+the approval is settled elsewhere (another client, the timeout).
 """
 
 from __future__ import annotations
@@ -32,8 +33,14 @@ PERMISSION_OPTIONS = [
     {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
     {"optionId": "allow_always", "name": "Always allow", "kind": "allow_always"},
     {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
+    {"optionId": "reject_always", "name": "Always reject", "kind": "reject_always"},
 ]
-_DECISIONS = {"allow_once": "allow_once", "allow_always": "allow_always", "reject_once": "reject"}
+_DECISIONS = {
+    "allow_once": "allow_once",
+    "allow_always": "allow_always",
+    "reject_once": "reject",
+    "reject_always": "reject_always",
+}
 
 
 class AcpPeer:

@@ -35,7 +35,8 @@ HISTORY_TRIMMED = "_zeroclaw/history_trimmed"
 # Our tools as ACP's `ToolKind`, and the argument shown as the call's title.
 _KINDS = {"bash": "execute", "read_file": "read", "write_file": "edit"}
 _TITLE_ARGUMENT = {"bash": "command", "read_file": "path", "write_file": "path", "ask_user": "question"}
-_FAILED_PREFIXES = ("The user rejected this ", "Unknown tool ")
+# Results of calls that did not run: rejected (once, or for the session), denied by a rule (R-GUARD-2), unknown.
+_FAILED_PREFIXES = ("The user rejected this ", "The user rejected every ", "Denied by the ", "Unknown tool ")
 
 
 def speaks_acp(raw_params: object) -> dict[str, Any] | None:

@@ -156,7 +156,8 @@ async def test_ask_user_bad_arguments(tmp_path: Path) -> None:
 
 def test_registry() -> None:
     assert list(BUILTIN_TOOLS) == ["bash", "read_file", "write_file", "ask_user", "poll"]
-    assert {name for name, tool in BUILTIN_TOOLS.items() if tool.needs_approval} == {"bash"}
+    # R-GUARD-1: bash and write_file ask by default; reading and asking the user do not.
+    assert {name for name, tool in BUILTIN_TOOLS.items() if tool.needs_approval} == {"bash", "write_file"}
     tools = build_tools(["poll", "bash"])
     assert list(tools) == ["poll", "bash"] and tools["bash"] is BUILTIN_TOOLS["bash"]
     assert [s.name for s in tool_specs(tools)] == ["poll", "bash"]

@@ -37,8 +37,10 @@ async def write(ctx: ToolContext, path: str, content: str) -> str:
 
 
 def test_specs_and_policy() -> None:
+    # R-GUARD-1: writing asks by default, reading does not.
+    assert BUILTIN_TOOLS["read_file"].needs_approval is False
+    assert BUILTIN_TOOLS["write_file"].needs_approval is True
     for name in ("read_file", "write_file"):
-        assert BUILTIN_TOOLS[name].needs_approval is False
         assert "path" in BUILTIN_TOOLS[name].spec.parameters["required"]
 
 

@@ -45,9 +45,10 @@ def _render(value: Any) -> str:
 
 
 def _model(section: str) -> type[Section]:
-    if "." in section:  # a section inside a map entry
+    if "." in section:  # a section inside a map entry or a section: `[providers.<alias>.pricing]`, `[tools.bash]`
         entry, _, name = section.partition(".")
-        annotation = fields_of(ENTRY_MODELS[entry])[name].annotation
+        outer = ENTRY_MODELS.get(entry) or fields_of(Config)[entry].annotation
+        annotation = fields_of(outer)[name].annotation
         assert is_section(annotation)
         return annotation
     if section in ENTRY_MODELS:

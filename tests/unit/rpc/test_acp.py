@@ -96,6 +96,7 @@ def test_permission_answers_unknown_option_is_reject() -> None:
     assert _decision(selected("allow_once")) == "allow_once"
     assert _decision(selected("allow_always")) == "allow_always"
     assert _decision(selected("reject_once")) == "reject"
+    assert _decision(selected("reject_always")) == "reject_always"  # R-GUARD-3: for the session
     assert _decision(selected("no_such_option")) == "reject"
     assert _decision({"outcome": {"outcome": "cancelled"}}) == "reject"
     assert _decision(TimeoutError()) == "reject"

@@ -93,6 +93,7 @@ def test_daemon_status_wire_shape(gateway: GatewayInfo | None) -> None:
         uptime_secs=1.234,
         active_sessions=2,
         session_ids=["a", "b"],
+        sandbox="bwrap",
     )
     wire = to_wire(status)
     assert wire == {
@@ -105,6 +106,7 @@ def test_daemon_status_wire_shape(gateway: GatewayInfo | None) -> None:
         "uptimeSecs": 1.234,
         "activeSessions": 2,
         "sessionIds": ["a", "b"],
+        "sandbox": "bwrap",  # R-GUARD-4
     }
     assert list(wire) == [
         "serverVersion",
@@ -116,6 +118,7 @@ def test_daemon_status_wire_shape(gateway: GatewayInfo | None) -> None:
         "uptimeSecs",
         "activeSessions",
         "sessionIds",
+        "sandbox",
     ]
 
 

@@ -39,7 +39,7 @@ def test_head_has_the_session_tables_and_no_drift(tmp_path: Path) -> None:
             assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == HEAD_REVISION
     finally:
         engine.dispose()
-    assert HEAD_REVISION == "0008"
+    assert HEAD_REVISION == "0009"
 
 
 def test_downgrade_to_0001_drops_only_the_session_tables(tmp_path: Path) -> None:

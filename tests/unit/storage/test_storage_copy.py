@@ -13,6 +13,7 @@ from typing import Any
 import db_backend
 import pytest
 
+from app.agents.permissions.store import PermissionStore
 from app.sessions.store.session_store import SessionStore
 from app.storage import Database, copy
 from app.storage.migrate import upgrade
@@ -31,6 +32,7 @@ async def _filled_sqlite(tmp_path: Path) -> str:
         await store.transcript.append("s1", role="user", content="hi", turn_id="t1", surface="rpc")
         await store.transcript.append("s1", role="assistant", content="Hello", turn_id="t1", surface="rpc")
         await store.transcript.finish_turn("s1", "t1", "end_turn")
+        await PermissionStore(db).add("alice", "default", "allow", "bash(git status*)")  # R-GUARD-3's table
     finally:
         await db.close()
     return url
@@ -45,6 +47,7 @@ async def test_every_row_arrives_and_a_second_copy_is_refused(tmp_path: Path, da
     result = await copy.copy_database(source, database_url)
     assert result.rows == _counts(source) == _counts(database_url)
     assert result.rows["acp_transcript"] == 2 and result.rows["acp_sessions"] == 1
+    assert result.rows["permission_rules"] == 1
     with pytest.raises(copy.CopyError, match="is not empty"):
         await copy.copy_database(source, database_url)
     assert _counts(database_url) == result.rows
