@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waiting import until
 
 from app.agents.base import Elicitation
 from app.auth.policy import Principal
@@ -194,11 +195,9 @@ async def test_a_switch_during_a_turn_applies_from_its_next_step(env: Env, monke
     sid, follower = opened.session.session_id, Sink()
     opened.session.watch(follower)
     turn = asyncio.ensure_future(registry.turns.prompt(ALICE, sid, "/bash echo hi", sink=None, client=NoClient()))
-    for _ in range(200):
-        asked = [u for u in follower.updates if u["type"] == "approval_request"]
-        if asked:
-            break
-        await asyncio.sleep(0.01)
+    asked = await until(
+        lambda: [u for u in follower.updates if u["type"] == "approval_request"], what="the approval request"
+    )
     await registry.configure(ALICE, sid, model="mid-turn")
     registry.turns.approve(ALICE, sid, asked[0]["request_id"], "reject")
     outcome = await turn
