@@ -244,7 +244,7 @@ async def _storage_and_services(
             cleanup.push_async_callback(storage.close)
             pairing = storage.stand_in(_pairing_store)
             store = storage.stand_in(
-                _session_store, kept=frozenset({"lists.kept_page"}), parts=frozenset({"lists", "transcript"})
+                _session_store, kept=frozenset({"lists.kept_page"}), parts=frozenset({"lists", "transcript", "usage"})
             )
             return _services(paths, config_store, None, pairing, store, observations)
         url = _default_url(paths.data_dir)
@@ -344,6 +344,7 @@ def _services(
     auth.tokens = pairing
     config_store.on_commit(lambda _old, _new: auth.policy_changed())
     sessions = SessionRegistry(store, lambda: config_store.current, paths.data_dir, encode=STANDARD.encode_updates)
+    sessions.turns.observe_usage = observations.provider_used  # zeroclaw_provider_* (GET /metrics, R-MODEL-5)
     return Services(
         paths=paths,
         config_store=config_store,

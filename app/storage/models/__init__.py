@@ -12,9 +12,11 @@ from app.storage.models.sessions import (
     AcpSnapshot,
     AcpTranscriptRow,
     AcpTurn,
+    AcpTurnUsage,
     ChatMessage,
     ChatSession,
     ChatSnapshot,
+    ChatTurnUsage,
 )
 
 __all__ = [
@@ -22,9 +24,11 @@ __all__ = [
     "AcpSnapshot",
     "AcpTranscriptRow",
     "AcpTurn",
+    "AcpTurnUsage",
     "Base",
     "ChatMessage",
     "ChatSession",
     "ChatSnapshot",
+    "ChatTurnUsage",
     "PairingToken",
 ]

@@ -94,8 +94,9 @@ class ZeroCodeDialect(Dialect):
         }
 
     def events(self, events: Sequence[SessionEvent], sessions: SessionRegistry | None = None) -> list[dict[str, Any]]:
-        # ZeroClaw 0.8.4 numbers nothing and knows no `approval_resolved` (R-MULTI-1: its shapes are kept).
-        return [_event(event, sessions) for event in events if event["type"] != "approval_resolved"]
+        # ZeroClaw 0.8.4 numbers nothing and knows no `approval_resolved` (R-MULTI-1) nor `usage` (R-MODEL-5): its
+        # shapes are kept.
+        return [_event(event, sessions) for event in events if event["type"] not in _UNKNOWN_TO_ZEROCODE]
 
     def _chunk_prefix(self, session_id: str) -> bytes:
         return (
@@ -133,6 +134,9 @@ class ZeroCodeDialect(Dialect):
             return {name: options[index]} if index < len(options) else None
 
         return Question(form, decode)
+
+
+_UNKNOWN_TO_ZEROCODE = frozenset({"approval_resolved", "usage"})
 
 
 def _event(event: SessionEvent, sessions: SessionRegistry | None) -> dict[str, Any]:

@@ -111,6 +111,7 @@ def test_daemon_to_client_traffic_is_declared_as_extensions() -> None:
         "approval_resolved",
         "turn_complete",
         "history_trimmed",
+        "usage",
     ]
     trimmed = DOCUMENT["components"]["schemas"]["HistoryTrimmedUpdate"]["properties"]
     assert "keptTurns" not in trimmed and "droppedMessages" in trimmed  # the standard wire's fields only

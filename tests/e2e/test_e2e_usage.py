@@ -1,0 +1,134 @@
+"""Tokens and cost per turn on a real daemon (R-MODEL-5), offline through the scripted provider's word counts.
+
+The scripted provider counts whitespace-separated words: input, the words of every message it was given; output, the
+words it streamed and its tool calls' argument values. Priced at $1 per input word and $2 per output word, the
+numbers are exact in binary floating point.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from e2e_harness import DaemonFactory
+from prometheus_client.parser import text_string_to_metric_families
+from session_client import Peer, check_turn, new_sid
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint")
+
+CONFIG = """\
+[providers.scripted.pricing]
+input_per_mtok = 1000000
+output_per_mtok = 2000000
+
+[providers.free]
+kind = "scripted"
+
+[agents.auto]
+auto_approve = ["bash"]
+
+[agents.unpriced]
+provider = "free"
+"""
+
+
+def _usage(inputs: int, outputs: int, cost: float | None) -> dict[str, Any]:
+    return {
+        "inputTokens": inputs,
+        "outputTokens": outputs,
+        "cacheReadTokens": 0,
+        "cacheWriteTokens": 0,
+        "costUsd": cost,
+    }
+
+
+@pytest.mark.req("R-MODEL-5")
+async def test_each_step_reports_usage_summed_in_turn_complete_stored_and_totalled_across_a_restart(
+    daemon_factory: DaemonFactory,
+) -> None:
+    daemon = daemon_factory.start(CONFIG)
+    async with await Peer.open(daemon) as owner:
+        sid = await new_sid(owner, agentAlias="auto")
+        turn = await owner.prompt(sid, "the quick brown fox")  # -> "You said: «the quick brown fox»": 6 words
+        check_turn(turn, sid)
+        (step,) = turn.of_type("usage")
+        assert turn.types[-2:] == ["usage", "turn_complete"]  # the step's usage, then the turn's end
+        assert {k: step[k] for k in _usage(0, 0, None)} == _usage(4, 6, 16.0)
+        assert turn.updates[-1]["usage"] == _usage(4, 6, 16.0)
+
+        # Two provider steps: the tool call, then the text after its result; each step counted on its own.
+        tool_turn = await owner.prompt(sid, "/bash echo hi there")
+        check_turn(tool_turn, sid)
+        steps = tool_turn.of_type("usage")
+        assert len(steps) == 2, tool_turn.types
+        assert (
+            tool_turn.types.index("usage") < tool_turn.types.index("tool_call") < tool_turn.types.index("tool_result")
+        )
+        total = tool_turn.updates[-1]["usage"]
+        assert total["inputTokens"] == steps[0]["inputTokens"] + steps[1]["inputTokens"]
+        assert total["costUsd"] == steps[0]["costUsd"] + steps[1]["costUsd"]
+
+        answer = await owner.call("session/usage", {"sessionId": sid})
+        assert [t["index"] for t in answer["turns"]] == [0, 1]
+        first, second = answer["turns"]
+        assert {k: first[k] for k in _usage(0, 0, None)} == _usage(4, 6, 16.0)
+        assert first["provider"] == "scripted" and first["model"] is None and first["steps"] == 1
+        assert second["steps"] == 2 and second["outputTokens"] == total["outputTokens"]
+        assert answer["total"]["inputTokens"] == 4 + total["inputTokens"]
+        assert answer["total"]["costUsd"] == 16.0 + total["costUsd"]
+    assert daemon.stop() == 0
+
+    daemon = daemon_factory.start(config_dir=daemon.config_dir, root=daemon.root)
+    async with await Peer.open(daemon) as owner:
+        assert await owner.call("session/usage", {"sessionId": sid}) == answer  # stored, not remembered
+
+
+@pytest.mark.req("R-MODEL-5")
+async def test_an_unpriced_provider_costs_null(daemon_factory: DaemonFactory) -> None:
+    daemon = daemon_factory.start(CONFIG)
+    async with await Peer.open(daemon) as owner:
+        sid = await new_sid(owner, agentAlias="unpriced")
+        turn = await owner.prompt(sid, "one two three")
+        check_turn(turn, sid)
+        assert turn.updates[-1]["usage"] == _usage(3, 5, None)
+        answer = await owner.call("session/usage", {"sessionId": sid})
+        assert answer["total"] == _usage(3, 5, None)
+        assert answer["turns"][0]["provider"] == "free" and answer["turns"][0]["costUsd"] is None
+
+
+@pytest.mark.req("R-MODEL-5")
+async def test_metrics_count_each_providers_tokens_and_cost(daemon_factory: DaemonFactory) -> None:
+    daemon = daemon_factory.start(CONFIG)
+    async with await Peer.open(daemon) as owner:
+        priced, free = await new_sid(owner), await new_sid(owner, agentAlias="unpriced")
+        check_turn(await owner.prompt(priced, "the quick brown fox"), priced)
+        check_turn(await owner.prompt(free, "one two three"), free)
+        text = await owner.call("system/metrics", {})
+    found = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+    tokens = "zeroclaw_provider_tokens_total"
+    assert found[tokens, (("kind", "input"), ("model", ""), ("provider", "scripted"))] == 4
+    assert found[tokens, (("kind", "output"), ("model", ""), ("provider", "scripted"))] == 6
+    assert found[tokens, (("kind", "cache_read"), ("model", ""), ("provider", "scripted"))] == 0
+    assert found[tokens, (("kind", "input"), ("model", ""), ("provider", "free"))] == 3
+    cost = "zeroclaw_provider_cost_usd_total"
+    assert found[cost, (("model", ""), ("provider", "scripted"))] == 16.0
+    assert (cost, (("model", ""), ("provider", "free"))) not in found  # unpriced: no dollars made up
+
+
+@pytest.mark.req("R-MODEL-5")
+async def test_session_usage_is_the_owners_and_empty_before_any_turn(daemon_factory: DaemonFactory) -> None:
+    daemon = daemon_factory.start(CONFIG)
+    async with await Peer.open(daemon) as owner:
+        sid = await new_sid(owner)
+        assert await owner.call("session/usage", {"sessionId": sid}) == {
+            "sessionId": sid,
+            "total": _usage(0, 0, None),
+            "turns": [],
+        }
+        _code, data = await owner.error("session/usage", {"sessionId": "no-such-session"})
+        assert data["kind"] == "session_not_found", data
