@@ -27,6 +27,7 @@ from acp.schema import (
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
+    UsageUpdate,
     UserMessageChunk,
 )
 from e2e_harness import Daemon, zeroclaw_command
@@ -93,7 +94,7 @@ class Recorder:
         return found
 
 
-KINDS = (UserMessageChunk, AgentMessageChunk, AgentThoughtChunk, ToolCallStart, ToolCallProgress)
+KINDS = (UserMessageChunk, AgentMessageChunk, AgentThoughtChunk, ToolCallStart, ToolCallProgress, UsageUpdate)
 
 
 @contextlib.asynccontextmanager

@@ -7,10 +7,14 @@ numbers are exact in binary floating point.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any
 
 import pytest
+from acp import text_block
+from acp.schema import UsageUpdate
+from acp_harness import TIMEOUT, initialized, open_acp
 from e2e_harness import DaemonFactory
 from prometheus_client.parser import text_string_to_metric_families
 from session_client import Peer, check_turn, new_sid
@@ -132,3 +136,27 @@ async def test_session_usage_is_the_owners_and_empty_before_any_turn(daemon_fact
         }
         _code, data = await owner.error("session/usage", {"sessionId": "no-such-session"})
         assert data["kind"] == "session_not_found", data
+
+
+@pytest.mark.req("R-MODEL-5")
+async def test_an_acp_client_gets_usage_update_with_the_sessions_running_cost(daemon_factory: DaemonFactory) -> None:
+    """Through the ACP SDK's own client: each step a `usage_update` it parses, `used` the step's context tokens,
+    `cost` the session's running cost in USD."""
+    daemon = daemon_factory.start(CONFIG)
+    project = daemon.root / "project"
+    project.mkdir()
+    async with open_acp(daemon) as (conn, recorder, _process):
+        await initialized(conn)
+        sid = (await asyncio.wait_for(conn.new_session(cwd=str(project), mcp_servers=[]), TIMEOUT)).session_id
+        for _ in range(2):
+            answer = await asyncio.wait_for(
+                conn.prompt(session_id=sid, prompt=[text_block("the quick brown fox")]), TIMEOUT
+            )
+            assert answer.stop_reason == "end_turn"
+        first, second = recorder.of(sid, UsageUpdate)
+        assert (first.used, first.size) == (4 + 6, 0)  # the context window is not known: 0
+        assert first.cost is not None and (first.cost.amount, first.cost.currency) == (16.0, "USD")
+        # The second turn's context holds the first: 4 + 6 + 4 words in, 6 out; the cost runs on: 16 + 14 + 12.
+        assert second.used == 14 + 6
+        assert second.cost is not None and second.cost.amount == 42.0
+        assert second.field_meta == {"zeroclaw.usage": {**_usage(14, 6, 26.0)}}
