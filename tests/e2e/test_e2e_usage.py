@@ -11,11 +11,12 @@ import asyncio
 import os
 from typing import Any
 
+import httpx
 import pytest
 from acp import text_block
 from acp.schema import UsageUpdate
 from acp_harness import TIMEOUT, initialized, open_acp
-from e2e_harness import DaemonFactory
+from e2e_harness import READY_RE, DaemonFactory
 from prometheus_client.parser import text_string_to_metric_families
 from session_client import Peer, check_turn, new_sid
 
@@ -160,3 +161,31 @@ async def test_an_acp_client_gets_usage_update_with_the_sessions_running_cost(da
         assert second.used == 14 + 6
         assert second.cost is not None and second.cost.amount == 42.0
         assert second.field_meta == {"zeroclaw.usage": {**_usage(14, 6, 26.0)}}
+
+
+@pytest.mark.req("R-MODEL-5")
+@pytest.mark.req("R-GW-2")
+async def test_the_gateway_shows_usage_over_rest(daemon_factory: DaemonFactory) -> None:
+    """`GET /api/sessions/{id}/usage` is session/usage through the dispatcher, with its grant and ownership (the
+    WebSocket's `usage` updates: test_e2e_gateway.py)."""
+    config = CONFIG + '\n[permission_profiles.runner]\ngrants = { sessions = ["create", "execute", "read"] }\n'
+    config += 'allowed_agents = ["*"]\n\n[users.alice]\npermission_profiles = ["runner"]\n'
+    config += '\n[users.bob]\npermission_profiles = ["runner"]\n'
+    daemon = daemon_factory.start(config, no_gateway=False, args=["--gateway-port", "0"])
+    ready = READY_RE.match(daemon.ready_line or "")
+    assert ready is not None and ready["gateway"] != "off", daemon.ready_line
+    async with await daemon.client() as owner:
+        alice, bob = [(await owner.call("pairing/create", {"user": u}))["token"] for u in ("alice", "bob")]
+    async with await daemon.client(authToken=alice) as c:
+        sid = (await c.call("session/new", {}))["sessionId"]
+    async with httpx.AsyncClient(base_url=ready["gateway"], trust_env=False, timeout=30) as http:
+        auth = {"Authorization": f"Bearer {alice}"}
+        prompted = await http.post(f"/api/sessions/{sid}/prompt", json={"prompt": "the quick brown fox"}, headers=auth)
+        assert prompted.status_code == 200, prompted.text
+        usage = await http.get(f"/api/sessions/{sid}/usage", headers=auth)
+        assert usage.status_code == 200, usage.text
+        answer = usage.json()
+        assert answer["sessionId"] == sid and answer["total"] == _usage(4, 6, 16.0)
+        assert [(t["index"], t["provider"], t["steps"]) for t in answer["turns"]] == [(0, "scripted", 1)]
+        other = await http.get(f"/api/sessions/{sid}/usage", headers={"Authorization": f"Bearer {bob}"})
+        assert other.status_code == 403 and other.json()["error"]["kind"] == "session_not_owned", other.text
