@@ -31,6 +31,10 @@ async def _filled_sqlite(tmp_path: Path) -> str:
         await store.transcript.append("s1", role="user", content="hi", turn_id="t1", surface="rpc")
         await store.transcript.append("s1", role="assistant", content="Hello", turn_id="t1", surface="rpc")
         await store.transcript.finish_turn("s1", "t1", "end_turn")
+        await store.usage.record(
+            "s1", turn_id="t1", provider="p", model="m", steps=1, input_tokens=3, output_tokens=1,
+            cache_read_tokens=0, cache_write_tokens=0, cost_usd=0.5,
+        )  # fmt: skip
     finally:
         await db.close()
     return url
@@ -45,6 +49,7 @@ async def test_every_row_arrives_and_a_second_copy_is_refused(tmp_path: Path, da
     result = await copy.copy_database(source, database_url)
     assert result.rows == _counts(source) == _counts(database_url)
     assert result.rows["acp_transcript"] == 2 and result.rows["acp_sessions"] == 1
+    assert result.rows["acp_turn_usage"] == 1  # what the turns cost travels too (R-MODEL-5)
     with pytest.raises(copy.CopyError, match="is not empty"):
         await copy.copy_database(source, database_url)
     assert _counts(database_url) == result.rows
