@@ -12,7 +12,7 @@ import { ConnectionError, RpcError } from "./rpc.js";
 import { markCurrent, refreshSessions, sessionEntry, sessionState } from "./sessions.js";
 import { refreshStatus } from "./status.js";
 import { selectTab, tabShown } from "./tabs.js";
-import { SessionView } from "./transcript.js";
+import { SessionView, formatUsage } from "./transcript.js";
 
 const el = {
   workspace: byId("view-sessions"),
@@ -79,6 +79,7 @@ export async function openSession(id, { fresh = false } = {}) {
     else if (!view.running) await view.load();
   }
   view.scrollToEnd();
+  refreshUsage(view);
 }
 
 /** A session the new-session form just started (the result of session/new): show it, empty, ready to type. */
@@ -128,6 +129,7 @@ function renderChatHead(view) {
     h("span", { class: `badge ${st}`, id: "chat-state", text: st }),
     ` agent ${entry?.agentAlias ?? view.info?.agentAlias ?? "?"} · ${entry?.mode ?? view.info?.mode ?? "?"}`,
     entry ? ` · ${entry.messageCount ?? 0} messages · last activity ${formatTime(entry.lastActivity ?? entry.createdAt)}` : "",
+    view.usage ? h("span", { id: "chat-usage", text: ` · session ${formatUsage(view.usage)}` }) : "",
   );
   el.close.disabled = st !== "live";
   el.kill.disabled = st === "killed";
@@ -267,6 +269,15 @@ export function onDaemonNotification(method, params) {
   if (shown && params.type === "approval_request") bringForward(view);
   if (shown && params.type === "turn_complete" && joined) redrawJoined(view);
   if (params.type === "turn_complete") refreshSessions();
+  if (params.type === "turn_complete") refreshUsage(view);
+}
+
+/** The session's total tokens and cost (session/usage, R-MODEL-5), shown in the chat head. */
+async function refreshUsage(view) {
+  const result = await tryCall("Read usage", "session/usage", { sessionId: view.id });
+  if (!result) return;
+  view.usage = result.total;
+  renderChatHead(view);
 }
 
 export async function onDaemonRequest(method, params) {

@@ -262,8 +262,10 @@ export class SessionView {
         this.scrollIfPinned();
         break;
       }
+      case "usage":
+        break; // one provider step's tokens: the turn's sum comes with turn_complete (R-MODEL-5)
       case "turn_complete":
-        this.finishTurn(turn, params.stopReason, params.content);
+        this.finishTurn(turn, params.stopReason, params.content, params.usage);
         break;
       default:
         this.note(`Update of an unknown type: ${String(type)}`);
@@ -276,11 +278,12 @@ export class SessionView {
   }
 
   /** turn_complete or the session/prompt result, whichever comes first; the second is ignored. */
-  finishTurn(turn, stopReason, content) {
+  finishTurn(turn, stopReason, content, usage) {
     if (!turn || turn.completed) return;
     turn.completed = true;
     if (!turn.sawText && content) this.add(bubble("assistant", content));
     for (const card of turn.tools) card.settle();
+    if (usage) this.add(h("div", { class: "usage muted small", dataset: { costUsd: String(usage.costUsd) }, text: formatUsage(usage) }));
     if (stopReason && stopReason !== "end_turn") {
       const words = {
         cancelled: "Turn cancelled.",
@@ -330,6 +333,21 @@ export class SessionView {
     expireQuestions(this.id, reason);
     if (this.turn) this.failTurn(this.turn, new ConnectionError(reason));
   }
+}
+
+/** Tokens and cost (a turn's `turn_complete.usage`, or session/usage's `total`) in words: "4 in · 6 out · $0.000016". */
+export function formatUsage(usage) {
+  const parts = [`${usage.inputTokens ?? 0} in`, `${usage.outputTokens ?? 0} out`];
+  if (usage.cacheReadTokens) parts.push(`${usage.cacheReadTokens} cache read`);
+  if (usage.cacheWriteTokens) parts.push(`${usage.cacheWriteTokens} cache write`);
+  parts.push(formatUsd(usage.costUsd));
+  return `Tokens: ${parts.join(" · ")}`;
+}
+
+function formatUsd(amount) {
+  if (amount === null || amount === undefined) return "no price set";
+  if (amount === 0) return "$0";
+  return `$${amount >= 1 ? amount.toFixed(2) : Number(amount.toPrecision(2))}`;
 }
 
 export function bubble(role, text, streaming = false) {
