@@ -12,7 +12,8 @@ import { ConnectionError, RpcError } from "./rpc.js";
 import { markCurrent, refreshSessions, sessionEntry, sessionState } from "./sessions.js";
 import { refreshStatus } from "./status.js";
 import { selectTab, tabShown } from "./tabs.js";
-import { SessionView, formatUsage } from "./transcript.js";
+import { SessionView } from "./transcript.js";
+import { formatUsage } from "./usage.js";
 
 const el = {
   workspace: byId("view-sessions"),

@@ -5,6 +5,7 @@
 import { $, append, h, pretty } from "./dom.js";
 import { approvalBox, elicitationForm, expireQuestions } from "./approvals.js";
 import { tryCall } from "./connection.js";
+import { formatUsage } from "./usage.js";
 import { ConnectionError, describeError } from "./rpc.js";
 
 const HISTORY_PAGE = 200;
@@ -333,21 +334,6 @@ export class SessionView {
     expireQuestions(this.id, reason);
     if (this.turn) this.failTurn(this.turn, new ConnectionError(reason));
   }
-}
-
-/** Tokens and cost (a turn's `turn_complete.usage`, or session/usage's `total`) in words: "4 in · 6 out · $0.000016". */
-export function formatUsage(usage) {
-  const parts = [`${usage.inputTokens ?? 0} in`, `${usage.outputTokens ?? 0} out`];
-  if (usage.cacheReadTokens) parts.push(`${usage.cacheReadTokens} cache read`);
-  if (usage.cacheWriteTokens) parts.push(`${usage.cacheWriteTokens} cache write`);
-  parts.push(formatUsd(usage.costUsd));
-  return `Tokens: ${parts.join(" · ")}`;
-}
-
-function formatUsd(amount) {
-  if (amount === null || amount === undefined) return "no price set";
-  if (amount === 0) return "$0";
-  return `$${amount >= 1 ? amount.toFixed(2) : Number(amount.toPrecision(2))}`;
 }
 
 export function bubble(role, text, streaming = false) {
