@@ -15,8 +15,7 @@ from app.sessions.views import SessionPage, SessionSummary
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
     from app.sessions.store.session_store import SessionStore
-    from app.sessions.store.types import SessionRecord, TranscriptRow, TurnEnd
-    from app.sessions.store.usage import TurnCost
+    from app.sessions.store.types import SessionRecord, TranscriptRow, TurnCost, TurnEnd
 
 __all__ = ["SessionReader"]
 

@@ -34,8 +34,7 @@ if TYPE_CHECKING:
     from app.files.service import FileService
     from app.services import Services
     from app.sessions.list_pages import ListQuery, Position
-    from app.sessions.store.types import TranscriptRow
-    from app.sessions.store.usage import TurnCost
+    from app.sessions.store.types import TranscriptRow, TurnCost
     from app.sessions.views import SessionPage
 
 __all__ = [

@@ -25,6 +25,7 @@ from app.sessions.live.turn import TurnOutcome, TurnSettings, run_turn
 from app.sessions.live.updates import TurnUpdates
 from app.sessions.live.usage import UsageMeter, UsageObserver
 from app.sessions.mode import SessionMode
+from app.sessions.store.types import UsageRecord
 from app.storage.errors import is_storage_unavailable
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
@@ -166,14 +167,15 @@ class Turns:
         try:
             try:
                 await self._store.transcript.finish_turn(
-                    live.session_id, outcome.turn_id, outcome.stop_reason, mode=live.mode
+                    live.session_id, outcome.turn_id, outcome.stop_reason, mode=live.mode, usage=_usage_record(outcome)
                 )
             except Exception as exc:
                 if storage_fault is None or not is_storage_unavailable(exc):
                     raise
                 # The same fault again: the turn stays open in storage, recovered like an interrupted one.
             else:
-                await self._record_usage(live, outcome)
+                if outcome.usage is not None:
+                    live.usage_cost = outcome.usage.session_cost
                 await self._maybe_trim(live, updates, config)
         finally:
             complete: TurnComplete = {
@@ -200,21 +202,6 @@ class Turns:
         model = agent.model or (provider_config.model if provider_config is not None else None)
         pricing = provider_config.pricing if provider_config is not None else None
         return UsageMeter(agent.provider, model, pricing, session_cost=live.usage_cost, observer=self.observe_usage)
-
-    async def _record_usage(self, live: LiveSession, outcome: TurnOutcome) -> None:
-        """Store what the turn cost (R-MODEL-5); a turn that never reached its provider has nothing to count."""
-        meter = outcome.usage
-        if meter is None or meter.steps == 0:
-            return
-        live.usage_cost = meter.session_cost
-        try:
-            await self._store.usage.record(
-                live.session_id, mode=live.mode, turn_id=outcome.turn_id, provider=meter.provider, model=meter.model,
-                steps=meter.steps, input_tokens=meter.input, output_tokens=meter.output,
-                cache_read_tokens=meter.cache_read, cache_write_tokens=meter.cache_write, cost_usd=meter.cost,
-            )  # fmt: skip
-        except Exception:
-            log.warning("could not store what a turn cost", exc_info=True)
 
     async def _maybe_trim(
         self, live: LiveSession, updates: TurnUpdates, config: Config, prompt: str | None = None
@@ -248,6 +235,17 @@ class Turns:
                 "reason": trimmed.reason,
             }
         )
+
+
+def _usage_record(outcome: TurnOutcome) -> UsageRecord | None:
+    """What the turn cost, to store with its end (R-MODEL-5); None for a turn that never heard from its provider."""
+    meter = outcome.usage
+    if meter is None or meter.steps == 0:
+        return None
+    return UsageRecord(
+        outcome.turn_id, meter.provider, meter.model, meter.steps, meter.input, meter.output, meter.cache_read,
+        meter.cache_write, meter.cost,
+    )  # fmt: skip
 
 
 def _turn_settings(config: Config, agent: Agent, live: LiveSession, client: PromptingClient) -> TurnSettings:

@@ -14,6 +14,7 @@ import db_backend
 import pytest
 
 from app.sessions.store.session_store import SessionStore
+from app.sessions.store.types import UsageRecord
 from app.storage import Database, copy
 from app.storage.migrate import upgrade
 
@@ -30,11 +31,8 @@ async def _filled_sqlite(tmp_path: Path) -> str:
         await store.create("s1", owner="alice", agent_alias="default", workspace_dir="/w")
         await store.transcript.append("s1", role="user", content="hi", turn_id="t1", surface="rpc")
         await store.transcript.append("s1", role="assistant", content="Hello", turn_id="t1", surface="rpc")
-        await store.transcript.finish_turn("s1", "t1", "end_turn")
-        await store.usage.record(
-            "s1", turn_id="t1", provider="p", model="m", steps=1, input_tokens=3, output_tokens=1,
-            cache_read_tokens=0, cache_write_tokens=0, cost_usd=0.5,
-        )  # fmt: skip
+        spent = UsageRecord("t1", "p", "m", 1, 3, 1, 0, 0, 0.5)
+        await store.transcript.finish_turn("s1", "t1", "end_turn", usage=spent)
     finally:
         await db.close()
     return url
