@@ -246,7 +246,7 @@ async def _storage_and_services(
             cleanup.push_async_callback(storage.close)
             pairing = storage.stand_in(_pairing_store)
             store = storage.stand_in(
-                _session_store, kept=frozenset({"lists.kept_page"}), parts=frozenset({"lists", "transcript"})
+                _session_store, kept=frozenset({"lists.kept_page"}), parts=frozenset({"lists", "transcript", "usage"})
             )
             rules = storage.stand_in(_permission_store)
             return _services(paths, config_store, None, pairing, store, observations, rules)
@@ -364,6 +364,7 @@ def _services(
         rule_book=rule_book,
         sandbox=sandbox,
     )
+    sessions.turns.observe_usage = observations.provider_used  # zeroclaw_provider_* (GET /metrics, R-MODEL-5)
     return Services(
         paths=paths,
         config_store=config_store,

@@ -12,7 +12,10 @@ from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from time import perf_counter
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from app.agents.base import Usage
 
 __all__ = ["GC_BUCKETS", "STORAGE_BUCKETS", "TURN_BUCKETS", "Observations", "Timings"]
 
@@ -66,6 +69,9 @@ class Observations:
     storage: dict[str, Timings] = field(default_factory=_storage)
     turns: dict[str, Timings] = field(default_factory=dict)
     gc_pauses: dict[str, Timings] = field(default_factory=_gc_generations)
+    # R-MODEL-5: tokens by (provider alias, model, kind) and USD by (provider alias, model), summed per step.
+    provider_tokens: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    provider_cost: dict[tuple[str, str], float] = field(default_factory=dict)
 
     def watch_gc(self) -> Callable[[], None]:
         """Time every collection from now on (the event loop waits for each: docs/limits.md "Garbage"); returns the
@@ -88,3 +94,17 @@ class Observations:
         if timings is None:
             timings = self.turns[stop_reason] = Timings(TURN_BUCKETS)
         timings.observe(seconds)
+
+    def provider_used(self, provider: str, model: str, usage: Usage, cost: float | None) -> None:
+        """One provider step's tokens (and cost, when priced) (`app.sessions.live.usage.UsageMeter`)."""
+        tokens = self.provider_tokens
+        for kind, count in (
+            ("input", usage.input_tokens),
+            ("output", usage.output_tokens),
+            ("cache_read", usage.cache_read_tokens),
+            ("cache_write", usage.cache_write_tokens),
+        ):
+            key = (provider, model, kind)
+            tokens[key] = tokens.get(key, 0) + count
+        if cost is not None:
+            self.provider_cost[provider, model] = self.provider_cost.get((provider, model), 0.0) + cost

@@ -8,8 +8,8 @@
     GET  /metrics             bearer, grant of `system/metrics` (system:read): the Prometheus text format
     GET  /api/config          bearer, grant of `config/get`
     PUT  /api/config/{prop}   bearer, grant of `config/set`, via `services.config_store`
-    GET  /api/sessions[/{id}/messages], POST /api/sessions/{id}/prompt   bearer, grants of `session/*`
-    PATCH /api/sessions/{id}, GET /api/models                            bearer, session/configure, models/list
+    GET  /api/sessions[/{id}/messages|usage], POST /api/sessions/{id}/prompt   bearer, grants of `session/*`
+    PATCH /api/sessions/{id}, GET /api/models                                  bearer, session/configure, models/list
     POST /webhook/{agent}     bearer, grant of `session/prompt` + the agent right: a turn on a chat session
     GET  /rpc                 WebSocket JSON-RPC (the same dispatcher as the local socket)
     GET  /acp                 WebSocket Agent Client Protocol (gateway/acp_ws.py, docs/acp.md)
@@ -150,6 +150,7 @@ def create_app(
         Route("/api/config/{prop}", bearer(config_api.put_config), methods=["PUT"]),
         Route("/api/sessions", bearer(session_api.list_sessions), methods=["GET"]),
         Route("/api/sessions/{id}/messages", bearer(session_api.messages), methods=["GET"]),
+        Route("/api/sessions/{id}/usage", bearer(session_api.usage), methods=["GET"]),
         Route("/api/sessions/{id}/prompt", bearer(session_api.prompt), methods=["POST"]),
         Route("/api/sessions/{id}", bearer(session_api.configure), methods=["PATCH"]),
         Route("/api/models", bearer(session_api.models), methods=["GET"]),

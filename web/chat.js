@@ -14,6 +14,7 @@ import { markCurrent, refreshSessions, sessionEntry, sessionState } from "./sess
 import { refreshStatus } from "./status.js";
 import { selectTab, tabShown } from "./tabs.js";
 import { SessionView } from "./transcript.js";
+import { formatUsage } from "./usage.js";
 
 const el = {
   workspace: byId("view-sessions"),
@@ -80,6 +81,7 @@ export async function openSession(id, { fresh = false } = {}) {
     else if (!view.running) await view.load();
   }
   view.scrollToEnd();
+  refreshUsage(view);
 }
 
 /** A session the new-session form just started (the result of session/new): show it, empty, ready to type. */
@@ -132,6 +134,7 @@ function renderChatHead(view) {
     h("span", { class: `badge ${st}`, id: "chat-state", text: st }),
     ` agent ${agent ?? "?"} · ${entry?.mode ?? view.info?.mode ?? "?"}`,
     entry ? ` · ${entry.messageCount ?? 0} messages · last activity ${formatTime(entry.lastActivity ?? entry.createdAt)}` : "",
+    view.usage ? h("span", { id: "chat-usage", text: ` · session ${formatUsage(view.usage)}` }) : "",
   );
   el.close.disabled = st !== "live";
   el.kill.disabled = st === "killed";
@@ -271,6 +274,15 @@ export function onDaemonNotification(method, params) {
   if (shown && params.type === "approval_request") bringForward(view);
   if (shown && params.type === "turn_complete" && joined) redrawJoined(view);
   if (params.type === "turn_complete") refreshSessions();
+  if (params.type === "turn_complete") refreshUsage(view);
+}
+
+/** The session's total tokens and cost (session/usage, R-MODEL-5), shown in the chat head. */
+async function refreshUsage(view) {
+  const result = await tryCall("Read usage", "session/usage", { sessionId: view.id });
+  if (!result) return;
+  view.usage = result.total;
+  renderChatHead(view);
 }
 
 export async function onDaemonRequest(method, params) {

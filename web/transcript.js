@@ -5,6 +5,7 @@
 import { $, append, h, pretty } from "./dom.js";
 import { approvalBox, elicitationForm, expireQuestions } from "./approvals.js";
 import { tryCall } from "./connection.js";
+import { formatUsage } from "./usage.js";
 import { ConnectionError, describeError } from "./rpc.js";
 
 const HISTORY_PAGE = 200;
@@ -271,8 +272,10 @@ export class SessionView {
         this.scrollIfPinned();
         break;
       }
+      case "usage":
+        break; // one provider step's tokens: the turn's sum comes with turn_complete (R-MODEL-5)
       case "turn_complete":
-        this.finishTurn(turn, params.stopReason, params.content);
+        this.finishTurn(turn, params.stopReason, params.content, params.usage);
         break;
       default:
         this.note(`Update of an unknown type: ${String(type)}`);
@@ -285,11 +288,12 @@ export class SessionView {
   }
 
   /** turn_complete or the session/prompt result, whichever comes first; the second is ignored. */
-  finishTurn(turn, stopReason, content) {
+  finishTurn(turn, stopReason, content, usage) {
     if (!turn || turn.completed) return;
     turn.completed = true;
     if (!turn.sawText && content) this.add(bubble("assistant", content));
     for (const card of turn.tools) card.settle();
+    if (usage) this.add(h("div", { class: "usage muted small", dataset: { costUsd: String(usage.costUsd) }, text: formatUsage(usage) }));
     if (stopReason && stopReason !== "end_turn") {
       const words = {
         cancelled: "Turn cancelled.",

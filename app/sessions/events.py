@@ -20,6 +20,8 @@ __all__ = [
     "ToolCallEvent",
     "ToolResultEvent",
     "TurnComplete",
+    "UsageEvent",
+    "UsageSum",
 ]
 
 
@@ -76,12 +78,39 @@ class ApprovalResolved(TypedDict):
     # reject_with_edit
 
 
+class UsageEvent(TypedDict):
+    """What one provider step cost (R-MODEL-5), sent as the step ends, before `turn_complete`."""
+
+    session_id: str
+    type: Literal["usage"]
+    seq: NotRequired[int]  # per session, +1 each event (R-MULTI-1)
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float | None  # from `[providers.<p>.pricing]`; None when unpriced
+    # Not on the standard wire (`rpc.core.wire`): ACP's `usage_update` (tokens in context, the session's cost).
+    context_tokens: int
+    session_cost_usd: float | None
+
+
+class UsageSum(TypedDict):
+    """The turn's provider steps summed (`turn_complete.usage`); the wire renames its keys as the event's."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float | None  # None when any step was unpriced
+
+
 class TurnComplete(TypedDict):
     session_id: str
     type: Literal["turn_complete"]
     seq: NotRequired[int]  # per session, +1 each event (R-MULTI-1)
     stop_reason: str
     content: str
+    usage: NotRequired[UsageSum]  # R-MODEL-5: the turn's provider steps summed
 
 
 class HistoryTrimmed(TypedDict):
@@ -116,4 +145,5 @@ SessionEvent = (
     | TurnComplete
     | HistoryTrimmed
     | ConfigChanged
+    | UsageEvent
 )

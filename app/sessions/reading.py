@@ -18,7 +18,7 @@ from app.sessions.views import SessionPage, SessionSummary
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
     from app.sessions.store.session_store import SessionStore
-    from app.sessions.store.types import SessionRecord, TranscriptRow, TurnEnd
+    from app.sessions.store.types import SessionRecord, TranscriptRow, TurnCost, TurnEnd
 
 __all__ = ["SessionReader"]
 
@@ -61,24 +61,32 @@ class SessionReader:
     ) -> tuple[list[TranscriptRow], int, list[TurnEnd] | None]:
         """A page of the transcript and the row total; with `turn_ends`, how each turn ending in the page ended
         (None without it: the store reads nothing more)."""
-        live = self._live.get(session_id)
-        if live is not None:
-            check_owner(principal, live.owner)
-            mode = live.mode
-        else:
-            # A session that is not live (released, unloaded, or after a restart); a closed chat session's
-            # history stays readable, as it is listed (R-MULTI-4).
-            record = await stored(self._store, session_id, EITHER)
-            if record is None:
-                raise SessionNotFound
-            check_owner(principal, record.owner)
-            mode = record.mode
+        mode = await self._readable_mode(principal, session_id)
         if turn_ends:
             return await self._store.transcript.messages_and_turn_ends(
                 session_id, mode=mode, limit=limit, before=before
             )
         rows, total = await self._store.transcript.messages(session_id, mode=mode, limit=limit, before=before)
         return rows, total, None
+
+    async def usage(self, principal: Principal, session_id: str) -> list[TurnCost]:
+        """What each counted turn of the session cost, in order (`session/usage`, R-MODEL-5)."""
+        mode = await self._readable_mode(principal, session_id)
+        return await self._store.usage.turns(session_id, mode=mode)
+
+    async def _readable_mode(self, principal: Principal, session_id: str) -> SessionMode:
+        """The mode of a session the caller may read; SessionNotFound / SessionNotOwned otherwise."""
+        live = self._live.get(session_id)
+        if live is not None:
+            check_owner(principal, live.owner)
+            return live.mode
+        # A session that is not live (released, unloaded, or after a restart); a closed chat session's
+        # history stays readable, as it is listed (R-MULTI-4).
+        record = await stored(self._store, session_id, EITHER)
+        if record is None:
+            raise SessionNotFound
+        check_owner(principal, record.owner)
+        return record.mode
 
     def _page(self, query: ListQuery, page: Page) -> SessionPage:
         last = page.last

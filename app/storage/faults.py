@@ -33,6 +33,7 @@ FAULT_POINTS = frozenset(
         "close",
         "kill",
         "delete",
+        "record_usage",
     }
 )
 

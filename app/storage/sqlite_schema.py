@@ -16,7 +16,7 @@ __all__ = ["DUMP", "REVISION", "STATEMENTS"]
 # A schema, here and in its test: every object SQLite did not make itself, in creation order.
 DUMP = "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
 
-REVISION = "0009"
+REVISION = "0010"
 STATEMENTS: tuple[str, ...] = (
     (
         "CREATE TABLE alembic_version (\n"
@@ -167,5 +167,41 @@ STATEMENTS: tuple[str, ...] = (
         ")"
     ),
     "CREATE INDEX ix_permission_rules_principal_agent ON permission_rules (principal, agent_alias)",
+    (
+        "CREATE TABLE acp_turn_usage (\n"
+        "\tsession_id VARCHAR(255) NOT NULL, \n"
+        "\tidx INTEGER NOT NULL, \n"
+        "\tturn_id VARCHAR(64) NOT NULL, \n"
+        "\tprovider VARCHAR(255) NOT NULL, \n"
+        "\tmodel VARCHAR(255), \n"
+        "\tsteps INTEGER NOT NULL, \n"
+        "\tinput_tokens INTEGER NOT NULL, \n"
+        "\toutput_tokens INTEGER NOT NULL, \n"
+        "\tcache_read_tokens INTEGER NOT NULL, \n"
+        "\tcache_write_tokens INTEGER NOT NULL, \n"
+        "\tcost_usd FLOAT, \n"
+        "\tcreated_at DATETIME NOT NULL, \n"
+        "\tCONSTRAINT pk_acp_turn_usage PRIMARY KEY (session_id, idx), \n"
+        "\tCONSTRAINT fk_acp_turn_usage_session_id_acp_sessions FOREIGN KEY(session_id) REFERENCES acp_sessions (session_id) ON DELETE CASCADE\n"
+        ")"
+    ),
+    (
+        "CREATE TABLE chat_turn_usage (\n"
+        "\tsession_id VARCHAR(255) NOT NULL, \n"
+        "\tidx INTEGER NOT NULL, \n"
+        "\tturn_id VARCHAR(64) NOT NULL, \n"
+        "\tprovider VARCHAR(255) NOT NULL, \n"
+        "\tmodel VARCHAR(255), \n"
+        "\tsteps INTEGER NOT NULL, \n"
+        "\tinput_tokens INTEGER NOT NULL, \n"
+        "\toutput_tokens INTEGER NOT NULL, \n"
+        "\tcache_read_tokens INTEGER NOT NULL, \n"
+        "\tcache_write_tokens INTEGER NOT NULL, \n"
+        "\tcost_usd FLOAT, \n"
+        "\tcreated_at DATETIME NOT NULL, \n"
+        "\tCONSTRAINT pk_chat_turn_usage PRIMARY KEY (session_id, idx), \n"
+        "\tCONSTRAINT fk_chat_turn_usage_session_id_chat_sessions FOREIGN KEY(session_id) REFERENCES chat_sessions (session_id) ON DELETE CASCADE\n"
+        ")"
+    ),
 )
 # END OF GENERATED PART

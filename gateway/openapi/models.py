@@ -18,7 +18,7 @@ from rpc.methods.config import ConfigProp, ConfigSet
 from rpc.methods.lifecycle import STATUS_PROTOCOL_FIELDS, Status
 from rpc.methods.lifecycle import GatewayInfoModel as GatewayInfo
 from rpc.methods.pairing import PAIRING_CODE_PATTERN, PairedToken
-from rpc.methods.session import MessageRow, Messages, PromptResult, SessionList, SessionRow
+from rpc.methods.session import MessageRow, Messages, PromptResult, SessionList, SessionRow, SessionUsage
 
 __all__ = [
     "PAIRING_CODE_PATTERN",
@@ -35,6 +35,7 @@ __all__ = [
     "PromptResult",
     "SessionList",
     "SessionRow",
+    "SessionUsage",
     "Status",
     "WebhookResult",
     "wire_model",

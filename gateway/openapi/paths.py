@@ -182,6 +182,17 @@ def _session_paths(c: OpenApiComponents) -> dict[str, Any]:
                 s403="Missing grant, or an agent the caller may not use (forbidden)",
             ),
         },
+        "/api/sessions/{id}/usage": {
+            "get": operation(
+                "What the session's turns cost: tokens and USD per turn and their total, like session/usage "
+                "(grant sessions:read)",
+                answer("Usage", c.ref(m.SessionUsage)),
+                bearer=True,
+                parameters=[session_id],
+                s403=NOT_OWNED,
+                s404=NOT_FOUND,
+            ),
+        },
         "/api/sessions/{id}/prompt": {
             "post": operation(
                 "Run one turn and answer when it ends, like session/prompt (grant sessions:execute). "

@@ -3,6 +3,7 @@ through the dispatcher (same admission, params model, handler, result shape and 
 
     GET  /api/sessions                 = session/list      (?includeKilled=&mode=&query=&limit=&cursor=)
     GET  /api/sessions/{id}/messages   = session/messages  (?limit=&before=)
+    GET  /api/sessions/{id}/usage      = session/usage     (→ {sessionId, total, turns}, R-MODEL-5)
     POST /api/sessions/{id}/prompt     = session/prompt    ({"prompt"} → {sessionId, stopReason, content})
     PATCH /api/sessions/{id}           = session/configure ({agentAlias?, model?, temperature?} → the settings)
     GET  /api/models                   = models/list       (?agentAlias=)
@@ -53,6 +54,12 @@ class SessionApi:
         context = await caller_context(request, self.dispatcher)
         params = _with_session_id(request.query_params, request)
         return json_response(await self.dispatcher.call("session/messages", params, context, query=True))
+
+    async def usage(self, request: Request) -> Response:
+        """`GET /api/sessions/{id}/usage` → `{sessionId, total, turns}`: what the session's turns cost."""
+        context = await caller_context(request, self.dispatcher)
+        params = _with_session_id({}, request)
+        return json_response(await self.dispatcher.call("session/usage", params, context, query=True))
 
     async def prompt(self, request: Request) -> Response:
         """`POST /api/sessions/{id}/prompt` with `{"prompt", "attachments"?}` → `{sessionId, stopReason, content}`

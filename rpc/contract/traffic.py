@@ -5,7 +5,7 @@ declares them under `x-notifications` and `x-server-requests` (rpc/contract/open
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, get_args, get_type_hints
+from typing import Any, Literal, get_args, get_type_hints, is_typeddict
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -33,9 +33,19 @@ def _event_model(event: type) -> type[msgspec.Struct]:
     hints = get_type_hints(event)
     kind = get_args(hints["type"])[0]
     omitted = not_standard(kind)
-    fields = [(camel(name), hint) for name, hint in hints.items() if name not in omitted]
+    fields = [(camel(name), _nested(hint)) for name, hint in hints.items() if name not in omitted]
     title = "".join(part.title() for part in kind.split("_")) + "Update"
     return msgspec.defstruct(title, fields, module=__name__, forbid_unknown_fields=True, frozen=True, kw_only=True)
+
+
+def _nested(hint: Any) -> Any:
+    """A nested value of ours (`turn_complete.usage`) with its keys as the wire renames them."""
+    if not is_typeddict(hint):
+        return hint
+    fields = [(camel(name), inner) for name, inner in get_type_hints(hint).items()]
+    return msgspec.defstruct(
+        hint.__name__, fields, module=__name__, forbid_unknown_fields=True, frozen=True, kw_only=True
+    )
 
 
 def session_update_models() -> list[type[msgspec.Struct]]:

@@ -89,9 +89,12 @@ _WIRE_KEY: dict[str, str] = {
 }
 
 
-# Fields the domain gives for other dialects (`history_trimmed.kept_turns`, `.reason`), which the
-# standard wire of SPEC §3 does not carry.
-_NOT_STANDARD: dict[str, frozenset[str]] = {"history_trimmed": frozenset({"kept_turns", "reason"})}
+# Fields the domain gives for other dialects (`history_trimmed.kept_turns`, `.reason`; ACP's `usage_update` from
+# `usage.context_tokens`, `.session_cost_usd`), which the standard wire of SPEC §3 does not carry.
+_NOT_STANDARD: dict[str, frozenset[str]] = {
+    "history_trimmed": frozenset({"kept_turns", "reason"}),
+    "usage": frozenset({"context_tokens", "session_cost_usd"}),
+}
 
 
 def not_standard(event_type: str) -> frozenset[str]:
@@ -105,5 +108,9 @@ def events_to_wire(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for event in events:
         omit = _NOT_STANDARD.get(event["type"])
-        out.append({wire(k, k): v for k, v in event.items() if omit is None or k not in omit})
+        shown = {wire(k, k): v for k, v in event.items() if omit is None or k not in omit}
+        usage = shown.get("usage") if event["type"] == "turn_complete" else None
+        if usage is not None:  # the one nested value that is ours, not user data (R-MODEL-5)
+            shown["usage"] = {wire(k, k): v for k, v in usage.items()}
+        out.append(shown)
     return out

@@ -39,6 +39,7 @@ class DaemonCollector:
         yield from self._traffic()
         yield from self._durations()
         yield from self._uploads()
+        yield from self._providers()
 
     def _traffic(self) -> Iterator[Metric]:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -105,6 +106,27 @@ class DaemonCollector:
         yield GaugeMetricFamily(
             "zeroclaw_uploads_staged", "Uploads staged and not yet committed", value=files.staged() if files else 0
         )
+
+    def _providers(self) -> Iterator[Metric]:
+        from prometheus_client.core import CounterMetricFamily
+
+        observations = self._services.observations
+        tokens = CounterMetricFamily(
+            "zeroclaw_provider_tokens",
+            "Tokens the providers counted, by provider alias, model and kind (input, output, cache_read, cache_write)",
+            labels=["provider", "model", "kind"],
+        )
+        for (provider, model, kind), count in sorted(observations.provider_tokens.items()):
+            tokens.add_metric([provider, model, kind], count)
+        yield tokens
+        cost = CounterMetricFamily(
+            "zeroclaw_provider_cost_usd",
+            "What the provider steps cost in USD, from [providers.<p>.pricing] (unpriced steps add nothing)",
+            labels=["provider", "model"],
+        )
+        for (provider, model), usd in sorted(observations.provider_cost.items()):
+            cost.add_metric([provider, model], usd)
+        yield cost
 
 
 def _histograms(name: str, documentation: str, label: str, by_label: Mapping[str, Timings]) -> HistogramMetricFamily:

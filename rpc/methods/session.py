@@ -13,8 +13,9 @@ from app.sessions import errors as domain
 from app.sessions.list_pages import MAX_LIMIT
 from app.sessions.mode import SessionMode
 from app.sessions.views import SessionInfo, SessionSummary
+from app.storage.timestamps import iso_z
 from rpc.core import answers
-from rpc.core.answers import TRUE, wire_model
+from rpc.core.answers import TRUE, DateTime, wire_model
 from rpc.core.context import CallContext
 from rpc.core.errors import (
     InternalError,
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from app.files.service import FileService
     from app.services import Services
     from app.sessions.list_pages import ListQuery, Position
-    from app.sessions.store.types import TranscriptRow
+    from app.sessions.store.types import TranscriptRow, TurnCost
     from app.sessions.views import SessionPage
 
 __all__ = [
@@ -47,6 +48,8 @@ __all__ = [
     "map_session_error",
     "message_row",
     "register",
+    "turn_usage",
+    "usage_total",
 ]
 
 Mode = Literal["acp", "chat"]
@@ -184,6 +187,35 @@ class Approved(answers.Answer, frozen=True):
     acknowledged: bool
 
 
+class UsageTotal(answers.Answer, frozen=True):
+    """Tokens as the providers counted them; `costUsd` in USD from `[providers.<p>.pricing]`, null when unpriced."""
+
+    input_tokens: Annotated[int, Meta(ge=0)]
+    output_tokens: Annotated[int, Meta(ge=0)]
+    cache_read_tokens: Annotated[int, Meta(ge=0)]
+    cache_write_tokens: Annotated[int, Meta(ge=0)]
+    cost_usd: float | None
+
+
+class TurnUsage(UsageTotal, frozen=True):
+    """One counted turn: its provider steps summed, on the provider alias and model it ran on."""
+
+    index: Annotated[int, Meta(ge=0)]  # the session's counted turns, from 0
+    turn_id: str
+    provider: str
+    model: str | None
+    steps: Annotated[int, Meta(ge=1)]  # provider steps (one per model call)
+    at: DateTime  # when the turn ended
+
+
+class SessionUsage(answers.Answer, frozen=True):
+    """What a session's turns cost (R-MODEL-5): the total, and each turn in order."""
+
+    session_id: str
+    total: UsageTotal
+    turns: list[TurnUsage]
+
+
 class Closed(answers.Answer, frozen=True):
     session_id: str
     closed: TRUE
@@ -242,6 +274,8 @@ def register(registry: Registry) -> None:
     method("session/list-acp", params=ListParams, grant="sessions:read", contract=durable)(list_acp_sessions)
     page = c("A page of a session's visible transcript", Messages, s, storage=True)
     method("session/messages", params=MessagesParams, grant="sessions:read", contract=page)(messages)
+    used = c("What a session's turns cost: tokens and USD per turn, and the total", SessionUsage, s, storage=True)
+    method("session/usage", params=SessionParams, grant="sessions:read", contract=used)(usage)
     closed = c("Close a session: kept, resumable by session/new", Closed, s, storage=True)
     method("session/close", params=SessionParams, grant="sessions:update", contract=closed)(close)
     killed = c("Kill a session: stopped and no longer resumable", Killed, s, storage=True)
@@ -427,6 +461,41 @@ def message_row(row: TranscriptRow) -> dict[str, Any]:
     if row.marker is not None:
         out["marker"] = row.marker
     return out
+
+
+async def usage(ctx: CallContext, params: SessionParams) -> dict[str, Any]:
+    """What the session's turns cost (R-MODEL-5): each counted turn, and their total."""
+    turns = await ctx.services.sessions.reading.usage(ctx.principal, params.session_id)
+    return {"sessionId": params.session_id, "total": usage_total(turns), "turns": [turn_usage(t) for t in turns]}
+
+
+def turn_usage(turn: TurnCost) -> dict[str, Any]:
+    """One counted turn as `session/usage` shows it (also the REST route's)."""
+    return {
+        "index": turn.index,
+        "turnId": turn.turn_id,
+        "provider": turn.provider,
+        "model": turn.model,
+        "steps": turn.steps,
+        "inputTokens": turn.input_tokens,
+        "outputTokens": turn.output_tokens,
+        "cacheReadTokens": turn.cache_read_tokens,
+        "cacheWriteTokens": turn.cache_write_tokens,
+        "costUsd": turn.cost_usd,
+        "at": iso_z(turn.at),
+    }
+
+
+def usage_total(turns: list[TurnCost]) -> dict[str, Any]:
+    """The turns summed; `costUsd` sums the priced ones, null when none was priced."""
+    costs = [t.cost_usd for t in turns if t.cost_usd is not None]
+    return {
+        "inputTokens": sum(t.input_tokens for t in turns),
+        "outputTokens": sum(t.output_tokens for t in turns),
+        "cacheReadTokens": sum(t.cache_read_tokens for t in turns),
+        "cacheWriteTokens": sum(t.cache_write_tokens for t in turns),
+        "costUsd": sum(costs) if costs else None,
+    }
 
 
 async def close(ctx: CallContext, params: SessionParams) -> dict[str, Any]:

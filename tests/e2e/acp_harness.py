@@ -27,6 +27,7 @@ from acp.schema import (
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
+    UsageUpdate,
     UserMessageChunk,
 )
 from e2e_harness import Daemon, zeroclaw_command
@@ -92,7 +93,7 @@ class Recorder:
             raise WaitTimeout(f"timed out waiting for {what}; updates: {self.updates[-5:]}") from None
 
 
-KINDS = (UserMessageChunk, AgentMessageChunk, AgentThoughtChunk, ToolCallStart, ToolCallProgress)
+KINDS = (UserMessageChunk, AgentMessageChunk, AgentThoughtChunk, ToolCallStart, ToolCallProgress, UsageUpdate)
 
 
 @contextlib.asynccontextmanager

@@ -83,7 +83,8 @@ UPDATE_FIELDS: dict[str, set[str]] = {
     "approval_request": {"requestId", "toolName", "arguments", "timeoutSecs"},
     "approval_resolved": {"requestId", "decision"},
     "history_trimmed": {"droppedMessages", "keptMessages", "checkpoint"},
-    "turn_complete": {"stopReason", "content"},
+    "turn_complete": {"stopReason", "content", "usage"},
+    "usage": {"inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "costUsd"},
     "config_changed": {"agentAlias", "model", "temperature"},
 }
 
@@ -108,6 +109,10 @@ def check_turn(turn: Turn, session_id: str, stop: str = "end_turn") -> dict[str,
     assert last["stopReason"] == result["stopReason"]
     assert last["content"] == result["content"]
     assert chunks_text(turn.updates) == result["content"], (turn.updates, result)
+    # R-MODEL-5: `turn_complete.usage` sums the turn's `usage` updates (one per provider step)
+    steps = turn.of_type("usage")
+    for key in ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"):
+        assert last["usage"][key] == sum(u[key] for u in steps), (last, steps)
     # per tool: tool_call, then (maybe) approval_request, then tool_result
     for i, u in enumerate(turn.updates):
         if u["type"] == "tool_result":

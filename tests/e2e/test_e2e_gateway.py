@@ -119,7 +119,7 @@ async def test_a_turn_streams_and_asks_over_the_websocket(daemon_factory: Daemon
                 break
     assert frame["result"]["stopReason"] == "end_turn" and "teal" in frame["result"]["content"]
     kinds = [u["type"] for u in updates]
-    assert kinds[0] == "tool_call" and kinds[-1] == "turn_complete"
+    assert kinds[:2] == ["usage", "tool_call"] and kinds[-1] == "turn_complete"  # the asking step's usage first
     result = next(u for u in updates if u["type"] == "tool_result")
     assert result["name"] == "ask_user" and result["rawOutput"] == "teal"
     chunks = "".join(u["text"] for u in updates if u["type"] == "agent_message_chunk")

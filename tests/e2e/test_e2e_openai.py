@@ -395,6 +395,10 @@ model = "mock-model"
 api_key_env = "ZEROCLAW_TEST_LITELLM_KEY"
 timeout_secs = 10
 
+[providers.lite-{kind}.pricing]
+input_per_mtok = 2.0
+output_per_mtok = 10.0
+
 [providers.badkey-{kind}]
 kind = "{kind}"
 base_url = "{base}"
@@ -445,6 +449,28 @@ async def test_litellm_streamed_text_then_a_tool_round(lite_daemon: Daemon, kind
         rows = (await owner.call("session/messages", {"sessionId": sid}))["messages"]
         roles = [r["role"] for r in rows]
         assert roles == ["user", "assistant", "user", "assistant", "tool_call", "tool_result", "assistant"], rows
+
+
+@pytest.mark.req("R-MODEL-7")
+@pytest.mark.req("R-MODEL-5")
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_litellm_usage_reaches_turn_complete_and_session_usage(lite_daemon: Daemon, kind: str) -> None:
+    """The token counts a third-party server reports (LiteLLM's `usage`, asked for with `stream_options.include_usage`
+    on the openai kind, `message_start` / `message_delta` on the anthropic kind) are the turn's, priced."""
+    async with await Peer.open(lite_daemon) as owner:
+        sid = await oa_session(owner, f"lite-{kind}")
+        turn = await owner.prompt(sid, "good morning")
+        check_turn(turn, sid)
+        [step] = turn.of_type("usage")
+        total = turn.updates[-1]["usage"]
+        assert step["outputTokens"] == 5 and step["inputTokens"] >= 2, step  # the mock counts words
+        assert {key: step[key] for key in total} == total
+        expected = (step["inputTokens"] * 2.0 + step["outputTokens"] * 10.0) / 1_000_000
+        assert total["costUsd"] == pytest.approx(expected)
+        answer = await owner.call("session/usage", {"sessionId": sid})
+        [counted] = answer["turns"]
+        assert (counted["provider"], counted["model"], counted["steps"]) == (f"lite-{kind}", "mock-model", 1)
+        assert answer["total"] == total
 
 
 @pytest.mark.req("R-MODEL-7")

@@ -65,7 +65,7 @@ async def test_plain_text_streams_in_chunks(stream_daemon: Daemon) -> None:
         result = check_turn(turn, sid)
         assert result["content"] == "You said: «the quick brown fox jumps»"
         assert 3 <= len(turn.of_type("agent_message_chunk")) <= 8, turn.types
-        assert set(turn.types) == {"agent_message_chunk", "turn_complete"}
+        assert set(turn.types) == {"agent_message_chunk", "usage", "turn_complete"}
 
 
 @pytest.mark.req("R-STREAM-1")
@@ -127,7 +127,7 @@ async def test_stream_sends_one_update_per_chunk_and_stores_the_text_once(stream
         sid = await new_sid(owner)
         turn = await owner.prompt(sid, f"/stream {count}")
         result = check_turn(turn, sid)
-        assert turn.types == ["agent_message_chunk"] * count + ["turn_complete"]
+        assert turn.types == ["agent_message_chunk"] * count + ["usage", "turn_complete"]  # one usage per step
         assert all(u["text"] == "lorem " for u in turn.of_type("agent_message_chunk"))
         assert result["content"] == "lorem " * count
         stored = await owner.call("session/messages", {"sessionId": sid, "limit": 10})
@@ -169,7 +169,7 @@ async def test_stream_to_a_client_that_stops_reading_stays_bounded_and_loses_not
                 assert params["text"] == "lorem "
                 chunks += 1
             else:
-                assert params["type"] == "turn_complete"
+                assert params["type"] in ("usage", "turn_complete")
         assert chunks == count
         assert frame["result"]["content"] == "lorem " * count
 
@@ -193,8 +193,11 @@ async def test_bash_allow_once(stream_daemon: Daemon) -> None:
         assert ack == {"sessionId": sid, "requestId": request["requestId"], "acknowledged": True}
         turn = await owner.finish_turn(sid, mark, fut)
         result = check_turn(turn, sid)
-        assert turn.types[:4] == ["tool_call", "approval_request", "approval_resolved", "tool_result"], turn.types
-        call, _, resolved, tool_result = turn.updates[:4]
+        # the step that asked for the tool ends with its usage (R-MODEL-5), then the tool runs
+        assert turn.types[:5] == ["usage", "tool_call", "approval_request", "approval_resolved", "tool_result"], (
+            turn.types
+        )
+        _usage, call, _, resolved, tool_result = turn.updates[:5]
         assert resolved["requestId"] == request["requestId"] and resolved["decision"] == "allow_once"
         assert call["name"] == "bash" and call["rawInput"] == {"command": command}
         assert "approved-42" in tool_result["rawOutput"] and "[exit code 0]" in tool_result["rawOutput"]
@@ -275,7 +278,7 @@ async def test_auto_approve_lifts_approval(stream_daemon: Daemon) -> None:
         sid = await new_sid(owner, agentAlias="auto")
         turn = await owner.prompt(sid, "/bash echo auto-$((6 * 7))")
         check_turn(turn, sid)
-        assert turn.types[:2] == ["tool_call", "tool_result"], turn.types
+        assert turn.types[:3] == ["usage", "tool_call", "tool_result"], turn.types
         assert "auto-42" in turn.of_type("tool_result")[0]["rawOutput"]
         # set at run time through config/set, it applies to the next turn
         await owner.call("config/set", {"prop": "agents.runtime.auto_approve", "value": ["bash"]})

@@ -77,6 +77,9 @@ class LiveSession:
     # even across restarts: every approval took one seq before (R-MULTI-3: a late answer is told
     # it came late).
     next_request: int = field(init=False)
+    # R-MODEL-5: what the session's counted turns cost (None: unpriced), read from storage by its first turn here.
+    usage_cost: float | None = None
+    usage_cost_read: bool = False
 
     def __post_init__(self) -> None:
         self.next_request = self.seq + 1

@@ -25,9 +25,11 @@ from app.agents.base import (
     Tool,
     ToolCall,
     ToolContext,
+    Usage,
 )
 from app.agents.permissions import Decision, RuleBook, RuleSet, Verdict, exact_pattern, parse_pattern
 from app.sessions.live.session import Approval, LiveSession
+from app.sessions.live.usage import UsageMeter
 from app.storage.errors import is_storage_unavailable
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
@@ -74,6 +76,7 @@ class TurnOutcome:
     content: str = ""
     turn_id: str = ""
     streamed: list[str] = field(default_factory=list)
+    usage: UsageMeter | None = None  # R-MODEL-5: each provider step's usage, counted (None: not counted)
 
 
 def to_messages(context: Sequence[Mapping[str, Any]]) -> list[Message]:
@@ -199,7 +202,7 @@ async def run_turn(
         calls: list[ToolCall] = []
         try:
             events = _events(provider, messages, specs, text)
-            unyielded = await _stream_step(events, text, calls, say, updates, live.session_id, unyielded)
+            unyielded = await _stream_step(events, text, calls, say, updates, live.session_id, unyielded, outcome.usage)
         except ProviderError as exc:
             await text.seal()
             reason = str(exc) or "the provider failed"
@@ -228,6 +231,7 @@ async def _stream_step(
     updates: Updates,
     session_id: str,
     unyielded: int,
+    meter: UsageMeter | None = None,
 ) -> int:
     """One provider step: text said and checkpointed, thoughts sent, tool calls gathered into `calls`.
 
@@ -245,6 +249,8 @@ async def _stream_step(
                 await updates.emit({"session_id": session_id, "type": "agent_thought_chunk", "text": event.text})
             elif isinstance(event, ToolCall):
                 calls.append(event)
+            elif isinstance(event, Usage) and meter is not None:
+                await updates.emit(meter.step(session_id, event))  # once per step (R-MODEL-5)
         if chunks:
             await say(chunks)
             await text.add(chunks)

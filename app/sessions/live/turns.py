@@ -27,11 +27,13 @@ from app.sessions.live.sink import UpdateSink
 from app.sessions.live.trim import trim_context
 from app.sessions.live.turn import TurnOutcome, TurnSettings, run_turn
 from app.sessions.live.updates import TurnUpdates
+from app.sessions.live.usage import UsageMeter, UsageObserver
 from app.sessions.mode import SessionMode
+from app.sessions.store.types import UsageRecord
 from app.storage.errors import is_storage_unavailable
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
-    from app.sessions.events import SessionEvent
+    from app.sessions.events import SessionEvent, TurnComplete
     from app.sessions.store.session_store import SessionStore
 
 __all__ = ["Turns"]
@@ -62,6 +64,7 @@ class Turns:
         self._find = find
         self._owned = owned
         self._encode = encode
+        self.observe_usage: UsageObserver | None = None  # the daemon's counters (`GET /metrics`, R-MODEL-5)
 
     def check_prompt(self, text: str, field: str = "prompt") -> None:
         """R-LIM: a prompt as typed is at most `[limits] max_prompt_chars` long, on every surface. Checked before
@@ -140,6 +143,7 @@ class Turns:
             # stored before migration 0006 (no snapshot yet); the context read is cached for the turn.
             await self._maybe_trim(live, updates, config, prompt=text)
         context = (await self._store.transcript.context(live.session_id, surface=live.surface, mode=live.mode)).messages
+        outcome.usage = await self._meter(live, agent, provider_config)
         body = asyncio.get_running_loop().create_task(
             run_turn(
                 live,
@@ -200,23 +204,41 @@ class Turns:
         try:
             try:
                 await self._store.transcript.finish_turn(
-                    live.session_id, outcome.turn_id, outcome.stop_reason, mode=live.mode
+                    live.session_id, outcome.turn_id, outcome.stop_reason, mode=live.mode, usage=_usage_record(outcome)
                 )
             except Exception as exc:
                 if storage_fault is None or not is_storage_unavailable(exc):
                     raise
                 # The same fault again: the turn stays open in storage, recovered like an interrupted one.
             else:
+                if outcome.usage is not None:
+                    live.usage_cost = outcome.usage.session_cost
                 await self._maybe_trim(live, updates, config)
         finally:
-            await updates.emit(
-                {
-                    "session_id": live.session_id,
-                    "type": "turn_complete",
-                    "stop_reason": outcome.stop_reason,
-                    "content": outcome.content,
-                }
-            )
+            complete: TurnComplete = {
+                "session_id": live.session_id,
+                "type": "turn_complete",
+                "stop_reason": outcome.stop_reason,
+                "content": outcome.content,
+            }
+            if outcome.usage is not None:
+                complete["usage"] = outcome.usage.total()  # R-MODEL-5: the turn's steps summed
+            await updates.emit(complete)
+
+    async def _meter(self, live: LiveSession, agent: Agent, provider_config: Any) -> UsageMeter:
+        """The turn's usage meter (R-MODEL-5), knowing what the session's earlier turns cost (read once per live
+        session: ACP's `usage_update` shows the session's running cost)."""
+        if not live.usage_cost_read:
+            try:
+                costs = [turn.cost_usd for turn in await self._store.usage.turns(live.session_id, mode=live.mode)]
+            except Exception:
+                log.warning("could not read what a session's turns cost", exc_info=True)
+            else:
+                priced = [cost for cost in costs if cost is not None]
+                live.usage_cost, live.usage_cost_read = (sum(priced) if priced else None), True
+        model = live.model or agent.model or (provider_config.model if provider_config is not None else None)
+        pricing = provider_config.pricing if provider_config is not None else None
+        return UsageMeter(agent.provider, model, pricing, session_cost=live.usage_cost, observer=self.observe_usage)
 
     async def _maybe_trim(
         self, live: LiveSession, updates: TurnUpdates, config: Config, prompt: str | None = None
@@ -270,6 +292,17 @@ def _whole_tools(names: Sequence[str]) -> list[Pattern]:
 
 def _lists(permissions: Any) -> dict[str, list[str]]:
     return {"allow": permissions.allow, "ask": permissions.ask, "deny": permissions.deny}
+
+
+def _usage_record(outcome: TurnOutcome) -> UsageRecord | None:
+    """What the turn cost, to store with its end (R-MODEL-5); None for a turn that never heard from its provider."""
+    meter = outcome.usage
+    if meter is None or meter.steps == 0:
+        return None
+    return UsageRecord(
+        outcome.turn_id, meter.provider, meter.model, meter.steps, meter.input, meter.output, meter.cache_read,
+        meter.cache_write, meter.cost,
+    )  # fmt: skip
 
 
 def _turn_settings(

@@ -36,6 +36,7 @@ from app.sessions.store.types import (
     check_id,
 )
 from app.sessions.store.units import StoreUnits
+from app.sessions.store.usage import TurnUsages, usage_model
 from app.storage.database import Database
 from app.storage.faults import Faults, StorageFault
 from app.storage.models import AcpTurn
@@ -65,6 +66,7 @@ class SessionStore:
         self._units = StoreUnits(db, faults if faults is not None else Faults())
         self.transcript = Transcript(self._units)
         self.lists = SessionLists(self._units)
+        self.usage = TurnUsages(self._units)  # what each turn cost (R-MODEL-5)
 
     @property
     def faults(self) -> Faults:
@@ -218,7 +220,7 @@ class SessionStore:
                 return False
             # Children first and explicitly: correct even on a connection without foreign-key enforcement.
             turns: tuple[Any, ...] = (AcpTurn,) if mode == SessionMode.DURABLE else ()
-            children: tuple[Any, ...] = (transcript, *turns, snapshots)
+            children: tuple[Any, ...] = (transcript, *turns, snapshots, usage_model(mode))
             for child in children:
                 s.execute(sa.delete(child).where(child.session_id == session_id))
             s.execute(sa.delete(session_model).where(session_model.session_id == session_id))

@@ -30,12 +30,14 @@ from app.sessions.store.types import (
     Surface,
     TranscriptRow,
     TurnEnd,
+    UsageRecord,
     check_choice,
     check_id,
     clip,
     title_of,
 )
 from app.sessions.store.units import StoreUnits
+from app.sessions.store.usage import add_usage
 from app.storage.types import utcnow
 
 __all__ = ["Transcript"]
@@ -101,9 +103,16 @@ class Transcript:
         self._units.contexts.updated(session_id, mode, index, content)
 
     async def finish_turn(
-        self, session_id: str, turn_id: str, stop_reason: str, *, mode: SessionMode = SessionMode.DURABLE
+        self,
+        session_id: str,
+        turn_id: str,
+        stop_reason: str,
+        *,
+        mode: SessionMode = SessionMode.DURABLE,
+        usage: UsageRecord | None = None,
     ) -> None:
-        """The turn reached a terminal state: its rows are complete and recovery leaves it alone.
+        """The turn reached a terminal state: its rows are complete and recovery leaves it alone. `usage`, what it
+        cost (R-MODEL-5), is stored in the same transaction.
 
         Idempotent; the first stop reason wins (a turn already ended by recovery stays "interrupted").
         """
@@ -112,7 +121,10 @@ class Transcript:
         check_id("stop_reason", stop_reason, 32)
         now = utcnow()
         ending, activity = TurnEnding(mode, session_id, turn_id, stop_reason, now), Activity(mode, now)
-        await self._units.write("finish_turn", session_id, lambda _: activity, self._units.backend.finish_turn, ending)
+        unit = self._units.backend.finish_turn
+        if usage is not None:
+            unit = partial(_finish_with_usage, unit, usage)
+        await self._units.write("finish_turn", session_id, lambda _: activity, unit, ending)
 
     async def messages(
         self, session_id: str, *, mode: SessionMode = SessionMode.DURABLE, limit: int = 100, before: int | None = None
@@ -223,6 +235,11 @@ class Transcript:
             return True
 
         return await self._units.write("recover", session_id, None, unit)
+
+
+def _finish_with_usage(finish: Any, usage: UsageRecord, s: Session, ending: TurnEnding) -> None:
+    finish(s, ending)
+    add_usage(s, ending.mode, ending.session_id, usage, ending.at)
 
 
 def _appended(mode: SessionMode, now: datetime, title: str | None, index: int) -> Activity:

@@ -19,7 +19,9 @@ __all__ = [
     "SessionRecord",
     "Surface",
     "TranscriptRow",
+    "TurnCost",
     "TurnEnd",
+    "UsageRecord",
     "clip",
     "title_of",
 ]
@@ -134,3 +136,35 @@ def check_id(kind: str, value: str, max_len: int = MAX_ID_LEN) -> str:
 def check_choice(kind: str, value: str, allowed: frozenset[str]) -> None:
     if value not in allowed:
         raise ValueError(f"{kind} must be one of {', '.join(sorted(allowed))}; got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRecord:
+    """A finished turn's usage to store (`Transcript.finish_turn(usage=…)`, or `TurnUsages.record`)."""
+
+    turn_id: str
+    provider: str
+    model: str | None
+    steps: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnCost:
+    """One finished turn's provider steps summed; `index` numbers the session's counted turns from 0."""
+
+    index: int
+    turn_id: str
+    provider: str
+    model: str | None
+    steps: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float | None  # None: unpriced
+    at: datetime

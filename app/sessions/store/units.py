@@ -22,7 +22,9 @@ from app.storage.faults import Faults
 __all__ = ["StoreUnits", "backend_for"]
 
 # Writes that leave a cached context exact (`append`, `update_text`, `save_snapshot` update it).
-_KEEPS_CONTEXT: Final = frozenset({"append", "update_text", "finish_turn", "save_snapshot", "store_seq", "configure"})
+_KEEPS_CONTEXT: Final = frozenset(
+    {"append", "update_text", "finish_turn", "save_snapshot", "store_seq", "configure", "record_usage"}
+)
 
 P = ParamSpec("P")
 T = TypeVar("T")

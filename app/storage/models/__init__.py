@@ -13,9 +13,11 @@ from app.storage.models.sessions import (
     AcpSnapshot,
     AcpTranscriptRow,
     AcpTurn,
+    AcpTurnUsage,
     ChatMessage,
     ChatSession,
     ChatSnapshot,
+    ChatTurnUsage,
 )
 
 __all__ = [
@@ -23,10 +25,12 @@ __all__ = [
     "AcpSnapshot",
     "AcpTranscriptRow",
     "AcpTurn",
+    "AcpTurnUsage",
     "Base",
     "ChatMessage",
     "ChatSession",
     "ChatSnapshot",
+    "ChatTurnUsage",
     "PairingToken",
     "PermissionRule",
 ]

@@ -21,9 +21,11 @@ __all__ = [
     "AcpSnapshot",
     "AcpTranscriptRow",
     "AcpTurn",
+    "AcpTurnUsage",
     "ChatMessage",
     "ChatSession",
     "ChatSnapshot",
+    "ChatTurnUsage",
 ]
 
 # Kept as SQL text so the migration and the models state the same constraint.
@@ -176,6 +178,38 @@ class ChatSnapshot(_SnapshotColumns, Base):
 
     __tablename__ = "chat_snapshots"
     __table_args__ = (CheckConstraint(SURFACE_CHECK, name="surface"),)
+
+    session_id: Mapped[str] = mapped_column(
+        String(255), ForeignKey("chat_sessions.session_id", ondelete="CASCADE"), primary_key=True
+    )
+
+
+class _TurnUsageColumns:
+    """What one finished turn's provider steps cost (R-MODEL-5, migration 0010); `idx` numbers the turns from 0."""
+
+    idx: Mapped[int] = mapped_column(Int64, primary_key=True)
+    turn_id: Mapped[str] = mapped_column(String(64))
+    provider: Mapped[str] = mapped_column(String(255))  # the `[providers.<alias>]` it ran on
+    model: Mapped[str | None] = mapped_column(String(255))
+    steps: Mapped[int] = mapped_column(Int64)
+    input_tokens: Mapped[int] = mapped_column(Int64)
+    output_tokens: Mapped[int] = mapped_column(Int64)
+    cache_read_tokens: Mapped[int] = mapped_column(Int64)
+    cache_write_tokens: Mapped[int] = mapped_column(Int64)
+    cost_usd: Mapped[float | None] = mapped_column(Float)  # NULL: unpriced (`[providers.<p>.pricing]`)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class AcpTurnUsage(_TurnUsageColumns, Base):
+    __tablename__ = "acp_turn_usage"
+
+    session_id: Mapped[str] = mapped_column(
+        String(255), ForeignKey("acp_sessions.session_id", ondelete="CASCADE"), primary_key=True
+    )
+
+
+class ChatTurnUsage(_TurnUsageColumns, Base):
+    __tablename__ = "chat_turn_usage"
 
     session_id: Mapped[str] = mapped_column(
         String(255), ForeignKey("chat_sessions.session_id", ondelete="CASCADE"), primary_key=True

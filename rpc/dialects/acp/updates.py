@@ -5,8 +5,9 @@ A connection speaks it when `initialize` says so: the `zeroclaw acp` bridge mark
 this module shapes what goes in and out, and the standard handlers run the calls:
 
 * `session/update` events become ACP `SessionUpdate`s (`acp_update`): text and thought chunks, `tool_call` and
-  `tool_call_update`; `history_trimmed` the extension notification `_zeroclaw/history_trimmed`; `turn_complete`
-  is the prompt's answer and no update; events this dialect does not know (`approval_resolved`) send nothing;
+  `tool_call_update`; `usage` ACP's `usage_update` (R-MODEL-5); `history_trimmed` the extension notification
+  `_zeroclaw/history_trimmed`; `turn_complete` is the prompt's answer and no update; events this dialect does not
+  know (`approval_resolved`) send nothing;
 * an `approval_request` becomes the daemon→client request `session/request_permission` (`rpc.dialects.acp.peer`);
 * the methods (`adapt`, `own_method`) are `rpc.dialects.acp.methods`'.
 """
@@ -27,6 +28,7 @@ __all__ = [
     "text_update",
     "tool_call_start",
     "tool_call_update",
+    "usage_update",
 ]
 
 MARKER = "zeroclaw.acp"  # the `_meta` key of an `initialize` the bridge relays (docs/acp.md)
@@ -80,6 +82,25 @@ def tool_call_update(session_id: str, tool_call_id: str, output: str) -> dict[st
     }
 
 
+def usage_update(event: Mapping[str, Any]) -> dict[str, Any]:
+    """ACP's `usage_update` (R-MODEL-5): `used`, the tokens the step's context held (its input, cached or not, and
+    its output); `size`, the context window, 0 while the model's is unknown; `cost`, the session's running cost
+    when its provider is priced. The step's own counts ride in `_meta["zeroclaw.usage"]`."""
+    update: dict[str, Any] = {"sessionUpdate": "usage_update", "used": event["context_tokens"], "size": 0}
+    if event["session_cost_usd"] is not None:
+        update["cost"] = {"amount": event["session_cost_usd"], "currency": "USD"}
+    update["_meta"] = {
+        "zeroclaw.usage": {
+            "inputTokens": event["input_tokens"],
+            "outputTokens": event["output_tokens"],
+            "cacheReadTokens": event["cache_read_tokens"],
+            "cacheWriteTokens": event["cache_write_tokens"],
+            "costUsd": event["cost_usd"],
+        }
+    }
+    return {"sessionId": event["session_id"], "update": update}
+
+
 def text_update(session_id: str, kind: str, text: str) -> dict[str, Any]:
     return {"sessionId": session_id, "update": {"sessionUpdate": kind, "content": {"type": "text", "text": text}}}
 
@@ -93,6 +114,8 @@ def acp_update(event: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
         return "session/update", tool_call_start(session_id, event["tool_call_id"], event["name"], event["raw_input"])
     if kind == "tool_result":
         return "session/update", tool_call_update(session_id, event["tool_call_id"], event["raw_output"])
+    if kind == "usage":
+        return "session/update", usage_update(event)
     if kind == "history_trimmed":
         trimmed = {
             "sessionId": session_id,

@@ -55,7 +55,7 @@ def new_tui_id() -> str:
 TerminalId = Annotated[str, whole(r"[A-Za-z0-9_-]{1,64}")]
 
 
-_NOT_SENT = frozenset({"approval_resolved", "config_changed"})  # events ZeroClaw 0.8.4 does not have
+_NOT_SENT = frozenset({"approval_resolved", "config_changed", "usage"})  # events ZeroClaw 0.8.4 does not have
 
 
 class ZeroCodeHello(Params, frozen=True):
@@ -97,8 +97,8 @@ class ZeroCodeDialect(Dialect):
         }
 
     def events(self, events: Sequence[SessionEvent], sessions: SessionRegistry | None = None) -> list[dict[str, Any]]:
-        # ZeroClaw 0.8.4 numbers nothing and knows no `approval_resolved` nor `config_changed` (R-MULTI-1: its
-        # shapes are kept).
+        # ZeroClaw 0.8.4 numbers nothing and knows no `approval_resolved`, `config_changed` (R-MULTI-1) nor `usage`
+        # (R-MODEL-5): its shapes are kept.
         return [_event(event, sessions) for event in events if event["type"] not in _NOT_SENT]
 
     def _chunk_prefix(self, session_id: str) -> bytes:
@@ -137,6 +137,8 @@ class ZeroCodeDialect(Dialect):
             return {name: options[index]} if index < len(options) else None
 
         return Question(form, decode)
+
+
 
 
 def _event(event: SessionEvent, sessions: SessionRegistry | None) -> dict[str, Any]:

@@ -103,7 +103,7 @@ def test_limits_are_the_models_own() -> None:
         prop = _properties(model)["prop"]
         assert prop.get("maxLength", MAX_PROP_CHARS) == MAX_PROP_CHARS, model
     pattern = _properties(MessagesParams)["sessionId"]["pattern"]
-    for path in ("/api/sessions/{id}/messages", "/api/sessions/{id}/prompt"):
+    for path in ("/api/sessions/{id}/messages", "/api/sessions/{id}/prompt", "/api/sessions/{id}/usage"):
         (item,) = paths[path].values()
         assert item["parameters"][0]["schema"]["pattern"] == pattern
     # `POST /pair` is validated with the very model the document states (gateway/rest/pairing.py).
@@ -161,6 +161,10 @@ async def test_real_answers_match_the_result_models(client: httpx.AsyncClient, e
     rows = _answer(m.Messages, messages.json()).messages
     assert any(row.tool_call_id for row in rows), messages.json()
     _check("GET /api/sessions/{id}/messages", 200, messages.json())
+    usage = await client.get(f"/api/sessions/{sid}/usage", headers=auth)  # R-MODEL-5
+    counted = _answer(m.SessionUsage, usage.json())
+    assert [turn.index for turn in counted.turns] == [0, 1] and counted.total.input_tokens > 0, usage.json()
+    _check("GET /api/sessions/{id}/usage", 200, usage.json())
     listed = await client.get("/api/sessions", params={"includeKilled": "true"}, headers=auth)
     assert _answer(m.SessionList, listed.json()).sessions
     _check("GET /api/sessions", 200, listed.json())

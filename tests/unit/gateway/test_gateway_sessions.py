@@ -453,6 +453,7 @@ async def test_openapi_describes_the_session_routes_and_the_webhook(senv: Sessio
     for path, method in (
         ("/api/sessions", "get"),
         ("/api/sessions/{id}/messages", "get"),
+        ("/api/sessions/{id}/usage", "get"),
         ("/api/sessions/{id}/prompt", "post"),
         ("/webhook/{agent}", "post"),
     ):

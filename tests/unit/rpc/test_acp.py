@@ -60,6 +60,23 @@ def test_events_become_acp_updates_and_unknown_keys_and_events_are_ignored() -> 
     assert acp_update({"session_id": SID, "type": "something_new"}) is None
 
 
+@pytest.mark.req("R-MODEL-5")
+def test_usage_becomes_acps_usage_update_that_the_sdk_parses() -> None:
+    from acp.schema import SessionNotification, UsageUpdate
+
+    usage: Any = {
+        "session_id": SID, "type": "usage", "input_tokens": 10, "output_tokens": 4, "cache_read_tokens": 6,
+        "cache_write_tokens": 0, "cost_usd": 0.5, "context_tokens": 20, "session_cost_usd": 2.5,
+    }  # fmt: skip
+    method, params = acp_update(usage) or ("", {})
+    assert method == "session/update"
+    parsed = SessionNotification.model_validate(params).update
+    assert isinstance(parsed, UsageUpdate) and (parsed.used, parsed.size) == (20, 0)
+    assert parsed.cost is not None and (parsed.cost.amount, parsed.cost.currency) == (2.5, "USD")
+    unpriced = acp_update({**usage, "cost_usd": None, "session_cost_usd": None}) or ("", {})
+    assert "cost" not in unpriced[1]["update"]  # unpriced: no cost, rather than a made-up 0
+
+
 @pytest.mark.req("R-EDIT-5")
 @pytest.mark.parametrize("text", ["plain", 'quote " and \\ and \n', "\u00e9\U0001f600"])
 def test_chunk_template_equals_the_general_path(text: str) -> None:

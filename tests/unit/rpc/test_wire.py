@@ -165,8 +165,54 @@ EVENTS: list[tuple[SessionEvent, dict[str, Any]]] = [
         {"sessionId": "s1", "type": "approval_resolved", "requestId": "r1", "decision": "reject"},
     ),
     (
-        {"session_id": "s1", "type": "turn_complete", "stop_reason": "end_turn", "content": "done"},
-        {"sessionId": "s1", "type": "turn_complete", "stopReason": "end_turn", "content": "done"},
+        {
+            "session_id": "s1",
+            "type": "turn_complete",
+            "stop_reason": "end_turn",
+            "content": "done",
+            "usage": {
+                "input_tokens": 9,
+                "output_tokens": 1,
+                "cache_read_tokens": 0,
+                "cache_write_tokens": 0,
+                "cost_usd": None,
+            },
+        },
+        {
+            "sessionId": "s1",
+            "type": "turn_complete",
+            "stopReason": "end_turn",
+            "content": "done",
+            "usage": {
+                "inputTokens": 9,
+                "outputTokens": 1,
+                "cacheReadTokens": 0,
+                "cacheWriteTokens": 0,
+                "costUsd": None,
+            },
+        },
+    ),
+    (
+        {
+            "session_id": "s1",
+            "type": "usage",
+            "input_tokens": 7,
+            "output_tokens": 3,
+            "cache_read_tokens": 2,
+            "cache_write_tokens": 1,
+            "cost_usd": 0.25,
+            "context_tokens": 13,
+            "session_cost_usd": 1.5,
+        },
+        {
+            "sessionId": "s1",
+            "type": "usage",
+            "inputTokens": 7,
+            "outputTokens": 3,
+            "cacheReadTokens": 2,
+            "cacheWriteTokens": 1,
+            "costUsd": 0.25,
+        },
     ),
     (
         {
@@ -208,6 +254,18 @@ def test_nested_user_data_keeps_its_keys() -> None:
     (wire,) = events_to_wire([event])
     assert wire["rawInput"] is ARGS  # passed through untouched, not copied or renamed
     assert ARGS == {"command": "ls", "snake_case_key": 1, "nested": {"inner_key": [{"deep_key": True}]}}
+
+
+@pytest.mark.req("R-MODEL-5")
+def test_turn_complete_usage_is_renamed_as_the_event_is() -> None:
+    usage = {"input_tokens": 4, "output_tokens": 2, "cache_read_tokens": 0, "cache_write_tokens": 0, "cost_usd": None}
+    event: SessionEvent = {
+        "session_id": "s1", "type": "turn_complete", "stop_reason": "end_turn", "content": "ok", "usage": usage,  # type: ignore[typeddict-item]
+    }  # fmt: skip
+    (wire,) = events_to_wire([event])
+    assert wire["usage"] == {
+        "inputTokens": 4, "outputTokens": 2, "cacheReadTokens": 0, "cacheWriteTokens": 0, "costUsd": None
+    }  # fmt: skip
 
 
 def test_camel() -> None:

@@ -17,6 +17,7 @@ from app.storage.models import Base
 SESSION_TABLES = {
     *("acp_sessions", "acp_transcript", "acp_turns", "acp_snapshots"),
     *("chat_sessions", "chat_messages", "chat_snapshots"),
+    *("acp_turn_usage", "chat_turn_usage"),
 }
 
 
@@ -39,7 +40,7 @@ def test_head_has_the_session_tables_and_no_drift(tmp_path: Path) -> None:
             assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == HEAD_REVISION
     finally:
         engine.dispose()
-    assert HEAD_REVISION == "0009"
+    assert HEAD_REVISION == "0010"
 
 
 def test_downgrade_to_0001_drops_only_the_session_tables(tmp_path: Path) -> None:

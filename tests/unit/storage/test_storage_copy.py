@@ -15,6 +15,7 @@ import pytest
 
 from app.agents.permissions.store import PermissionStore
 from app.sessions.store.session_store import SessionStore
+from app.sessions.store.types import UsageRecord
 from app.storage import Database, copy
 from app.storage.migrate import upgrade
 
@@ -31,7 +32,8 @@ async def _filled_sqlite(tmp_path: Path) -> str:
         await store.create("s1", owner="alice", agent_alias="default", workspace_dir="/w")
         await store.transcript.append("s1", role="user", content="hi", turn_id="t1", surface="rpc")
         await store.transcript.append("s1", role="assistant", content="Hello", turn_id="t1", surface="rpc")
-        await store.transcript.finish_turn("s1", "t1", "end_turn")
+        spent = UsageRecord("t1", "p", "m", 1, 3, 1, 0, 0, 0.5)
+        await store.transcript.finish_turn("s1", "t1", "end_turn", usage=spent)
         await PermissionStore(db).add("alice", "default", "allow", "bash(git status*)")  # R-GUARD-3's table
     finally:
         await db.close()
@@ -48,6 +50,7 @@ async def test_every_row_arrives_and_a_second_copy_is_refused(tmp_path: Path, da
     assert result.rows == _counts(source) == _counts(database_url)
     assert result.rows["acp_transcript"] == 2 and result.rows["acp_sessions"] == 1
     assert result.rows["permission_rules"] == 1
+    assert result.rows["acp_turn_usage"] == 1  # what the turns cost travels too (R-MODEL-5)
     with pytest.raises(copy.CopyError, match="is not empty"):
         await copy.copy_database(source, database_url)
     assert _counts(database_url) == result.rows
