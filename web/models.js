@@ -7,6 +7,13 @@ import { call, connected } from "./connection.js";
 import { reportError } from "./errors.js";
 import { on } from "./events.js";
 
+/** A config_changed update (R-MODEL-4) reaching a session's view: its settings, a note, and whoever shows them. */
+export function applySettings(view, { agentAlias, model, temperature }) {
+  view.settings = { agentAlias, model, temperature };
+  view.note(`Model: ${model ?? "the provider's default"} (agent ${agentAlias}) from the next step on.`);
+  view.configured(view);
+}
+
 const el = { picker: byId("chat-model") };
 const listings = new Map(); // agent alias → promise of its models/list answer, read once per connection
 let target = null; // {sessionId, agentAlias, model, disabled}: what the picker shows

@@ -5,7 +5,8 @@
 import { $, append, h, pretty } from "./dom.js";
 import { approvalBox, elicitationForm, expireQuestions } from "./approvals.js";
 import { tryCall } from "./connection.js";
-import { formatUsage } from "./usage.js";
+import { applySettings } from "./models.js";
+import { usageLine } from "./usage.js";
 import { ConnectionError, describeError } from "./rpc.js";
 
 const HISTORY_PAGE = 200;
@@ -204,13 +205,7 @@ export class SessionView {
 
   onUpdate(params) {
     const type = params.type;
-    if (type === "config_changed") {
-      const { agentAlias, model, temperature } = params;
-      this.settings = { agentAlias, model, temperature };
-      this.note(`Model: ${model ?? "the provider's default"} (agent ${agentAlias}) from the next step on.`);
-      this.configured(this);
-      return;
-    }
+    if (type === "config_changed") return applySettings(this, params);
     if (type === "history_trimmed") {
       this.note(`Context trimmed: ${params.droppedMessages ?? "?"} older messages are no longer sent to the model (kept ${params.keptMessages ?? "?"}); the transcript is unchanged.`);
       return;
@@ -272,8 +267,8 @@ export class SessionView {
         this.scrollIfPinned();
         break;
       }
-      case "usage":
-        break; // one provider step's tokens: the turn's sum comes with turn_complete (R-MODEL-5)
+      case "usage": // one provider step's tokens: the turn's sum comes with turn_complete (R-MODEL-5)
+        break;
       case "turn_complete":
         this.finishTurn(turn, params.stopReason, params.content, params.usage);
         break;
@@ -293,7 +288,7 @@ export class SessionView {
     turn.completed = true;
     if (!turn.sawText && content) this.add(bubble("assistant", content));
     for (const card of turn.tools) card.settle();
-    if (usage) this.add(h("div", { class: "usage muted small", dataset: { costUsd: String(usage.costUsd) }, text: formatUsage(usage) }));
+    if (usage) this.add(usageLine(usage));
     if (stopReason && stopReason !== "end_turn") {
       const words = {
         cancelled: "Turn cancelled.",
