@@ -69,6 +69,7 @@ _GROUP: dict[str, str] = {
     "permission_profiles": "Storage",
     "limits": "Operations",
     "daemon": "Operations",
+    "telemetry": "Operations",
 }
 
 # Help for a section whose model has no docstring and whose field no description.
