@@ -3,8 +3,8 @@
 Spans follow the GenAI semantic conventions (gen-ai-spans, gen-ai-agent-spans):
 
     invoke_agent <agent>   INTERNAL  gen_ai.operation.name, gen_ai.agent.name, gen_ai.conversation.id (the session
-                                     id), zeroclaw.turn.id, zeroclaw.turn.stop_reason and gen_ai.response.finish_reasons
-                                     (the stop reason), the turn's summed gen_ai.usage.*
+                                     id), zeroclaw.turn.id, zeroclaw.turn.stop_reason, the turn's summed
+                                     gen_ai.usage.*
     chat <model>           CLIENT    gen_ai.operation.name, gen_ai.provider.name (the provider kind),
                                      gen_ai.request.model, server.address/server.port (remote kinds),
                                      gen_ai.usage.input_tokens / output_tokens / cache_read.input_tokens /
@@ -13,7 +13,8 @@ Spans follow the GenAI semantic conventions (gen-ai-spans, gen-ai-agent-spans):
     execute_tool <tool>    INTERNAL  gen_ai.operation.name, gen_ai.tool.name, gen_ai.tool.call.id, gen_ai.tool.type
 
 `gen_ai.usage.input_tokens` counts every input token, the cached ones included (as the conventions say; the
-`Usage` event keeps them apart). A failed turn or step has status ERROR. Spans are batched and exported over
+`Usage` event keeps them apart); the cache counts are set only when not zero (each attribute costs its validation
+and encoding). A failed turn or step has status ERROR. Spans are batched and exported over
 OTLP/HTTP (protobuf) by the SDK's `BatchSpanProcessor` in its own thread; the standard `OTEL_BSP_*`,
 `OTEL_EXPORTER_OTLP_*` (headers, timeout, compression, certificates), `OTEL_RESOURCE_ATTRIBUTES` and
 `OTEL_TRACES_SAMPLER` variables apply. The daemon's provider is its own, not OpenTelemetry's global one.
@@ -108,70 +109,52 @@ class _Turn:
         self._input = self._output = self._cache_read = self._cache_write = 0
 
     async def step(self, provider: object, events: AsyncIterator[E]) -> AsyncIterator[E]:
-        kind = str(getattr(provider, "kind", "") or "unknown")
-        model = getattr(provider, "model", None)
-        attributes: dict[str, str | int] = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": kind}
-        if isinstance(model, str) and model:
-            attributes["gen_ai.request.model"] = model
-        base_url = getattr(provider, "base_url", None)
-        if isinstance(base_url, str) and base_url:
-            try:
-                parts = urlsplit(base_url)
-                if parts.hostname:
-                    attributes["server.address"] = parts.hostname
-                    attributes["server.port"] = parts.port or (443 if parts.scheme == "https" else 80)
-            except ValueError:
-                pass
-        span = self._tracer.start_span(
-            f"chat {model}" if isinstance(model, str) and model else "chat",
-            context=self._context,
-            kind=SpanKind.CLIENT,
-            attributes=attributes,
-        )
-        headers: dict[str, str] = {}
-        _PROPAGATOR.inject(headers, context=trace.set_span_in_context(span))
-        token = enter_step(headers)
+        name, attributes, remote = _describe(provider)
+        span = self._tracer.start_span(name, context=self._context, kind=SpanKind.CLIENT, attributes=attributes)
+        token = None
+        if remote:  # a provider that speaks HTTP gets the span as its parent (the scripted one has no request)
+            headers: dict[str, str] = {}
+            _PROPAGATOR.inject(headers, context=trace.set_span_in_context(span))
+            token = enter_step(headers)
         finish = "stop"
+        usage: Usage | None = None
         try:
             async for event in events:
                 if isinstance(event, Usage):
-                    self._usage(span, event)
+                    usage = event
                 elif isinstance(event, ToolCall):
                     finish = "tool_calls"
                 yield event
         except ProviderError as exc:
             finish = "error"
-            span.set_attribute("error.type", type(exc).__qualname__)
             span.set_status(Status(StatusCode.ERROR, str(exc)))
+            span.set_attribute("error.type", type(exc).__qualname__)
             raise
         except (asyncio.CancelledError, GeneratorExit):
             finish = "cancelled"
             raise
         except Exception as exc:
             finish = "error"
-            span.set_attribute("error.type", type(exc).__qualname__)
             span.set_status(Status(StatusCode.ERROR))
+            span.set_attribute("error.type", type(exc).__qualname__)
             raise
         finally:
-            leave_step(token)
-            span.set_attribute("gen_ai.response.finish_reasons", (finish,))
+            if token is not None:
+                leave_step(token)
+            ended: dict[str, str | int | tuple[str, ...]] = {"gen_ai.response.finish_reasons": (finish,)}
+            if usage is not None:
+                ended.update(self._usage(usage))
+            span.set_attributes(ended)  # one call: each attribute set on a live span is validated under a lock
             span.end()
 
-    def _usage(self, span: Span, usage: Usage) -> None:
+    def _usage(self, usage: Usage) -> dict[str, str | int]:
         # The conventions count every input token in input_tokens, the cached ones too.
         total_input = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-        span.set_attributes(
-            {
-                "gen_ai.usage.input_tokens": total_input,
-                "gen_ai.usage.output_tokens": usage.output_tokens,
-                "gen_ai.usage.cache_read.input_tokens": usage.cache_read_tokens,
-                "gen_ai.usage.cache_creation.input_tokens": usage.cache_write_tokens,
-            }
-        )
         self._input += total_input
         self._output += usage.output_tokens
         self._cache_read += usage.cache_read_tokens
         self._cache_write += usage.cache_write_tokens
+        return _usage_attributes(total_input, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens)
 
     def tool(self, call: ToolCall) -> AbstractContextManager[object]:
         return self._tool(call)
@@ -203,17 +186,53 @@ class _Turn:
 
     def end(self, stop_reason: str) -> None:
         span = self._span
-        span.set_attributes(
-            {
-                "zeroclaw.turn.stop_reason": stop_reason,
-                "gen_ai.response.finish_reasons": (stop_reason,),
-                "gen_ai.usage.input_tokens": self._input,
-                "gen_ai.usage.output_tokens": self._output,
-                "gen_ai.usage.cache_read.input_tokens": self._cache_read,
-                "gen_ai.usage.cache_creation.input_tokens": self._cache_write,
-            }
-        )
+        attributes = _usage_attributes(self._input, self._output, self._cache_read, self._cache_write)
+        attributes["zeroclaw.turn.stop_reason"] = stop_reason
+        span.set_attributes(attributes)
         if stop_reason == "failed":
             span.set_attribute("error.type", "failed")
             span.set_status(Status(StatusCode.ERROR, "the turn failed"))
         span.end()
+
+
+def _usage_attributes(input_tokens: int, output_tokens: int, cache_read: int, cache_write: int) -> dict[str, str | int]:
+    attributes: dict[str, str | int] = {
+        "gen_ai.usage.input_tokens": input_tokens,
+        "gen_ai.usage.output_tokens": output_tokens,
+    }
+    if cache_read:
+        attributes["gen_ai.usage.cache_read.input_tokens"] = cache_read
+    if cache_write:
+        attributes["gen_ai.usage.cache_creation.input_tokens"] = cache_write
+    return attributes
+
+
+_DESCRIBED: dict[tuple[str, object, object], tuple[str, dict[str, str | int], bool]] = {}
+
+
+def _describe(provider: object) -> tuple[str, dict[str, str | int], bool]:
+    """A provider step's span name, its attributes at start, and whether the provider speaks HTTP; cached per
+    (kind, model, base_url), since a provider is built afresh for every turn."""
+    kind = str(getattr(provider, "kind", "") or "unknown")
+    model = getattr(provider, "model", None)
+    base_url = getattr(provider, "base_url", None)
+    key = (kind, model, base_url)
+    if (found := _DESCRIBED.get(key)) is not None:
+        return found
+    attributes: dict[str, str | int] = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": kind}
+    if isinstance(model, str) and model:
+        attributes["gen_ai.request.model"] = model
+    remote = isinstance(base_url, str) and bool(base_url)
+    if remote:
+        try:
+            parts = urlsplit(str(base_url))
+            if parts.hostname:
+                attributes["server.address"] = parts.hostname
+                attributes["server.port"] = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            pass
+    found = (f"chat {model}" if isinstance(model, str) and model else "chat", attributes, remote)
+    if len(_DESCRIBED) >= 64:  # a config edited many times: start over rather than grow
+        _DESCRIBED.clear()
+    _DESCRIBED[key] = found
+    return found
