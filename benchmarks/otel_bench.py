@@ -9,12 +9,14 @@ Each round starts one daemon per mode, in alternating order, on the same machine
   its defaults (an export every 5 s or 512 spans).
 
 Per daemon: `session/new`, WARMUP turns, then TURNS measured `session/prompt`s over the Unix socket, one after the
-other, of one workload: `text` (a plain prompt: one provider step) or `tool` (`/read notes.txt`: a `read_file` call
-between two steps). The CPU is the daemon's (/proc/<pid>/stat utime + stime, export thread included) from before
-the first measured turn to 1 s after the last one; in `on` mode also not before the receiver has every span (up
-to the 5 s of the last batch: an idle daemon's CPU over that wait is within the 10 ms tick).
+other, of one workload: `text` (a plain prompt: one provider step), `tool` (`/read notes.txt`: a `read_file` call
+between two steps) or `openai` (one step of the `openai` provider against a server in this process that streams a
+short reply: the HTTP request the `traceparent` rides on). The CPU is the daemon's (/proc/<pid>/stat utime +
+stime, every thread: the export thread and the storage writer too) from before the first measured turn to 1 s after
+the last one; in `on` mode also not before the receiver has every span (up to the 5 s of the last batch: an idle
+daemon's CPU over that wait is within the 10 ms tick).
 
-    python benchmarks/otel_bench.py                   # 3 rounds x 300 turns, both workloads
+    python benchmarks/otel_bench.py                   # 3 rounds x 300 turns, every workload
     python benchmarks/otel_bench.py --rounds 5 --turns 500 --workload tool
 
     text: off 2.41 ms/turn, on 2.48 ms/turn: +2.9 % (target ≤ +5 %; medians of 3 rounds)
@@ -32,6 +34,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Final
 
+import orjson
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import soak  # its lean client and CPU reader; it puts the e2e harness on the path
@@ -44,8 +48,21 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 TIMEOUT: Final = 30.0
 WARMUP: Final = 20
 SETTLE_SECS: Final = 1.0
-PROMPTS: Final = {"text": "hello there, how are you today", "tool": "/read notes.txt"}
-SPANS_PER_TURN: Final = {"text": 2, "tool": 4}  # invoke_agent + chat (+ execute_tool + chat)
+PROMPTS: Final = {"text": "hello there, how are you today", "tool": "/read notes.txt", "openai": "hello there"}
+SPANS_PER_TURN: Final = {"text": 2, "tool": 4, "openai": 2}  # invoke_agent + chat (+ execute_tool + chat)
+# The `openai` workload's provider: this process's server streams this reply (four chunks, usage, [DONE]).
+COMPLETION: Final = (
+    b"".join(
+        b"data: " + orjson.dumps(chunk) + b"\n\n"
+        for chunk in [
+            {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hello "}}]},
+            {"choices": [{"index": 0, "delta": {"content": "from the "}}]},
+            {"choices": [{"index": 0, "delta": {"content": "local server."}, "finish_reason": "stop"}]},
+            {"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 5}},
+        ]
+    )
+    + b"data: [DONE]\n\n"
+)
 NO_OTEL_ENV: Final[dict[str, str | None]] = {
     "OTEL_EXPORTER_OTLP_ENDPOINT": None,
     "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": None,
@@ -69,13 +86,18 @@ class Receiver:
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                if self.path.endswith("/chat/completions"):
+                    self.reply(200, "text/event-stream", COMPLETION)
+                    return
                 request = ExportTraceServiceRequest.FromString(body)
                 count = sum(len(s.spans) for r in request.resource_spans for s in r.scope_spans)
                 with receiver.lock:
                     receiver.spans += count
-                payload = ExportTraceServiceResponse().SerializeToString()
-                self.send_response(200)
-                self.send_header("content-type", "application/x-protobuf")
+                self.reply(200, "application/x-protobuf", ExportTraceServiceResponse().SerializeToString())
+
+            def reply(self, status: int, content_type: str, payload: bytes) -> None:
+                self.send_response(status)
+                self.send_header("content-type", content_type)
                 self.send_header("content-length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
@@ -99,6 +121,9 @@ class Receiver:
 async def one_daemon(factory: DaemonFactory, receiver: Receiver, mode: str, workload: str, turns: int) -> float:
     """CPU ms per turn of one daemon."""
     config = '[agents.default]\ntools = ["read_file"]\n'
+    if workload == "openai":
+        config += f'provider = "local"\n\n[providers.local]\nkind = "openai"\nbase_url = "{receiver.url}/v1"\n'
+        config += 'model = "m"\napi_key = "sk-bench"\n'
     env: dict[str, str | None] = {**NO_OTEL_ENV, "OTEL_BSP_SCHEDULE_DELAY": None}  # the SDK's 5 s batches
     if mode == "on":
         config += f'\n[telemetry]\notlp_endpoint = "{receiver.url}"\n'
@@ -132,9 +157,9 @@ async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--turns", type=int, default=300)
-    parser.add_argument("--workload", choices=[*PROMPTS, "both"], default="both")
+    parser.add_argument("--workload", choices=[*PROMPTS, "all"], default="all")
     args = parser.parse_args()
-    workloads = list(PROMPTS) if args.workload == "both" else [args.workload]
+    workloads = list(PROMPTS) if args.workload == "all" else [args.workload]
     receiver = Receiver()
     factory = DaemonFactory()
     try:
