@@ -17,6 +17,7 @@ import gzip
 import json
 import os
 import re
+import socket
 import threading
 import time
 import zlib
@@ -336,3 +337,21 @@ async def test_without_an_endpoint_no_opentelemetry_module_is_imported(
         else:
             assert "opentelemetry.sdk.trace" in traced, daemon.describe()
     assert len(collector.wait_spans(4)) == 4  # the second daemon's turn, exported at its stop at the latest
+
+
+@pytest.mark.req("R-MODEL-6")
+async def test_a_collector_that_is_down_holds_up_neither_turns_nor_the_stop(daemon_factory: DaemonFactory) -> None:
+    with socket.socket() as probe:  # a port nothing listens on: every export is refused
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    config = f'[telemetry]\notlp_endpoint = "{dead}"\n'
+    daemon = daemon_factory.start(config, env={**NO_OTEL_ENV, **FAST_EXPORT})
+    async with await Peer.open(daemon) as peer:
+        sid = (await peer.new_session())["sessionId"]
+        for n in range(3):
+            started = time.monotonic()
+            check_turn(await peer.prompt(sid, f"turn {n}"), sid)
+            assert time.monotonic() - started < 2.0
+    started = time.monotonic()
+    assert daemon.stop() == 0, daemon.describe()
+    assert time.monotonic() - started < 3.0 + 1.5, daemon.describe()  # SHUTDOWN_WAIT_SECS, then out
