@@ -355,3 +355,24 @@ async def test_a_collector_that_is_down_holds_up_neither_turns_nor_the_stop(daem
     started = time.monotonic()
     assert daemon.stop() == 0, daemon.describe()
     assert time.monotonic() - started < 3.0 + 1.5, daemon.describe()  # SHUTDOWN_WAIT_SECS, then out
+
+
+@pytest.mark.req("R-MODEL-6")
+async def test_a_cancelled_turn_and_its_step_end_their_spans(
+    daemon_factory: DaemonFactory, collector: Collector
+) -> None:
+    config = f'[telemetry]\notlp_endpoint = "{collector.url}"\n'
+    daemon = daemon_factory.start(config, env={**NO_OTEL_ENV, **FAST_EXPORT})
+    async with await Peer.open(daemon) as peer:
+        sid = (await peer.new_session())["sessionId"]
+        mark, fut = await peer.start_prompt(sid, "/sleep 5")
+        await peer.wait_update("agent_message_chunk", session_id=sid, start=mark, timeout=5)
+        await peer.call("session/cancel", {"sessionId": sid})
+        turn = await peer.finish_turn(sid, mark, fut, timeout=5)
+        assert turn.result["stopReason"] == "cancelled"
+    spans = collector.wait_spans(2)
+    root, chat = one(spans, "invoke_agent default"), one(spans, "chat")
+    assert chat.parent_id == root.span_id
+    assert root.attributes["zeroclaw.turn.stop_reason"] == "cancelled"
+    assert chat.attributes["gen_ai.response.finish_reasons"] == ("cancelled",)
+    assert root.status != 2 and chat.status != 2  # a cancel is not an error
