@@ -6,7 +6,9 @@ Run by `.ci/run` with the `zeroclaw` of a fresh virtual environment made by `pip
 directory outside the source tree, so nothing but the installed package can be imported. Standard library only.
 Also checks that the gateway answers `/health` and its OpenAPI document (its answer models, with the runtime
 dependencies alone) and serves the web panel from the installed data files, and that
-SIGTERM ends the daemon with exit 0 and removes its socket. Prints one summary line; exits 1 on any failure.
+SIGTERM ends the daemon with exit 0 and removes its socket. The daemon runs with `OTEL_EXPORTER_OTLP_ENDPOINT` set
+(to a port nothing listens on): without the `[otel]` extra that must be one warning, not a failed start (R-MODEL-6).
+Prints one summary line; exits 1 on any failure.
 """
 
 from __future__ import annotations
@@ -27,10 +29,10 @@ READY = re.compile(r"^zeroclaw daemon ready: socket=(?P<socket>.+) gateway=(?P<g
 TIMEOUT = 30.0
 
 
-def wait_ready(daemon: subprocess.Popen[str]) -> tuple[str, str]:
+def wait_ready(daemon: subprocess.Popen[str], seen: list[str]) -> tuple[str, str]:
+    """The socket and gateway of the ready line; the lines before it are added to `seen`."""
     assert daemon.stderr is not None
     deadline = time.monotonic() + TIMEOUT
-    seen: list[str] = []
     while time.monotonic() < deadline:
         line = daemon.stderr.readline()
         if not line:
@@ -75,10 +77,15 @@ def main(executable: str) -> int:
     with tempfile.TemporaryDirectory(prefix="zeroclaw-serve-check-") as tmp:
         env = {k: v for k, v in os.environ.items() if not k.startswith("ZEROCLAW_")}
         env["HOME"] = tmp
+        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = "http://127.0.0.1:9"  # no [otel] extra here: one warning, no traces
+        env.pop("OTEL_SDK_DISABLED", None)
         command = [executable, "daemon", "--config-dir", str(Path(tmp) / "cfg"), "--gateway-port", "0"]
         daemon = subprocess.Popen(command, cwd=tmp, env=env, stderr=subprocess.PIPE, text=True)
         try:
-            sock, gateway = wait_ready(daemon)
+            before_ready: list[str] = []
+            sock, gateway = wait_ready(daemon, before_ready)
+            if not any("pip install 'zeroclaw[otel]'" in line for line in before_ready):
+                raise SystemExit("no warning about the missing [otel] extra:\n" + "\n".join(before_ready[-20:]))
             init, status = call_socket(sock)
             init_result = init.get("result")
             status_result = status.get("result")
@@ -101,7 +108,10 @@ def main(executable: str) -> int:
                 daemon.kill()
                 daemon.wait()
     version = init_result.get("serverVersion")
-    print(f"plain install serves: version {version}, initialize + status over {sock}, gateway and panel, clean exit")
+    print(
+        f"plain install serves: version {version}, initialize + status over {sock}, gateway and panel, "
+        "an OTLP endpoint without the [otel] extra, clean exit"
+    )
     return 0
 
 

@@ -44,6 +44,7 @@ from app.storage.db_lock import acquire as acquire_database_lock
 from app.storage.deferred import DeferredStorage
 from app.storage.errors import masked_url, open_failure
 from app.storage.migrate import create_new_sqlite, is_current_sqlite_file
+from app.telemetry import start_tracing
 from rpc.contract.discover import encoded_document
 from rpc.core.dialect import STANDARD
 from rpc.core.dispatcher import Dispatcher
@@ -176,6 +177,10 @@ async def _serve(
         services = await _storage_and_services(paths, config_store, cleanup)
         cleanup.callback(services.audit.close)
         await cleanup.enter_async_context(watcher.running())  # after the commit listeners are registered
+        # R-MODEL-6: OpenTelemetry only when an OTLP endpoint is set (nothing imported otherwise); its last export
+        # runs after the sessions' shutdown ended their turns.
+        services.sessions.turns.tracer = tracer = start_tracing(config_store.current.telemetry)
+        cleanup.push_async_callback(tracer.shutdown)
         cleanup.push_async_callback(services.sessions.shutdown)
         cleanup.callback(_close_files, services)
         grace = config_store.current.daemon.ephemeral_grace_secs

@@ -42,6 +42,7 @@ AT_START = (
     "wss.",  # the whole [wss] listener (R-SVC-4)
     "storage.url",
     "daemon.ephemeral_grace_secs",
+    "telemetry.",  # the tracer (R-MODEL-6)
 )
 
 Signature = tuple[int, ...] | None

@@ -152,6 +152,19 @@ class Storage(Section):
     url: str | None = None
 
 
+class Telemetry(Section):
+    """OpenTelemetry traces of turns (R-MODEL-6): on with the `zeroclaw[otel]` extra and an OTLP endpoint."""
+
+    # An OTLP/HTTP collector's base URL (`http://127.0.0.1:4318`); unset: `OTEL_EXPORTER_OTLP_ENDPOINT` decides.
+    otlp_endpoint: str | None = None
+    # The traces' `service.name`; unset: `OTEL_SERVICE_NAME`, else "zeroclaw".
+    service_name: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.otlp_endpoint is not None and not self.otlp_endpoint.startswith(("http://", "https://")):
+            raise invalid_field("otlp_endpoint", "an OTLP/HTTP endpoint starts with http:// or https://")
+
+
 class Pricing(Section):
     """What a provider's tokens cost, in USD per million tokens (R-MODEL-5); a price left out counts as unpriced."""
 
@@ -244,6 +257,7 @@ class Config(Section):
     storage: Storage = field(default_factory=Storage)
     compat: Compat = field(default_factory=Compat)
     permissions: Permissions = field(default_factory=Permissions)
+    telemetry: Telemetry = field(default_factory=Telemetry)
     agents: dict[str, Agent] = field(default_factory=_default_agents)
     providers: dict[str, Provider] = field(default_factory=_default_providers)
     permission_profiles: dict[str, PermissionProfile] = field(default_factory=dict)

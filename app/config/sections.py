@@ -70,6 +70,7 @@ _GROUP: dict[str, str] = {
     "permissions": "Tools",
     "limits": "Operations",
     "daemon": "Operations",
+    "telemetry": "Operations",
 }
 
 # Help for a section whose model has no docstring and whose field no description.

@@ -27,9 +27,12 @@ BINARY_SUFFIXES = {".whl", ".egg", ".zip", ".gz", ".tgz", ".bz2", ".xz", ".so", 
 TRACKED_BINARIES = {"docs/panel-chat.png"}  # the README's screenshot
 
 # Import name → distribution name, where they differ.
-DISTRIBUTION_OF = {"yaml": "pyyaml", "acp": "agent-client-protocol"}
+DISTRIBUTION_OF = {"yaml": "pyyaml", "acp": "agent-client-protocol", "opentelemetry": "opentelemetry-sdk"}
 # Imported only as a transitive part of a declared package's own API, or installed by the OS.
 PROVIDED_BY = {"greenlet": "sqlalchemy[asyncio]"}
+# Modules of an optional extra, each imported at run time by one module alone (imported only when the feature is
+# on): that file → the extra that must declare its third-party imports.
+OPTIONAL_FILES = {"app/telemetry/otel.py": "otel"}  # OpenTelemetry (R-MODEL-6)
 
 
 def tracked_files() -> list[str]:
@@ -49,13 +52,16 @@ OWN_VENVS = ("tests/litellm",)
 
 
 def third_party_imports(directories: list[str], local: set[str]) -> dict[str, str]:
-    """Top-level modules imported by the Python files under `directories` (but those of `OWN_VENVS` unless they
-    are asked for), with one file importing each."""
+    """Top-level modules imported by the Python files under `directories` (but those of `OWN_VENVS` and
+    `OPTIONAL_FILES` unless they are asked for), with one file importing each."""
     found: dict[str, str] = {}
     for directory in directories:
-        for path in sorted((ROOT / directory).rglob("*.py")):
+        for path in sorted((ROOT / directory).rglob("*.py")) if (ROOT / directory).is_dir() else [ROOT / directory]:
             own = next((d for d in OWN_VENVS if path.is_relative_to(ROOT / d)), None)
             if own is not None and own != directory:
+                continue
+            relative = str(path.relative_to(ROOT))
+            if relative in OPTIONAL_FILES and relative != directory:
                 continue
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.Import):
@@ -139,6 +145,11 @@ def test_every_import_is_a_declared_dependency() -> None:
 
     runtime_missing = undeclared(third_party_imports(["app", "rpc", "gateway", "migrations"], local), runtime)
     assert not runtime_missing, f"imported at run time but not in [project] dependencies: {runtime_missing}"
+    for path, extra in OPTIONAL_FILES.items():
+        allowed = runtime | requirement_names(project["optional-dependencies"][extra])
+        optional_missing = undeclared(third_party_imports([path], local), allowed)
+        assert not optional_missing, f"imported by {path} but not in [{extra}]: {optional_missing}"
+        assert requirement_names(project["optional-dependencies"][extra]) <= dev, f"[dev] lacks [{extra}]"
     dev_missing = undeclared(third_party_imports(["tests", "benchmarks", "docker", ".ci"], local), dev)
     assert not dev_missing, f"imported by tests/benchmarks but not declared in [dev]: {dev_missing}"
     for directory in OWN_VENVS:

@@ -28,6 +28,7 @@ import orjson
 from httpx_sse import EventSource, ServerSentEvent, SSEError
 
 from app.agents.base import Message, ProviderError, ProviderEvent, ToolSpec
+from app.telemetry import trace_headers
 
 __all__ = [
     "ERROR_TEXT_LIMIT",
@@ -272,6 +273,7 @@ class HttpProvider:
     ) -> AsyncIterator[ProviderEvent]:
         """POST `body` and stream the answer's events, retrying as the module says; then the reader's `finish`."""
         headers.update(self._headers)
+        headers.update(trace_headers())  # R-MODEL-6: the step's `chat` span as W3C `traceparent` (none when off)
         content = orjson.dumps(body)
         where = display(url)
         attempt = 0

@@ -31,6 +31,7 @@ from app.agents.permissions import Decision, RuleBook, RuleSet, Verdict, exact_p
 from app.sessions.live.session import Approval, LiveSession
 from app.sessions.live.usage import UsageMeter
 from app.storage.errors import is_storage_unavailable
+from app.telemetry import current_turn
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
     from app.sessions.events import SessionEvent
@@ -197,11 +198,12 @@ async def run_turn(
     specs = [tool.spec for tool in tools.values()]
 
     unyielded = 0  # events since the last yield to the loop, carried across steps
+    trace = current_turn()  # R-MODEL-6: a `chat` span per step, an `execute_tool` span per call (no-op when off)
     for _step in range(settings.max_steps):
         text = _Text(store, live, row)
         calls: list[ToolCall] = []
         try:
-            events = _events(provider, messages, specs, text)
+            events = trace.step(provider, _events(provider, messages, specs, text))
             unyielded = await _stream_step(events, text, calls, say, updates, live.session_id, unyielded, outcome.usage)
         except ProviderError as exc:
             await text.seal()
@@ -217,7 +219,8 @@ async def run_turn(
             outcome.stop_reason = "end_turn"
             return outcome
         for call in calls:
-            result = await _run_tool(live, call, tools, store, updates, settings, row)
+            with trace.tool(call):
+                result = await _run_tool(live, call, tools, store, updates, settings, row)
             messages.append(Message(role="tool", content=result, tool_call_id=call.id, name=call.name))
     outcome.stop_reason = "max_turns"
     return outcome

@@ -31,6 +31,7 @@ from app.sessions.live.usage import UsageMeter, UsageObserver
 from app.sessions.mode import SessionMode
 from app.sessions.store.types import UsageRecord
 from app.storage.errors import is_storage_unavailable
+from app.telemetry import NOOP_TRACER, Tracer
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
     from app.sessions.events import SessionEvent, TurnComplete
@@ -65,6 +66,7 @@ class Turns:
         self._owned = owned
         self._encode = encode
         self.observe_usage: UsageObserver | None = None  # the daemon's counters (`GET /metrics`, R-MODEL-5)
+        self.tracer: Tracer = NOOP_TRACER  # R-MODEL-6: the daemon sets OpenTelemetry's when traces are on
 
     def check_prompt(self, text: str, field: str = "prompt") -> None:
         """R-LIM: a prompt as typed is at most `[limits] max_prompt_chars` long, on every surface. Checked before
@@ -130,6 +132,7 @@ class Turns:
         self, live: LiveSession, text: str, outcome: TurnOutcome, sink: UpdateSink | None, client: PromptingClient
     ) -> TurnOutcome:
         config = self._config()
+        trace = self.tracer.begin_turn(session_id=live.session_id, agent=live.agent_alias, turn_id=outcome.turn_id)
         agent = config.agents[live.agent_alias]
         updates = TurnUpdates(live, sink, partial(self._reserve_seq, live), self._encode)
         tools = build_tools([t for t in agent.tools])
@@ -163,6 +166,7 @@ class Turns:
         # Let go of the ended body: a cancelled one's exception holds `live` in a cycle (docs/limits.md).
         live.body = None
         storage_fault = _settle(body, outcome)
+        trace.end(outcome.stop_reason)
         await self._end_turn(live, outcome, updates, config, storage_fault)
         if storage_fault is not None:
             raise storage_fault
