@@ -25,7 +25,8 @@ from app.sessions.live.provider import SessionProvider
 from app.sessions.live.session import Approval, LiveSession
 from app.sessions.live.sink import UpdateSink
 from app.sessions.live.trim import trim_context
-from app.sessions.live.turn import TurnOutcome, TurnSettings, run_turn
+from app.sessions.live.turn import TurnOutcome, run_turn
+from app.sessions.live.turn_settings import TurnSettings
 from app.sessions.live.updates import TurnUpdates
 from app.sessions.live.usage import UsageMeter, UsageObserver
 from app.sessions.mode import SessionMode

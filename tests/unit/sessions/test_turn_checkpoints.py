@@ -18,7 +18,8 @@ from waiting import until
 from app.agents.base import Elicitation, Message, TextDelta, ThoughtDelta, ToolCall, ToolContext, ToolSpec
 from app.sessions.events import SessionEvent
 from app.sessions.live.session import LiveSession
-from app.sessions.live.turn import TEXT_CHECKPOINT_SECS, TurnOutcome, TurnSettings, run_turn
+from app.sessions.live.turn import TEXT_CHECKPOINT_SECS, TurnOutcome, run_turn
+from app.sessions.live.turn_settings import TurnSettings
 from app.sessions.store.session_store import SessionStore, TranscriptRow
 
 # R-STORE-2: runs on SQLite and, in the CI PostgreSQL pass, on PostgreSQL (tests/db_backend.py).
