@@ -17,10 +17,12 @@ import email.utils
 import logging
 import os
 import random
+import ssl
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, ClassVar, Protocol
 
 import httpx
@@ -145,9 +147,16 @@ class RetryableStreamError(ProviderError):
 RETRYABLE_ERROR_TYPES = frozenset({"overloaded_error", "rate_limit_error", "api_error", "server_error"})
 
 
+@cache
+def tls_context() -> ssl.SSLContext:
+    """The CA bundle, read once per process: a new `httpx.AsyncClient` reads it again by default, ~20 ms of CPU that
+    every provider step paid (0.15 ms with this one)."""
+    return httpx.create_ssl_context()
+
+
 class HttpProvider:
-    """The HTTP side of a remote provider. A fresh `httpx.AsyncClient` per step: nothing to close, and a config
-    change (new base_url or key) takes effect on the next step (a provider is built per turn)."""
+    """The HTTP side of a remote provider. A fresh `httpx.AsyncClient` per step (over one TLS context): nothing to
+    close, and a config change (new base_url or key) takes effect on the next step (a provider is built per turn)."""
 
     kind: ClassVar[str] = ""
     default_base_url: ClassVar[str] = ""
@@ -180,6 +189,9 @@ class HttpProvider:
         self._temperature = temperature
         self._headers = dict(headers or {})
         self._transport = transport  # tests plug httpx.MockTransport here
+
+    def _client(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(transport=self._transport, timeout=self._timeout, verify=tls_context())
 
     def __repr__(self) -> str:  # never the key
         return f"{type(self).__name__}(alias={self.alias!r}, base_url={self.base_url!r}, model={self.model!r})"
@@ -282,7 +294,7 @@ class HttpProvider:
             wait: float | None = None
             try:
                 async with (
-                    httpx.AsyncClient(transport=self._transport, timeout=self._timeout) as client,
+                    self._client() as client,
                     client.stream("POST", url, content=content, headers=headers) as response,
                 ):
                     status = response.status_code
@@ -375,7 +387,7 @@ class HttpProvider:
         headers = self._models_headers(key)
         headers.update(self._headers)
         try:
-            async with httpx.AsyncClient(transport=self._transport, timeout=self._timeout) as client:
+            async with self._client() as client:
                 response = await client.get(url, headers=headers)
         except httpx.TimeoutException:
             raise ProviderError(

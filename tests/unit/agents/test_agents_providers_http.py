@@ -5,6 +5,7 @@ and `list_models` with its cache (R-MODEL-3). Driven through the openai kind on 
 from __future__ import annotations
 
 import email.utils
+import ssl
 import subprocess
 import sys
 import time
@@ -16,7 +17,7 @@ import orjson
 import pytest
 
 from app.agents.base import Message, ProviderError, TextDelta, Usage
-from app.agents.providers.http import MAX_BACKOFF_SECS, HttpProvider, retry_delay
+from app.agents.providers.http import MAX_BACKOFF_SECS, HttpProvider, retry_delay, tls_context
 from app.agents.providers.models import clear_cache, list_models
 from app.agents.providers.openai import OpenAIProvider, models_url
 from app.config.schema import Provider as ProviderConfig
@@ -334,3 +335,22 @@ async def test_a_server_that_refuses_stream_options_is_asked_again_without() -> 
     server = Server(refused, ok())
     assert (await collect(provider(server)))[0] == TextDelta("ok")
     assert [("stream_options" in orjson.loads(r.content)) for r in server.requests] == [True, False]
+
+
+@pytest.mark.req("R-MODEL-1")
+async def test_each_step_s_client_reuses_one_tls_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Regression: a new httpx.AsyncClient per step read the CA bundle again, ~20 ms of CPU per provider step.
+    tls_context()
+    loads: list[object] = []
+    real = ssl.SSLContext.load_verify_locations
+
+    def counted(self: ssl.SSLContext, *args: Any, **kwargs: Any) -> None:
+        loads.append(args or kwargs)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
+    provider = OpenAIProvider(base_url="https://llm.test/v1", model="m")
+    for _ in range(3):
+        async with provider._client():
+            pass
+    assert loads == []
