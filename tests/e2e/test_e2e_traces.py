@@ -224,7 +224,9 @@ auto_approve = ["bash"]
     assert len(spans) == 4, spans
     root = one(spans, "invoke_agent default")
     tool = one(spans, "execute_tool bash")
-    chats = sorted((s for s in spans if s.name == "chat"), key=lambda s: s.attributes["gen_ai.usage.input_tokens"])
+    # GenAI span names: "chat {gen_ai.request.model}", the scripted provider's model being "scripted".
+    chats = [s for s in spans if s.name == "chat scripted"]
+    chats.sort(key=lambda s: s.attributes["gen_ai.usage.input_tokens"])
     assert len(chats) == 2, spans
     first, second = chats
 
@@ -267,7 +269,7 @@ async def test_a_failed_turn_ends_its_spans_with_an_error(daemon_factory: Daemon
         sid = (await peer.new_session())["sessionId"]
         check_turn(await peer.prompt(sid, "/fail"), sid, stop="failed")
     spans = collector.wait_spans(2)
-    root, chat = one(spans, "invoke_agent default"), one(spans, "chat")
+    root, chat = one(spans, "invoke_agent default"), one(spans, "chat scripted")
     assert chat.parent_id == root.span_id
     assert root.resource["service.name"] == "zc-test"
     assert root.attributes["zeroclaw.turn.stop_reason"] == "failed"
@@ -371,7 +373,7 @@ async def test_a_cancelled_turn_and_its_step_end_their_spans(
         turn = await peer.finish_turn(sid, mark, fut, timeout=5)
         assert turn.result["stopReason"] == "cancelled"
     spans = collector.wait_spans(2)
-    root, chat = one(spans, "invoke_agent default"), one(spans, "chat")
+    root, chat = one(spans, "invoke_agent default"), one(spans, "chat scripted")
     assert chat.parent_id == root.span_id
     assert root.attributes["zeroclaw.turn.stop_reason"] == "cancelled"
     assert chat.attributes["gen_ai.response.finish_reasons"] == ("cancelled",)
