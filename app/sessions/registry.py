@@ -199,3 +199,4 @@ class SessionRegistry:
 
     async def shutdown(self) -> None:
         await self._ending.shutdown()
+        await self.turns.mcp.shutdown()  # R-MCP-4: no server outlives the daemon
