@@ -238,13 +238,14 @@ class ScriptedProvider:
                 return "Usage: /read PATH"
             name, arguments = "read_file", {"path": arg}
         elif directive == "tool":
-            name, _, raw = arg.strip().partition(" ")
+            name, _, given = arg.strip().partition(" ")
             try:
-                arguments = json.loads(raw) if raw.strip() else {}
+                parsed: object = json.loads(given) if given.strip() else {}
             except ValueError:
-                arguments = None  # type: ignore[assignment]
-            if not name or not isinstance(arguments, dict):
+                parsed = None
+            if not name or not isinstance(parsed, dict):
                 return "Usage: /tool NAME {JSON arguments}"
+            arguments = parsed
         else:
             return None
         return ToolCall(id=next_tool_call_id(messages), name=name, arguments=arguments)
