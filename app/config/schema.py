@@ -216,6 +216,8 @@ class McpServer(Section):
 
 
 class Mcp(Section):
+    """MCP servers whose tools agents may call (R-MCP): `[mcp.servers.<name>]`, chosen by `[agents.<a>] mcp_servers`."""
+
     servers: dict[str, McpServer] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -20,6 +20,7 @@ import mcp.types as types
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from app.agents.base import Elicitation
 from app.config.schema import McpServer
@@ -45,12 +46,12 @@ class Connection:
         self.elicit = elicit
         self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
-        self._stale = False
+        self.error: str | None = None  # why it stopped, when it crashed
         self.task = asyncio.get_running_loop().create_task(self._run(), name=f"mcp:{name}")
 
     @property
     def alive(self) -> bool:
-        return not self.task.done() and self.session is not None
+        return not self.task.done() and not self._stop.is_set()
 
     async def wait_ready(self, timeout: float) -> None:
         await asyncio.wait_for(asyncio.shield(self._ready), timeout)
@@ -58,10 +59,10 @@ class Connection:
     async def _transport(self, stack: AsyncExitStack) -> tuple[Any, Any]:
         s = self.server
         if s.url:
-            import httpx2
+            from mcp.shared._httpx_utils import create_mcp_http_client  # the SDK's own client, with headers
 
             headers = {k: v.get_secret_value() for k, v in s.headers.items()}
-            client = await stack.enter_async_context(httpx2.AsyncClient(headers=headers, timeout=30.0))
+            client = await stack.enter_async_context(create_mcp_http_client(headers=headers))
             streams = await stack.enter_async_context(streamable_http_client(s.url, http_client=client))
         else:
             env = dict(os.environ) | {k: v.get_secret_value() for k, v in s.env.items()}
@@ -77,9 +78,7 @@ class Connection:
             async with AsyncExitStack() as stack:
                 read, write = await self._transport(stack)
                 session = await stack.enter_async_context(
-                    ClientSession(
-                        read, write, elicitation_callback=self._on_elicit, message_handler=self._on_message
-                    )
+                    ClientSession(read, write, elicitation_callback=self._on_elicit, message_handler=self._on_message)
                 )
                 await session.initialize()
                 self.tools = (await session.list_tools()).tools
@@ -90,12 +89,14 @@ class Connection:
             if not self._ready.done():
                 self._ready.set_exception(RuntimeError(f"MCP server {self.name!r} did not start: {_why(exc)}"))
             if not isinstance(exc, asyncio.CancelledError):
+                self.error = _why(exc)
                 log.warning("MCP server %r stopped: %s", self.name, _why(exc))
         finally:
             self.session = None
             if not self._ready.done():
                 self._ready.set_exception(RuntimeError(f"MCP server {self.name!r} stopped while starting"))
-            self._ready.exception() if self._ready.done() and not self._ready.cancelled() else None
+            if not self._ready.cancelled() and self._ready.exception() is not None:
+                pass  # retrieved: a start that failed is reported by `wait_ready`, or never asked about
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification) and self.session is not None:
@@ -120,7 +121,19 @@ class Connection:
         if session is None:
             raise RuntimeError(f"MCP server {self.name!r} is not running")
         callback: Any = progress  # the SDK's ProgressFnT: (progress, total, message)
-        result = await session.call_tool(tool, arguments, read_timeout_seconds=timeout, progress_callback=callback)
+        try:
+            result = await session.call_tool(tool, arguments, read_timeout_seconds=timeout, progress_callback=callback)
+        except MCPError as exc:
+            code = exc.args[0] if exc.args else None
+            if code == types.CONNECTION_CLOSED:
+                # The server died (or closed its end): this call fails, the next one starts it again (R-MCP-4).
+                self._stop.set()
+                self.session = None
+                self.error = "the server stopped during a call"
+                return f"The MCP server {self.name!r} stopped during this call (it is started again at the next)."
+            if code == types.REQUEST_TIMEOUT:
+                return f"The MCP tool {tool} did not answer within {timeout:g} s."
+            return f"The MCP tool {tool} failed (protocol error {code}): {exc.args[1] if len(exc.args) > 1 else exc}"
         text = render_result(result)
         if result.is_error:
             return f"The MCP tool {tool} failed:\n{text}"

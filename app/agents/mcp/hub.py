@@ -65,7 +65,7 @@ class McpHub:
         """The live connection, started (again) when there is none or it crashed."""
         async with self._lock:
             conn = entry.connection
-            if conn is None or conn.task.done():
+            if conn is None or not conn.alive:
                 from app.agents.mcp.client import Connection  # imports the `mcp` SDK: on first use only
 
                 conn = entry.connection = Connection(key.rpartition("/")[2], entry.server)
@@ -142,14 +142,13 @@ class McpHub:
         for key in keys:
             entry = self._entries.get(key)
             conn = entry.connection if entry else None
-            if conn is None or conn.task.done():
-                state = "failed" if entry and entry.error else "stopped"
-            elif conn.session is None:
-                state = "starting"
+            error = (entry.error if entry else None) or (conn.error if conn is not None else None)
+            if conn is not None and conn.alive:
+                state = "ready" if conn.session is not None else "starting"
             else:
-                state = "ready"
+                state = "failed" if error else "stopped"
             tools = [t.name for t in conn.tools] if conn is not None and state == "ready" else []
-            rows.append({"name": key, "state": state, "tools": tools, "error": entry.error if entry else None})
+            rows.append({"name": key, "state": state, "tools": tools, "error": error})
         return rows
 
     async def release(self, session_id: str) -> None:
