@@ -121,6 +121,29 @@ async def test_a_crashed_server_is_started_again_at_the_next_call(daemon: Daemon
         assert not Path(f"/proc/{first}").exists() or _zombie(int(first))
 
 
+@pytest.mark.req("R-MCP-4")
+async def test_a_server_stops_with_the_last_session_that_used_it() -> None:
+    factory = DaemonFactory()
+    try:
+        await _stops_with_last_session(factory.start(config()))
+    finally:
+        factory.close()
+
+
+async def _stops_with_last_session(daemon: Daemon) -> None:
+    async with await Peer.open(daemon) as owner:
+        first, second = await new_sid(owner), await new_sid(owner)
+        pid, _ = await call_tool(owner, first, "mcp__crashy__pid", {})
+        assert pid == (await call_tool(owner, second, "mcp__crashy__pid", {}))[0]  # one server, shared
+        await owner.call("session/close", {"sessionId": first})
+        status = {s["name"]: s for s in (await owner.call("mcp/status", {}))["servers"]}
+        assert status["crashy"]["state"] == "ready" and alive({int(pid)})
+        await owner.call("session/close", {"sessionId": second})
+        until_sync(lambda: not alive({int(pid)}), timeout=10, what="the server stopped with its last session")
+        status = {s["name"]: s for s in (await owner.call("mcp/status", {}))["servers"]}
+        assert status["crashy"]["state"] == "stopped" and status["crashy"]["tools"] == []
+
+
 def _zombie(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
@@ -172,3 +195,19 @@ async def test_no_server_outlives_the_daemon(sig: int) -> None:
     finally:
         factory.close()
     assert os.name == "posix"
+
+
+@pytest.mark.req("R-MCP-3")
+@pytest.mark.req("R-MCP-4")
+async def test_tools_list_and_mcp_status(daemon: Daemon) -> None:
+    async with await Peer.open(daemon) as owner:
+        listed = (await owner.call("tools/list", {"agentAlias": "default"}))["tools"]
+        by_name = {t["name"]: t for t in listed}
+        assert by_name["bash"]["server"] is None
+        echo = by_name["mcp__ev__echo"]
+        assert echo["server"] == "ev" and echo["inputSchema"]["properties"]["message"]["type"] == "string"
+        assert by_name["mcp__crashy__noop"]["server"] == "crashy"
+        sid = await new_sid(owner)
+        assert {t["name"] for t in (await owner.call("tools/list", {"sessionId": sid}))["tools"]} == set(by_name)
+        status = {s["name"]: s for s in (await owner.call("mcp/status"))["servers"]}
+        assert status["ev"]["state"] == "ready" and "echo" in status["ev"]["tools"] and status["ev"]["error"] is None

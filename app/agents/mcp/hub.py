@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.agents.base import Elicitation, ToolContext, ToolSpec
@@ -29,7 +29,7 @@ class _Entry:
     server: McpServer
     connection: Connection | None = None
     error: str | None = None
-    users: int = 0
+    users: set[str] = field(default_factory=set)  # the live sessions whose turns used it
 
 
 class McpTool:
@@ -39,6 +39,7 @@ class McpTool:
 
     def __init__(self, hub: McpHub, key: str, server: str, tool: str, description: str, schema: dict[str, Any]):
         self.spec = ToolSpec(tool_name(server, tool), description, schema)
+        self.server = server
         self._hub, self._key, self._tool = hub, key, tool
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> str:
@@ -48,10 +49,35 @@ class McpTool:
 class McpHub:
     """Connections by key (a configured server's name, or `<session>/<name>` for a session's own)."""
 
-    def __init__(self, config: Callable[[], Config]) -> None:
+    SWEEP_SECS = 1.0  # how often servers are checked for sessions that ended
+
+    def __init__(self, config: Callable[[], Config], is_live: Callable[[str], bool] | None = None) -> None:
+        """`is_live(session_id)`: whether a session is still in memory; a server none of whose sessions is
+        stops (R-MCP-4). None: servers stop only with the daemon."""
         self._config = config
+        self._is_live = is_live
         self._entries: dict[str, _Entry] = {}
         self._lock = asyncio.Lock()
+        self._sweeper: asyncio.Task[None] | None = None
+
+    def _sweep_soon(self) -> None:
+        if self._is_live is not None and (self._sweeper is None or self._sweeper.done()):
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep(), name="mcp:sweep")
+
+    async def _sweep(self) -> None:
+        """Stop the servers whose last session ended; end when none runs."""
+        assert self._is_live is not None
+        while any(e.connection is not None and e.connection.alive for e in self._entries.values()):
+            await asyncio.sleep(self.SWEEP_SECS)
+            for key, entry in list(self._entries.items()):
+                entry.users = {sid for sid in entry.users if self._is_live(sid)}
+                if entry.users:
+                    continue
+                if "/" in key:  # a session's own server: gone with it
+                    self._entries.pop(key, None)
+                if entry.connection is not None:
+                    conn, entry.connection = entry.connection, None
+                    await conn.stop()
 
     def _entry(self, key: str, server: McpServer) -> _Entry:
         entry = self._entries.get(key)
@@ -97,6 +123,8 @@ class McpHub:
         out: dict[str, McpTool] = {}
         for key, name, server in wanted:
             entry = self._entry(key, server)
+            if session_id:
+                entry.users.add(session_id)
             try:
                 conn = await self._connect(key, entry)
             except Exception as exc:
@@ -109,6 +137,7 @@ class McpHub:
                     out[tool_name(name, tool.name)] = McpTool(
                         self, key, name, tool.name, tool.description or "", dict(schema)
                     )
+        self._sweep_soon()
         return out
 
     async def call(self, key: str, tool: str, arguments: dict[str, Any], context: ToolContext) -> str:
@@ -151,16 +180,10 @@ class McpHub:
             rows.append({"name": key, "state": state, "tools": tools, "error": error})
         return rows
 
-    async def release(self, session_id: str) -> None:
-        """Stop a session's own servers when it ends."""
-        prefix = f"{session_id}/"
-        for key in [k for k in self._entries if k.startswith(prefix)]:
-            entry = self._entries.pop(key)
-            if entry.connection is not None:
-                await entry.connection.stop()
-
     async def shutdown(self) -> None:
         """Stop every server (the daemon is stopping)."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         entries, self._entries = list(self._entries.values()), {}
         await asyncio.gather(*(e.connection.stop() for e in entries if e.connection is not None))
 
