@@ -8,12 +8,26 @@ from typing import Any, Literal
 from msgspec import UNSET, UnsetType
 
 from app.agents.tools import build_tools
+from app.config.schema import KEY_RE, McpServer
+from app.config.secret import Secret
 from rpc.core.answers import Answer
 from rpc.core.context import CallContext
+from rpc.core.errors import Forbidden, InvalidParams
 from rpc.core.registry import Contract, NoParams, Params, Registry, SessionId
 from rpc.methods.models import AgentAlias, usable_agent
 
-__all__ = ["McpServerState", "McpStatus", "ToolEntry", "ToolList", "ToolsParams", "register"]
+__all__ = [
+    "McpServerState",
+    "McpStatus",
+    "ToolEntry",
+    "ToolList",
+    "ToolsParams",
+    "give_session_servers",
+    "register",
+    "session_servers",
+]
+
+MAX_SESSION_SERVERS = 32
 
 
 class ToolsParams(Params, frozen=True):
@@ -84,3 +98,58 @@ async def tools_list(ctx: CallContext, params: ToolsParams) -> dict[str, Any]:
 
 def mcp_status(ctx: CallContext, params: NoParams) -> dict[str, Any]:
     return {"servers": ctx.services.sessions.turns.mcp.status()}
+
+
+def session_servers(ctx: CallContext, entries: list[Any] | None, field: str = "mcpServers") -> dict[str, McpServer]:
+    """A session's own servers (R-MCP-2) from ACP's shapes: stdio `{name, command, args, env: [{name, value}]}`,
+    http `{type: "http", name, url, headers: [{name, value}]}`. A stdio entry starts a process on this host, so a
+    gateway peer gets -32012 `local_only`; an sse entry is refused (`mcpCapabilities.sse` is false)."""
+    if not entries:
+        return {}
+    if len(entries) > MAX_SESSION_SERVERS:
+        raise InvalidParams(f"at most {MAX_SESSION_SERVERS} MCP servers per session", field=field)
+    out: dict[str, McpServer] = {}
+    for index, entry in enumerate(entries):
+        where = f"{field}[{index}]"
+        if not isinstance(entry, dict):
+            raise InvalidParams(f"{where} must be an object", field=where)
+        name, kind = entry.get("name"), entry.get("type", "stdio")
+        if not isinstance(name, str) or not KEY_RE.match(name) or "__" in name or name in out:
+            raise InvalidParams(f"{where}.name must be a unique name of letters, digits, '_' or '-'", field=where)
+        try:
+            if kind == "stdio":
+                if ctx.surface.remote:
+                    raise Forbidden(
+                        "A stdio MCP server starts a process on the daemon's host: only the local endpoint may "
+                        "add one; use an http server",
+                        kind="local_only",
+                    )
+                out[name] = McpServer(
+                    command=str(entry["command"]),
+                    args=[str(a) for a in entry.get("args") or []],
+                    env=_pairs(entry.get("env")),
+                    cwd=entry.get("cwd") if isinstance(entry.get("cwd"), str) else None,
+                )
+            elif kind == "http":
+                out[name] = McpServer(url=str(entry["url"]), headers=_pairs(entry.get("headers")))
+            else:
+                raise InvalidParams(f"{where}.type {kind!r} is not supported (stdio or http)", field=where)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InvalidParams(f"{where} is not a valid MCP server: {exc}", field=where) from None
+    return out
+
+
+def _pairs(raw: Any) -> dict[str, Secret]:
+    """ACP's `[{name, value}]` (or a plain object) as secrets: env values and headers are never shown."""
+    if raw is None:
+        return {}
+    if isinstance(raw, dict):
+        return {str(k): Secret(str(v)) for k, v in raw.items()}
+    return {str(p["name"]): Secret(str(p["value"])) for p in raw}
+
+
+def give_session_servers(ctx: CallContext, session_id: str, servers: dict[str, McpServer]) -> None:
+    """Add `servers` to a live session's own (a name given again replaces the earlier one), from its next step."""
+    if servers:
+        live = ctx.services.sessions.live[session_id]
+        live.mcp_servers = {**live.mcp_servers, **servers}
