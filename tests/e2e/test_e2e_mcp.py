@@ -211,3 +211,55 @@ async def test_tools_list_and_mcp_status(daemon: Daemon) -> None:
         assert {t["name"] for t in (await owner.call("tools/list", {"sessionId": sid}))["tools"]} == set(by_name)
         status = {s["name"]: s for s in (await owner.call("mcp/status"))["servers"]}
         assert status["ev"]["state"] == "ready" and "echo" in status["ev"]["tools"] and status["ev"]["error"] is None
+
+
+@pytest.mark.req("R-MCP-3")
+async def test_progress_streams_as_tool_progress(daemon: Daemon) -> None:
+    async with await Peer.open(daemon) as owner:
+        sid = await new_sid(owner)
+        mark, fut = await owner.start_prompt(sid, '/tool mcp__crashy__steps {"count": 3}')
+        turn = await owner.finish_turn(sid, mark, fut)
+        check_turn(turn, sid)
+        [call] = turn.of_type("tool_call")
+        progress = turn.of_type("tool_progress")
+        assert [(p["progress"], p["total"], p["message"]) for p in progress] == [
+            (1, 3, "step 1"),
+            (2, 3, "step 2"),
+            (3, 3, "step 3"),
+        ]
+        assert {p["toolCallId"] for p in progress} == {call["toolCallId"]}
+        assert turn.types.index("tool_progress") > turn.types.index("tool_call")
+        assert turn.of_type("tool_result")[0]["rawOutput"] == "3 steps done"
+        # server-everything's own progress notifications (its long-running operation)
+        mark, fut = await owner.start_prompt(
+            sid, '/tool mcp__ev__trigger-long-running-operation {"duration": 0.2, "steps": 2}'
+        )
+        request = await owner.wait_update("approval_request", session_id=sid, start=mark)
+        await owner.call(
+            "session/approve", {"sessionId": sid, "requestId": request["requestId"], "decision": "allow_once"}
+        )
+        turn = await owner.finish_turn(sid, mark, fut)
+        assert [p["progress"] for p in turn.of_type("tool_progress")] == [1, 2], turn.types
+
+
+@pytest.mark.req("R-MCP-3")
+@pytest.mark.req("R-BIDI-5")
+async def test_an_mcp_elicitation_is_asked_of_the_client_and_answered_back(daemon: Daemon) -> None:
+    asked: list[dict[str, object]] = []
+
+    def answer(frame: dict[str, object]) -> object:
+        asked.append(frame)
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    async with await Peer.open(daemon, elicitation=True, answer=answer) as owner:
+        sid = await new_sid(owner)
+        output, _ = await call_tool(owner, sid, "mcp__crashy__ask", {})
+        assert output == "Hello, Ada!", output
+        [question] = asked
+        params = question["params"]
+        assert isinstance(params, dict) and params["message"] == "What is your name?"
+        assert params["requestedSchema"]["properties"]["name"]["type"] == "string"
+    async with await Peer.open(daemon) as no_forms:  # a client without the capability: the server hears "cancel"
+        sid = await new_sid(no_forms)
+        output, _ = await call_tool(no_forms, sid, "mcp__crashy__ask", {})
+        assert output == "No name: cancel", output

@@ -155,7 +155,7 @@ class McpHub:
         conn.elicit = elicit
         timeout = entry.server.call_timeout_secs
         try:
-            text = await asyncio.wait_for(conn.call(tool, arguments, timeout, None), timeout + 1.0)
+            text = await asyncio.wait_for(conn.call(tool, arguments, timeout, context.progress), timeout + 1.0)
         except TimeoutError:
             return f"The MCP tool {tool} did not answer within {timeout:g} s."
         except Exception as exc:

@@ -1,13 +1,14 @@
 """A FastMCP (the SDK's `MCPServer`) stdio server for tests/e2e/test_e2e_mcp.py: `noop` answers at once, `pid` says
 which process answered, `crash` ends the process mid-call, `slow` sleeps past a call timeout, `fail` is an isError
-result."""
+result, `ask` elicits a name, `steps` reports progress."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import AcceptedElicitation, Context, MCPServer
+from pydantic import BaseModel
 
 server = MCPServer("crashy")
 
@@ -35,6 +36,27 @@ async def slow(seconds: float) -> str:
     """Sleep, then answer."""
     await asyncio.sleep(seconds)
     return "slept"
+
+
+class Name(BaseModel):
+    name: str
+
+
+@server.tool()
+async def ask(ctx: Context) -> str:
+    """Ask the user's name (an MCP elicitation) and greet them."""
+    answer = await ctx.elicit("What is your name?", schema=Name)
+    if isinstance(answer, AcceptedElicitation):
+        return f"Hello, {answer.data.name}!"
+    return f"No name: {answer.action}"
+
+
+@server.tool()
+async def steps(count: int, ctx: Context) -> str:
+    """Report `count` steps of progress, then answer."""
+    for step in range(1, count + 1):
+        await ctx.report_progress(step, count, f"step {step}")
+    return f"{count} steps done"
 
 
 @server.tool()
