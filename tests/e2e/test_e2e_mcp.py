@@ -16,7 +16,7 @@ import pytest
 from e2e_harness import Daemon, DaemonFactory
 from js_tools import node_modules
 from session_client import Peer, check_turn, new_sid
-from waiting import until_sync
+from waiting import until, until_sync
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Unix socket, /proc")
 
@@ -263,3 +263,23 @@ async def test_an_mcp_elicitation_is_asked_of_the_client_and_answered_back(daemo
         sid = await new_sid(no_forms)
         output, _ = await call_tool(no_forms, sid, "mcp__crashy__ask", {})
         assert output == "No name: cancel", output
+
+
+@pytest.mark.req("R-MCP-3")
+async def test_list_changed_offers_the_new_tool_from_the_next_turn() -> None:
+    factory = DaemonFactory()  # its own daemon: `grow` changes the shared server for everyone
+    try:
+        daemon = factory.start(config())
+        async with await Peer.open(daemon) as owner:
+            sid = await new_sid(owner)
+            assert "no such tool" in (await call_tool(owner, sid, "mcp__crashy__extra", {}))[0]
+            assert (await call_tool(owner, sid, "mcp__crashy__grow", {}))[0] == "grown"
+
+            async def listed() -> bool:
+                tools = (await owner.call("tools/list", {"sessionId": sid}))["tools"]
+                return "mcp__crashy__extra" in {t["name"] for t in tools}
+
+            await until(listed, timeout=10, what="the new tool listed after list_changed")
+            assert (await call_tool(owner, sid, "mcp__crashy__extra", {}))[0] == "extra here"
+    finally:
+        factory.close()

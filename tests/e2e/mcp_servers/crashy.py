@@ -1,6 +1,7 @@
 """A FastMCP (the SDK's `MCPServer`) stdio server for tests/e2e/test_e2e_mcp.py: `noop` answers at once, `pid` says
 which process answered, `crash` ends the process mid-call, `slow` sleeps past a call timeout, `fail` is an isError
-result, `ask` elicits a name, `steps` reports progress."""
+result, `ask` elicits a name, `steps` reports progress,
+`grow` adds the tool `extra` (`notifications/tools/list_changed`)."""
 
 from __future__ import annotations
 
@@ -57,6 +58,19 @@ async def steps(count: int, ctx: Context) -> str:
     for step in range(1, count + 1):
         await ctx.report_progress(step, count, f"step {step}")
     return f"{count} steps done"
+
+
+def extra() -> str:
+    """A tool added at run time by `grow`."""
+    return "extra here"
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Add the tool `extra` and tell the client its tool list changed."""
+    server.add_tool(extra, name="extra")
+    await ctx.session.send_tool_list_changed()
+    return "grown"
 
 
 @server.tool()
