@@ -8,6 +8,7 @@ const el = {
   line: byId("status-line"),
   details: byId("status-details"),
   refresh: byId("refresh-status"),
+  mcp: byId("mcp-servers"),
 };
 
 export async function refreshStatus() {
@@ -36,6 +37,30 @@ export async function refreshStatus() {
     ["Signed in as", `${who?.id ?? "?"}${who?.admin ? " (admin)" : ""}`],
   ];
   el.details.replaceChildren(...rows.flatMap(([k, v]) => [h("dt", { text: k }), h("dd", { class: "mono", text: v ?? "—" })]));
+  await refreshMcp();
+}
+
+// The MCP servers and their states (`mcp/status`, R-MCP-4): one row each, its tools when ready, its error if any.
+async function refreshMcp() {
+  const answer = await tryCall("MCP servers", "mcp/status", {});
+  const servers = answer?.servers ?? [];
+  if (!servers.length) {
+    el.mcp.replaceChildren(h("li", { class: "muted", text: "No MCP server configured or started." }));
+    return;
+  }
+  el.mcp.replaceChildren(
+    ...servers.map((s) =>
+      h(
+        "li",
+        { class: "mcp-server", dataset: { server: s.name, state: s.state } },
+        h("span", { class: "mono", text: s.name }),
+        " ",
+        h("span", { class: `badge mcp-${s.state}`, text: s.state }),
+        s.tools?.length ? h("span", { class: "muted small", text: ` ${s.tools.length} tools: ${s.tools.join(", ")}` }) : "",
+        s.error ? h("div", { class: "error small", text: s.error }) : "",
+      ),
+    ),
+  );
 }
 
 export function initStatus() {

@@ -2,7 +2,8 @@
 // streamed `session/update`s (text, thoughts, tool cards, approvals, questions, the stop reason). A view keeps
 // rendering while another session is shown; the chat view decides which one is on screen (show / hide).
 
-import { $, append, h, pretty } from "./dom.js";
+import { $, append, h } from "./dom.js";
+import { toolCard } from "./toolcard.js";
 import { approvalBox, elicitationForm, expireQuestions } from "./approvals.js";
 import { tryCall } from "./connection.js";
 import { applySettings } from "./models.js";
@@ -267,6 +268,9 @@ export class SessionView {
         this.scrollIfPinned();
         break;
       }
+      case "tool_progress":
+        this.cards.get(params.toolCallId)?.progress(params.progress, params.total, params.message);
+        break;
       case "usage": // one provider step's tokens: the turn's sum comes with turn_complete (R-MODEL-5)
         break;
       case "turn_complete":
@@ -350,49 +354,3 @@ export function bubble(role, text, streaming = false) {
 }
 
 /** A tool call: name, input, then output; interactive parts (approval, question) go inside it. */
-function toolCard(name, toolCallId, input) {
-  const status = h("span", { class: "badge tool-status", text: "called" });
-  const output = h("pre", { class: "tool-output", hidden: true });
-  const extras = h("div", { class: "tool-extras" });
-  const el = h(
-    "details",
-    { class: "tool", open: true, dataset: { toolCallId: toolCallId ?? "", tool: name } },
-    h("summary", {}, h("span", { class: "tool-name mono", text: name }), " ", status, toolCallId ? h("span", { class: "muted small mono", text: ` ${toolCallId}` }) : ""),
-    input === undefined ? "" : [h("div", { class: "label", text: "Input" }), h("pre", { class: "tool-input", text: pretty(input) })],
-    extras,
-    h("div", { class: "label output-label", text: "Output", hidden: true }),
-    output,
-  );
-  const card = {
-    el,
-    name,
-    done: false,
-    interactions: [],
-    running() {
-      status.textContent = "running";
-      status.className = "badge tool-status running";
-    },
-    attach(node, interaction) {
-      extras.append(node);
-      if (interaction) this.interactions.push(interaction);
-    },
-    setOutput(text) {
-      this.done = true;
-      status.textContent = "done";
-      status.className = "badge tool-status done";
-      output.textContent = pretty(text ?? "");
-      output.hidden = false;
-      $(".output-label", el).hidden = false;
-      for (const item of this.interactions) item.expire?.("The tool finished before this was answered.");
-    },
-    settle() {
-      if (!this.done) {
-        status.textContent = "no result";
-        status.className = "badge tool-status";
-        for (const item of this.interactions) item.expire?.("The turn ended before this was answered.");
-      }
-    },
-  };
-  return card;
-}
-

@@ -7,7 +7,7 @@ JSON-RPC: reaching the client (elicitation) goes through the `PromptingClient` t
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -161,6 +161,8 @@ class ToolContext:
     output_limit_bytes: int = 65_536
     env: Mapping[str, str] | None = None  # set on top of the daemon's environment for commands (R-ZC-6)
     sandbox: Sandbox | None = None  # what `bash` runs under (R-GUARD-4); None: unsandboxed (tests, `off`)
+    # A running call's progress (progress, total, message) as `tool_progress` (R-MCP-3); set per call by the guard.
+    progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None
 
 
 class Tool(Protocol):

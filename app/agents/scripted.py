@@ -10,6 +10,7 @@ fresh install works with no keys and tests can drive every kind of turn event. T
     /poll Q | A | B     -> poll tool call       (then "Choice: «…»")
     /write PATH | TEXT  -> write_file tool call (then "write_file: …")
     /read PATH          -> read_file tool call  (then "File contents:\n…")
+    /tool NAME JSON     -> a call of any tool by name with JSON object arguments (then "NAME returned:\n…")
     /sleep S            -> "." every 0.1 s for S seconds
     /stream N           -> N chunks "lorem ", in bursts of 256, as fast as the turn takes them (a workload)
     /fail               -> ProviderError
@@ -24,6 +25,7 @@ calls' argument values. No cache tokens.
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import re
 import time
@@ -235,6 +237,15 @@ class ScriptedProvider:
             if not arg:
                 return "Usage: /read PATH"
             name, arguments = "read_file", {"path": arg}
+        elif directive == "tool":
+            name, _, given = arg.strip().partition(" ")
+            try:
+                parsed: object = json.loads(given) if given.strip() else {}
+            except ValueError:
+                parsed = None
+            if not name or not isinstance(parsed, dict):
+                return "Usage: /tool NAME {JSON arguments}"
+            arguments = parsed
         else:
             return None
         return ToolCall(id=next_tool_call_id(messages), name=name, arguments=arguments)

@@ -195,6 +195,36 @@ class Provider(Section):
     pricing: Pricing = field(default_factory=Pricing)
 
 
+class McpServer(Section):
+    """[mcp.servers.<name>] (R-MCP-1): a stdio server (`command`) or a streamable HTTP one (`url`)."""
+
+    command: str | None = None
+    args: list[str] = field(default_factory=list)
+    env: dict[str, Secret] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, Secret] = field(default_factory=dict)
+    tools: list[str] = field(default_factory=list)  # an allow-list; empty: every tool
+    startup_timeout_secs: Annotated[float, Meta(gt=0)] = 10.0
+    call_timeout_secs: Annotated[float, Meta(gt=0)] = 60.0
+
+    def __post_init__(self) -> None:
+        if (self.command is None) == (self.url is None):
+            raise invalid_field("command", "an MCP server has either a command (stdio) or a url (streamable HTTP)")
+        if self.url is not None and not self.url.startswith(("http://", "https://")):
+            raise invalid_field("url", "an MCP server's url must start with http:// or https://")
+
+
+class Mcp(Section):
+    """MCP servers whose tools agents may call (R-MCP): `[mcp.servers.<name>]`, chosen by `[agents.<a>] mcp_servers`."""
+
+    servers: dict[str, McpServer] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not all(KEY_RE.match(k) and "__" not in k for k in self.servers):
+            raise invalid_field("servers", "names must use only letters, digits, '_' or '-' (and no '__')")
+
+
 class Agent(Section):
     provider: str = "scripted"
     model: str | None = None
@@ -204,6 +234,7 @@ class Agent(Section):
     permissions: Permissions = field(default_factory=Permissions)
     workspace_dir: str | None = None
     max_turn_steps: Annotated[int, Meta(ge=1)] = 16
+    mcp_servers: list[str] = field(default_factory=list)  # names under [mcp.servers] (R-MCP-1)
 
 
 class PermissionProfile(Section):
@@ -258,6 +289,7 @@ class Config(Section):
     compat: Compat = field(default_factory=Compat)
     permissions: Permissions = field(default_factory=Permissions)
     telemetry: Telemetry = field(default_factory=Telemetry)
+    mcp: Mcp = field(default_factory=Mcp)
     agents: dict[str, Agent] = field(default_factory=_default_agents)
     providers: dict[str, Provider] = field(default_factory=_default_providers)
     permission_profiles: dict[str, PermissionProfile] = field(default_factory=dict)
@@ -295,6 +327,9 @@ def dangling_references(config: Config) -> list[str]:
                 f"agents.{alias}.provider: no provider {json.dumps(agent.provider)}; "
                 "its prompts fail until it is added under [providers]"
             )
+        for name in agent.mcp_servers:
+            if name not in config.mcp.servers:
+                out.append(f"agents.{alias}.mcp_servers: no server {json.dumps(name)} under [mcp.servers]")
     return out
 
 

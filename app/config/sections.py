@@ -62,6 +62,7 @@ _GROUP: dict[str, str] = {
     "context": "Agent",
     "tools": "Tools",
     "compat": "Integrations",
+    "mcp": "Integrations",
     "gateway": "Network",
     "wss": "Network",
     "storage": "Storage",

@@ -18,6 +18,7 @@ __all__ = [
     "HistoryTrimmed",
     "SessionEvent",
     "ToolCallEvent",
+    "ToolProgressEvent",
     "ToolResultEvent",
     "TurnComplete",
     "UsageEvent",
@@ -76,6 +77,18 @@ class ApprovalResolved(TypedDict):
     request_id: str
     decision: str  # what took effect: allow_once, allow_always, reject (also after the timeout), reject_always,
     # reject_with_edit
+
+
+class ToolProgressEvent(TypedDict):
+    """A running tool's progress, as an MCP server reports it (R-MCP-3); `total` and `message` when it says."""
+
+    session_id: str
+    type: Literal["tool_progress"]
+    seq: NotRequired[int]  # per session, +1 each event (R-MULTI-1)
+    tool_call_id: str
+    progress: float
+    total: float | None
+    message: str | None
 
 
 class UsageEvent(TypedDict):
@@ -146,4 +159,5 @@ SessionEvent = (
     | HistoryTrimmed
     | ConfigChanged
     | UsageEvent
+    | ToolProgressEvent
 )

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.agents.mcp import McpHub
 from app.auth.policy import Principal
 from app.config.schema import Config
 from app.sessions.access import check_chat, check_owner
@@ -73,6 +74,7 @@ class SessionRegistry:
         self._bring_up = BringUp(store, config, data_dir, self.live, self._letting_go, self.pinned)
         self._ending = Ending(store, self.live, self._bring_up, self._letting_go)
         self.turns = Turns(store, config, self.live_or_rehydrate, self.owned_live, encode, rule_book, sandbox)
+        self.turns.mcp = McpHub(config, self.live.__contains__)  # R-MCP-4: a server stops with its last session
         self.reading = SessionReader(store, self.live, config)
 
     async def open(
@@ -199,3 +201,4 @@ class SessionRegistry:
 
     async def shutdown(self) -> None:
         await self._ending.shutdown()
+        await self.turns.mcp.shutdown()  # R-MCP-4: no server outlives the daemon

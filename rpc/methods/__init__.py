@@ -12,6 +12,7 @@ from rpc.methods import (
     files,
     lifecycle,
     logs,
+    mcp,
     models,
     pairing,
     permissions,
@@ -30,4 +31,5 @@ def build_registry() -> Registry:
         lifecycle, discover, pairing, config, config_schema, session, agents, logs, files, models, permissions
     ):
         family.register(registry)
+    mcp.register(registry)  # R-MCP: tools/list, mcp/status
     return registry

@@ -29,6 +29,7 @@ from rpc.core.errors import (
 )
 from rpc.core.registry import AfterReply, Contract, Params, Registry, SessionId
 from rpc.core.session_bridge import Elicitor, sink_for
+from rpc.methods import mcp
 
 if TYPE_CHECKING:
     from app.files.service import FileService
@@ -64,6 +65,7 @@ class NewParams(Params, frozen=True):
     mode: Mode = "acp"
     # A terminal that handed over its environment at `initialize` (R-ZC-6): its commands run with it.
     tui_id: Annotated[str, Meta(max_length=64)] | None = None
+    mcp_servers: list[Any] | None = None  # R-MCP-2: this session's own MCP servers (ACP's shapes)
 
     also_spelled: ClassVar[Mapping[str, tuple[str, ...]]] = {"mode": ("mode", "chat_mode", "chatMode")}
 
@@ -323,6 +325,7 @@ def files_of(services: Services) -> FileService:
 
 async def new(ctx: CallContext, params: NewParams) -> AfterReply:
     principal = ctx.principal
+    servers = mcp.session_servers(ctx, params.mcp_servers)  # refused (local_only) before anything is opened
     opened = await ctx.services.sessions.open(
         principal,
         agent_alias=params.agent_alias,
@@ -332,6 +335,7 @@ async def new(ctx: CallContext, params: NewParams) -> AfterReply:
         surface="rpc",
         tool_env=ctx.daemon_view.tui_env(params.tui_id, principal.id) if params.tui_id is not None else None,
     )
+    mcp.give_session_servers(ctx, opened.session.session_id, servers)
     # Watch only once the answer is queued, so no update of a running turn can overtake it (R-SES-3).
     return AfterReply(ctx.wire(opened.describe()), lambda: opened.session.watch(sink_for(ctx)))
 

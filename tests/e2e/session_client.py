@@ -86,6 +86,7 @@ UPDATE_FIELDS: dict[str, set[str]] = {
     "turn_complete": {"stopReason", "content", "usage"},
     "usage": {"inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "costUsd"},
     "config_changed": {"agentAlias", "model", "temperature"},
+    "tool_progress": {"toolCallId", "progress", "total", "message"},
 }
 
 
@@ -121,7 +122,7 @@ def check_turn(turn: Turn, session_id: str, stop: str = "end_turn") -> dict[str,
             ]
             assert len(calls) == 1 and calls[0] < i, turn.types
             assert turn.updates[calls[0]]["name"] == u["name"]
-            between = [c["type"] for c in turn.updates[calls[0] + 1 : i]]
+            between = [c["type"] for c in turn.updates[calls[0] + 1 : i] if c["type"] != "tool_progress"]
             assert between in ([], ["approval_request", "approval_resolved"]), turn.types
         if u["type"] == "approval_request":
             assert i > 0 and turn.updates[i - 1]["type"] == "tool_call", turn.types

@@ -29,7 +29,7 @@ TRACKED_BINARIES = {"docs/panel-chat.png"}  # the README's screenshot
 # Import name → distribution name, where they differ.
 DISTRIBUTION_OF = {"yaml": "pyyaml", "acp": "agent-client-protocol", "opentelemetry": "opentelemetry-sdk"}
 # Imported only as a transitive part of a declared package's own API, or installed by the OS.
-PROVIDED_BY = {"greenlet": "sqlalchemy[asyncio]"}
+PROVIDED_BY = {"greenlet": "sqlalchemy[asyncio]", "pydantic": "mcp"}  # the test MCP server's elicitation schema
 # Modules of an optional extra, each imported at run time by one module alone (imported only when the feature is
 # on): that file → the extra that must declare its third-party imports.
 OPTIONAL_FILES = {"app/telemetry/otel.py": "otel"}  # OpenTelemetry (R-MODEL-6)

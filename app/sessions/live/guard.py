@@ -5,16 +5,17 @@ answers that are remembered (`allow_always`, `reject_always`, for the session or
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from typing import TYPE_CHECKING
 
-from app.agents.base import Tool, ToolCall
+from app.agents.base import Tool, ToolCall, ToolContext
 from app.agents.permissions import Decision, Verdict, exact_pattern, parse_pattern
 from app.sessions.live.session import Approval, LiveSession
 from app.storage.errors import is_storage_unavailable
 
 if TYPE_CHECKING:
-    from app.sessions.events import SessionEvent
+    from app.sessions.events import SessionEvent, ToolProgressEvent
     from app.sessions.live.turn_settings import TurnSettings, Updates
 
 __all__ = ["guarded_run"]
@@ -46,14 +47,31 @@ async def guarded_run(live: LiveSession, call: ToolCall, tool: Tool, updates: Up
     if call.name in live.always_rejected:
         return f"The user rejected every {call.name} call for the rest of this session; this one was not run."
     if verdict.decision == "allow":
-        return await tool.run(call.arguments, settings.tool_context)
+        return await tool.run(call.arguments, _context(live, call, updates, settings))
     approval = await _approval(live, call, updates, settings)
     if approval.decision in ("allow_once", "allow_always"):
-        return await tool.run(call.arguments, settings.tool_context)
+        return await tool.run(call.arguments, _context(live, call, updates, settings))
     if approval.replacement is not None:
         result = f"The user rejected this {call.name} call; it was not run. They asked for this instead:\n"
         return result + approval.replacement
     return f"The user rejected this {call.name} call; it was not run."
+
+
+def _context(live: LiveSession, call: ToolCall, updates: Updates, settings: TurnSettings) -> ToolContext:
+    """The call's context: the turn's, with its progress sent as `tool_progress` (R-MCP-3)."""
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        event: ToolProgressEvent = {
+            "session_id": live.session_id,
+            "type": "tool_progress",
+            "tool_call_id": call.id,
+            "progress": value,
+            "total": total,
+            "message": message,
+        }
+        await updates.emit(event)
+
+    return dataclasses.replace(settings.tool_context, progress=progress)
 
 
 async def _approval(live: LiveSession, call: ToolCall, updates: Updates, settings: TurnSettings) -> Approval:

@@ -59,6 +59,7 @@ class LiveSession:
     cancel_cause: str | None = None
     # A client's variables for this session's commands, over the bash tool's environment (R-ZC-6).
     tool_env: Mapping[str, str] | None = None
+    mcp_servers: Mapping[str, Any] = field(default_factory=dict)  # the session's own (R-MCP-2): name -> McpServer
     # R-MODEL-4: the model and temperature `session/configure` chose (stored too); None: the agent's own.
     model: str | None = None
     temperature: float | None = None

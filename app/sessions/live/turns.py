@@ -14,6 +14,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from app.agents.base import PromptingClient, ToolContext
+from app.agents.mcp import McpHub
 from app.agents.permissions import Pattern, Rule, RuleBook, RuleSet, parse_pattern, rules_from_lists
 from app.agents.sandbox import Sandbox, SandboxHost
 from app.agents.sandbox.limits import Limits
@@ -68,6 +69,7 @@ class Turns:
         self._encode = encode
         self.observe_usage: UsageObserver | None = None  # the daemon's counters (`GET /metrics`, R-MODEL-5)
         self.tracer: Tracer = NOOP_TRACER  # R-MODEL-6: the daemon sets OpenTelemetry's when traces are on
+        self.mcp = McpHub(config)  # R-MCP: the MCP servers' connections (the SDK is imported on first use)
 
     def check_prompt(self, text: str, field: str = "prompt") -> None:
         """R-LIM: a prompt as typed is at most `[limits] max_prompt_chars` long, on every surface. Checked before
@@ -137,6 +139,8 @@ class Turns:
         agent = config.agents[live.agent_alias]
         updates = TurnUpdates(live, sink, partial(self._reserve_seq, live), self._encode)
         tools = build_tools([t for t in agent.tools])
+        if agent.mcp_servers or live.mcp_servers:  # R-MCP-3: started on first use, listed afresh every turn
+            tools.update(await self.mcp.tools_for(agent.mcp_servers, live.mcp_servers, session_id=live.session_id))
         settings = _turn_settings(config, agent, live, client, await self._rules(config, live), self.rule_book)
         if self.sandbox is not None:
             tool_context = dataclasses.replace(settings.tool_context, sandbox=_sandbox(self.sandbox, config))

@@ -57,7 +57,7 @@ class AcpDialect(Dialect):
             "agentCapabilities": {
                 "loadSession": True,
                 "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
-                "mcpCapabilities": {"http": False, "sse": False},
+                "mcpCapabilities": {"http": True, "sse": False},  # R-MCP-2: stdio (local peers) and http
                 "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
             },
             "authMethods": [],

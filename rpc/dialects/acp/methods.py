@@ -30,7 +30,7 @@ from rpc.core.session_bridge import sink_for
 from rpc.dialects.acp.content import prompt_text
 from rpc.dialects.acp.peer import peer_of
 from rpc.dialects.acp.updates import text_update, tool_call_start, tool_call_update
-from rpc.methods import session
+from rpc.methods import mcp, session
 
 if TYPE_CHECKING:
     from app.sessions.store.types import TranscriptRow
@@ -156,7 +156,8 @@ async def session_options(ctx: CallContext, agent: str, model: str | None) -> di
 
 async def new(ctx: CallContext, params: NewParams) -> AfterReply:
     agent = peer_of(ctx.client).agent
-    opened = await session.new(ctx, session.NewParams(agent_alias=agent, cwd=params.cwd, mode="acp"))
+    new_params = session.NewParams(agent_alias=agent, cwd=params.cwd, mode="acp", mcp_servers=params.mcp_servers)
+    opened = await session.new(ctx, new_params)
     sid, model = opened.result["sessionId"], opened.result.get("model")
     return AfterReply({"sessionId": sid, **await session_options(ctx, agent, model)}, opened.then)
 
@@ -219,7 +220,9 @@ async def _attach(ctx: CallContext, session_id: str) -> AfterReply:
 
 async def load(ctx: CallContext, params: LoadParams) -> AfterReply:
     """R-EDIT-3: the visible transcript as `session/update`s, all sent before the answer."""
+    servers = mcp.session_servers(ctx, params.mcp_servers)  # R-MCP-2
     attached = await _attach(ctx, params.session_id)
+    mcp.give_session_servers(ctx, params.session_id, servers)
     await ctx.client.send_encoded(await _replay(ctx, params.session_id))
     live = ctx.services.sessions.live[params.session_id]
     model, _temperature = effective(ctx.services.config, live.agent_alias, live.model, live.temperature)
@@ -227,7 +230,10 @@ async def load(ctx: CallContext, params: LoadParams) -> AfterReply:
 
 
 async def resume(ctx: CallContext, params: LoadParams) -> AfterReply:
-    return await _attach(ctx, params.session_id)
+    servers = mcp.session_servers(ctx, params.mcp_servers)  # R-MCP-2
+    attached = await _attach(ctx, params.session_id)
+    mcp.give_session_servers(ctx, params.session_id, servers)
+    return attached
 
 
 async def set_config_option(ctx: CallContext, params: ConfigParams) -> dict[str, Any]:

@@ -55,7 +55,8 @@ def new_tui_id() -> str:
 TerminalId = Annotated[str, whole(r"[A-Za-z0-9_-]{1,64}")]
 
 
-_NOT_SENT = frozenset({"approval_resolved", "config_changed", "usage"})  # events ZeroClaw 0.8.4 does not have
+# Events ZeroClaw 0.8.4 does not have.
+_NOT_SENT = frozenset({"approval_resolved", "config_changed", "usage", "tool_progress"})
 
 
 class ZeroCodeHello(Params, frozen=True):

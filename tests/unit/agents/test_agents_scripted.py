@@ -147,7 +147,20 @@ async def test_write_and_read_map_to_file_tools() -> None:
     assert final == "File contents:\nx | y"
 
 
-@pytest.mark.parametrize("prompt", ["/bash", "/ask  ", "/poll Q | only", "/poll | a | b", "/write p", "/read"])
+@pytest.mark.req("R-MCP-5")
+async def test_tool_calls_any_tool_by_name_with_json_arguments() -> None:
+    history: list[Message] = []
+    events, final = await turn(history, '/tool mcp__ev__echo {"message": "hi there"}', {"mcp__ev__echo": "Echo: hi"})
+    assert calls_of(events)[0] == ToolCall("tc_1", "mcp__ev__echo", {"message": "hi there"})
+    assert final == "mcp__ev__echo returned:\nEcho: hi"
+    events, _ = await turn(history, "/tool read_file", {"read_file": "x"})  # no JSON: no arguments
+    assert calls_of(events)[0].arguments == {}
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    ["/bash", "/ask  ", "/poll Q | only", "/poll | a | b", "/write p", "/read", "/tool", "/tool x [1]", "/tool x {"],
+)
 async def test_directive_without_arguments_answers_with_usage(prompt: str) -> None:
     events = await step([Message("user", prompt)])
     assert not calls_of(events)

@@ -7,7 +7,17 @@ import re
 from pathlib import Path
 from typing import Any
 
-from app.config.schema import Agent, Config, PermissionProfile, Provider, Section, User, fields_of, is_section
+from app.config.schema import (
+    Agent,
+    Config,
+    McpServer,
+    PermissionProfile,
+    Provider,
+    Section,
+    User,
+    fields_of,
+    is_section,
+)
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "config.md"
 # `[limits]`, `[providers.<alias>]`, and a section inside a map entry: `[providers.<alias>.pricing]`.
@@ -19,13 +29,18 @@ ENTRY_MODELS: dict[str, type[Section]] = {
     "permission_profiles": PermissionProfile,
     "users": User,
 }
+# A map inside a section: `[mcp.servers.<name>]` (R-MCP-1).
+NESTED_ENTRIES: dict[str, type[Section]] = {"mcp.servers": McpServer}
 
 
 def _documented() -> dict[str, dict[str, str]]:
     tables: dict[str, dict[str, str]] = {}
     current: dict[str, str] | None = None
     for line in DOC.read_text().splitlines():
-        if heading := HEADING.match(line):
+        nested = next((n for n in NESTED_ENTRIES if line == f"### `[{n}.<name>]`"), None)
+        if nested is not None:
+            current = tables.setdefault(nested, {})
+        elif heading := HEADING.match(line):
             current = tables.setdefault(heading.group(1) + heading.group(2), {})
         elif current is not None and (row := ROW.match(line)):
             current[row.group(1)] = row.group(2)
@@ -45,6 +60,8 @@ def _render(value: Any) -> str:
 
 
 def _model(section: str) -> type[Section]:
+    if section in NESTED_ENTRIES:
+        return NESTED_ENTRIES[section]
     if "." in section:  # a section inside a map entry or a section: `[providers.<alias>.pricing]`, `[tools.bash]`
         entry, _, name = section.partition(".")
         outer = ENTRY_MODELS.get(entry) or fields_of(Config)[entry].annotation

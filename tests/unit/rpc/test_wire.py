@@ -230,6 +230,10 @@ EVENTS: list[tuple[SessionEvent, dict[str, Any]]] = [
         {"session_id": "s1", "type": "config_changed", "agent_alias": "a", "model": "m", "temperature": None},
         {"sessionId": "s1", "type": "config_changed", "agentAlias": "a", "model": "m", "temperature": None},
     ),
+    (
+        {"session_id": "s1", "type": "tool_progress", "tool_call_id": "t", "progress": 1, "total": 2, "message": "m"},
+        {"sessionId": "s1", "type": "tool_progress", "toolCallId": "t", "progress": 1, "total": 2, "message": "m"},
+    ),
 ]
 
 
