@@ -29,6 +29,7 @@ __all__ = [
     "AgentNotAllowed",
     "ApprovalNotFound",
     "BadCursor",
+    "BadForkPoint",
     "BadWorkspace",
     "PromptTooLong",
     "RowNotFound",
@@ -180,3 +181,9 @@ class PromptTooLong(SessionError):
         super().__init__(f"String should have at most {limit} characters ([limits] max_prompt_chars)")
         self.limit = limit
         self.field = field
+
+
+class BadForkPoint(SessionError):
+    """`session/fork`'s `atIndex` is not the index of a user prompt row of the parent (R-BRANCH-1)."""
+
+    message = "atIndex is not the index of a user prompt row"

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from app.sessions.list_pages import ListQuery, Page, Position
 from app.sessions.mode import MODES, SessionMode
 from app.sessions.store.backend import NewSession
+from app.sessions.store.forks import SessionForks
 from app.sessions.store.list_cache import UNCHANGED, Activity, Change, Listed, Removed
 from app.sessions.store.rows import check_resumable, find_session, load_session, models, to_record
 from app.sessions.store.transcript import Transcript
@@ -67,6 +68,7 @@ class SessionStore:
         self.transcript = Transcript(self._units)
         self.lists = SessionLists(self._units)
         self.usage = TurnUsages(self._units)  # what each turn cost (R-MODEL-5)
+        self.forks = SessionForks(self._units)  # session/fork (R-BRANCH-1)
 
     @property
     def faults(self) -> Faults:
