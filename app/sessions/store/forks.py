@@ -8,6 +8,8 @@ parent's context included) with the copied rows after its boundary replayed on t
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import msgspec
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
@@ -108,10 +110,10 @@ def _fork(s: Session, request: ForkRequest) -> Forked:
     return Forked(to_record(child, mode), cut)
 
 
-def _copy_rows(s: Session, rows: type, parent_id: str, child_id: str, cut: int) -> None:
+def _copy_rows(s: Session, rows: Any, parent_id: str, child_id: str, cut: int) -> None:
     cols = ["idx", "role", "content", "tool_call_id", "name", "marker", "turn_id", "interaction_surface",
             "complete", "created_at"]  # fmt: skip
-    table = rows.__table__
+    table = cast(sa.Table, rows.__table__)
     source = sa.select(sa.literal(child_id), *(table.c[c] for c in cols)).where(
         table.c.session_id == parent_id, table.c.idx < cut
     )
@@ -119,7 +121,7 @@ def _copy_rows(s: Session, rows: type, parent_id: str, child_id: str, cut: int) 
 
 
 def _copy_turns(s: Session, parent_id: str, child_id: str, cut: int) -> None:
-    table = AcpTurn.__table__
+    table = cast(sa.Table, AcpTurn.__table__)
     cols = ["turn_id", "interaction_surface", "first_index", "started_at", "finished_at", "stop_reason"]
     source = sa.select(sa.literal(child_id), *(table.c[c] for c in cols)).where(
         table.c.session_id == parent_id, table.c.first_index < cut, table.c.finished_at.is_not(None)
@@ -127,9 +129,9 @@ def _copy_turns(s: Session, parent_id: str, child_id: str, cut: int) -> None:
     s.execute(sa.insert(table).from_select(["session_id", *cols], source))
 
 
-def _copy_snapshots(s: Session, snaps: type, parent_id: str, child_id: str, cut: int) -> None:
+def _copy_snapshots(s: Session, snaps: Any, parent_id: str, child_id: str, cut: int) -> None:
     """Each surface's newest snapshot covering only rows before the cut; none: the child replays its rows."""
-    table = snaps.__table__
+    table = cast(sa.Table, snaps.__table__)
     newest = (
         sa.select(table.c.interaction_surface, sa.func.max(table.c.snapshot_id).label("sid"))
         .where(table.c.session_id == parent_id, table.c.boundary < cut)
