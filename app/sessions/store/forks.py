@@ -100,6 +100,8 @@ def _fork(s: Session, request: ForkRequest) -> Forked:
         seq=0,
         model=parent.model,
         temperature=parent.temperature,
+        parent_id=parent_id,
+        forked_at=cut,
     )
     s.add(child)
     s.flush()

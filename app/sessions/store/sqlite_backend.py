@@ -63,7 +63,7 @@ def _connection(s: Session) -> sqlite3.Connection:
 
 _RECORD = (
     "SELECT session_id, owner, agent_alias, workspace_dir, interaction_surface, created_at, last_activity, "
-    "killed_at, closed_at, next_index, title, model, temperature FROM "
+    "killed_at, closed_at, next_index, title, model, temperature, parent_id, forked_at FROM "
 )
 
 
@@ -148,9 +148,10 @@ class SqliteBackend(CoreBackend):
             [
                 SessionRecord(
                     sid, who, alias, mode, workspace, surface, _utc(created), _utc(last),
-                    killed is not None, closed is not None, count, title, False, model, heat,
+                    killed is not None, closed is not None, count, title, False, model, heat, parent, forked,
                 )
-                for sid, who, alias, workspace, surface, created, last, killed, closed, count, title, model, heat in (
+                for (sid, who, alias, workspace, surface, created, last, killed, closed, count, title, model, heat,
+                     parent, forked) in (
                     connection.execute(_page_sql(mode, *flags, after_op(mode, after), limit is not None), params)
                 )
             ]

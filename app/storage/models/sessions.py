@@ -68,6 +68,9 @@ class _SessionColumns:
     # R-MODEL-4 (migration 0008): the model and temperature `session/configure` chose; None: the agent's own.
     model: Mapped[str | None] = mapped_column(String(255))
     temperature: Mapped[float | None] = mapped_column(Float)
+    # R-BRANCH-1 (migration 0011): the session this one was forked from, and the transcript index it was forked at.
+    parent_id: Mapped[str | None] = mapped_column(String(255))
+    forked_at: Mapped[int | None] = mapped_column(Int64)
 
 
 class _RowColumns:
