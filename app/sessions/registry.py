@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from app.auth.policy import Principal
 from app.config.schema import Config
 from app.sessions.access import check_chat, check_owner
+from app.sessions.branching import SessionBranching
 from app.sessions.errors import AgentNotAllowed, SessionNotFound, UnknownAgent
 from app.sessions.lifecycle.bring_up import DURABLE_ONLY, BringUp, Opened, check_configurable, stored
 from app.sessions.lifecycle.ending import Ending
@@ -74,6 +75,7 @@ class SessionRegistry:
         self._ending = Ending(store, self.live, self._bring_up, self._letting_go)
         self.turns = Turns(store, config, self.live_or_rehydrate, self.owned_live, encode, rule_book, sandbox)
         self.reading = SessionReader(store, self.live, config)
+        self.branching = SessionBranching(store, self.live)  # session/fork (R-BRANCH-1)
 
     async def open(
         self,

@@ -299,6 +299,7 @@ map_session_error = error_mapper(
         domain.BadWorkspace: _invalid("cwd", "bad_workspace"),
         domain.ApprovalNotFound: _invalid("requestId", "unknown_request"),
         domain.BadCursor: _invalid("cursor", "bad_cursor"),
+        domain.BadForkPoint: _invalid("atIndex", "bad_fork_point"),
         domain.WrongSessionKind: lambda exc: InvalidParams(
             exc.message, errors=[_field("sessionId", exc.kind, exc.message)]
         ),

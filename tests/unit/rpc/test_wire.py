@@ -64,6 +64,8 @@ def test_session_summary_wire_shape() -> None:
             "title": "Deploy it",
             "model": "m-2",
             "temperature": 0.5,
+            "parentId": None,
+            "forkedAt": None,
         }
     ]
     assert list(wire[0]) == [
@@ -78,6 +80,8 @@ def test_session_summary_wire_shape() -> None:
         "title",
         "model",
         "temperature",
+        "parentId",
+        "forkedAt",
     ]
 
 

@@ -1,0 +1,117 @@
+"""Branching sessions over a real socket (SPEC §24, R-BRANCH-1): what a fork gives the model, seen from outside.
+
+`/context` (scripted provider) lists what the provider was given, one `role: <first 80 chars>` line each: a fork at
+the k-th prompt gives its model exactly the parent's first k-1 turns, a fork of a trimmed session the parent's
+retained context (its snapshot), and a chat session forks as an ACP one does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from e2e_harness import Daemon, DaemonFactory
+from session_client import Peer, new_sid
+
+TRIMMING = """\
+[context]
+max_messages = 4
+"""
+
+
+@pytest.fixture(scope="module")
+def daemon() -> Iterator[Daemon]:
+    factory = DaemonFactory()
+    try:
+        yield factory.start("")
+    finally:
+        factory.close()
+
+
+@pytest.fixture(scope="module")
+def trimming_daemon() -> Iterator[Daemon]:
+    factory = DaemonFactory()
+    try:
+        yield factory.start(TRIMMING)
+    finally:
+        factory.close()
+
+
+async def context_of(peer: Peer, sid: str) -> list[str]:
+    turn = await peer.prompt(sid, "/context")
+    assert turn.result["stopReason"] == "end_turn", turn.result
+    return turn.result["content"].splitlines()  # type: ignore[no-any-return]
+
+
+async def rows_of(peer: Peer, sid: str) -> list[dict[str, Any]]:
+    return (await peer.call("session/messages", {"sessionId": sid, "limit": 1000}))["messages"]  # type: ignore[no-any-return]
+
+
+def said(text: str) -> list[str]:
+    return [f"user: {text}", f"assistant: You said: «{text}»"]
+
+
+@pytest.mark.req("R-BRANCH-1")
+async def test_a_fork_at_the_kth_prompt_gives_the_model_the_first_k_minus_1_turns(daemon: Daemon) -> None:
+    async with await Peer.open(daemon) as peer:
+        parent = await new_sid(peer)
+        for text in ("one", "two", "three"):
+            await peer.prompt(parent, text)
+        rows = await rows_of(peer, parent)
+        third = next(r["index"] for r in rows if r["role"] == "user" and r["content"] == "three")
+        forked = await peer.call("session/fork", {"sessionId": parent, "atIndex": third})
+        child = forked["sessionId"]
+        assert forked == {"sessionId": child, "parentId": parent, "forkedAt": third, "messageCount": third}
+        assert await context_of(peer, child) == [*said("one"), *said("two"), "user: /context"]
+        # the child numbers on from the fork point; the parent is unchanged
+        assert [r["index"] for r in await rows_of(peer, child)] == list(range(third + 2))
+        assert len(await rows_of(peer, parent)) == len(rows)
+        listed = await peer.call("session/list", {})
+        entry = next(s for s in listed["sessions"] if s["sessionId"] == child)
+        assert (entry["parentId"], entry["forkedAt"]) == (parent, third)
+        assert next(s for s in listed["sessions"] if s["sessionId"] == parent)["parentId"] is None
+
+
+@pytest.mark.req("R-BRANCH-1")
+async def test_a_fork_at_a_row_that_is_no_prompt_is_refused_naming_at_index(daemon: Daemon) -> None:
+    async with await Peer.open(daemon) as peer:
+        parent = await new_sid(peer)
+        await peer.prompt(parent, "one")
+        code, error = await peer.error("session/fork", {"sessionId": parent, "atIndex": 1})
+        assert code == -32602 and error["errors"][0]["field"] == "atIndex", error
+        code, _error = await peer.error("session/fork", {"sessionId": "s_nope"})
+        assert code != 0
+
+
+@pytest.mark.req("R-BRANCH-1")
+async def test_a_whole_fork_continues_with_every_finished_turn(daemon: Daemon) -> None:
+    async with await Peer.open(daemon) as peer:
+        parent = await new_sid(peer)
+        await peer.prompt(parent, "one")
+        forked = await peer.call("session/fork", {"sessionId": parent})
+        assert forked["forkedAt"] == 2
+        assert await context_of(peer, forked["sessionId"]) == [*said("one"), "user: /context"]
+
+
+@pytest.mark.req("R-BRANCH-1")
+async def test_a_chat_session_forks_too(daemon: Daemon) -> None:
+    async with await Peer.open(daemon) as peer:
+        parent = await new_sid(peer, mode="chat")
+        await peer.prompt(parent, "one")
+        child = (await peer.call("session/fork", {"sessionId": parent}))["sessionId"]
+        opened = await peer.new_session(sessionId=child, mode="chat")
+        assert opened["sessionId"] == child
+        assert await context_of(peer, child) == [*said("one"), "user: /context"]
+
+
+@pytest.mark.req("R-BRANCH-1")
+async def test_a_fork_of_a_trimmed_session_starts_from_its_snapshot(trimming_daemon: Daemon) -> None:
+    async with await Peer.open(trimming_daemon) as peer:
+        parent = await new_sid(peer)
+        for text in ("one", "two", "three"):
+            await peer.prompt(parent, text)  # the third turn trims: a snapshot drops "one"
+        child = (await peer.call("session/fork", {"sessionId": parent}))["sessionId"]
+        from_child = await context_of(peer, child)
+        assert "user: one" not in from_child
+        assert from_child == await context_of(peer, parent)
