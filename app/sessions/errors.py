@@ -30,6 +30,7 @@ __all__ = [
     "ApprovalNotFound",
     "BadCursor",
     "BadForkPoint",
+    "BadRollback",
     "BadWorkspace",
     "PromptTooLong",
     "RowNotFound",
@@ -187,3 +188,9 @@ class BadForkPoint(SessionError):
     """`session/fork`'s `atIndex` is not the index of a user prompt row of the parent (R-BRANCH-1)."""
 
     message = "atIndex is not the index of a user prompt row"
+
+
+class BadRollback(SessionError):
+    """`session/rollback`'s `turns` is not between 1 and the session's completed turns (R-BRANCH-2)."""
+
+    message = "turns is out of range"

@@ -22,6 +22,7 @@ ENV_VAR = "ZEROCLAW_FAULTS"
 FAULT_POINTS = frozenset(
     {
         "fork",
+        "rollback",
         "create",
         "reopen",
         "append",

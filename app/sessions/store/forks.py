@@ -114,7 +114,7 @@ def _fork(s: Session, request: ForkRequest) -> Forked:
 
 def _copy_rows(s: Session, rows: Any, parent_id: str, child_id: str, cut: int) -> None:
     cols = ["idx", "role", "content", "tool_call_id", "name", "marker", "turn_id", "interaction_surface",
-            "complete", "created_at"]  # fmt: skip
+            "complete", "created_at", "rolled_back"]  # fmt: skip
     table = cast(sa.Table, rows.__table__)
     source = sa.select(sa.literal(child_id), *(table.c[c] for c in cols)).where(
         table.c.session_id == parent_id, table.c.idx < cut

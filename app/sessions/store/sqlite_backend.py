@@ -90,8 +90,13 @@ _ROW = "SELECT idx, role, content, tool_call_id, name, marker, turn_id, interact
 _MESSAGES_SQL: Final = {
     (mode, bounded): sql
     for bounded, acp in (
-        (False, _ROW + "acp_transcript WHERE session_id = :sid ORDER BY idx DESC LIMIT :limit"),
-        (True, _ROW + "acp_transcript WHERE session_id = :sid AND idx < :before ORDER BY idx DESC LIMIT :limit"),
+        # R-BRANCH-2: rolled-back rows are hidden (`SessionRollbacks.messages` shows them)
+        (False, _ROW + "acp_transcript WHERE session_id = :sid AND rolled_back = 0 ORDER BY idx DESC LIMIT :limit"),
+        (
+            True,
+            _ROW + "acp_transcript WHERE session_id = :sid AND idx < :before AND rolled_back = 0 "
+            "ORDER BY idx DESC LIMIT :limit",
+        ),
     )
     for mode, sql in _for_both_modes(acp).items()
 }

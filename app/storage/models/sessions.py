@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, CheckConstraint, Float, ForeignKey, Index, String, Text, text
+from sqlalchemy import Boolean, CheckConstraint, Float, ForeignKey, Index, String, Text, false, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.storage.models.base import Base
@@ -85,6 +85,8 @@ class _RowColumns:
     turn_id: Mapped[str] = mapped_column(String(64))
     interaction_surface: Mapped[str] = mapped_column(String(16))  # R-ACP-7
     complete: Mapped[bool] = mapped_column(Boolean)  # False while assistant text is still streaming
+    # R-BRANCH-2 (migration 0011): dropped by `session/rollback`: kept and readable, never given to the model.
+    rolled_back: Mapped[bool] = mapped_column(Boolean, server_default=false())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 

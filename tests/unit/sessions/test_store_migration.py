@@ -67,7 +67,8 @@ def test_deleting_a_session_row_cascades_to_its_children(tmp_path: Path) -> None
             conn.exec_driver_sql("PRAGMA foreign_keys=ON")
             conn.exec_driver_sql(f"INSERT INTO acp_sessions VALUES {SESSION_ROW}", (now, now))
             conn.exec_driver_sql(
-                "INSERT INTO acp_transcript VALUES ('s', 0, 'user', 'hi', NULL, NULL, NULL, 't', 'rpc', 1, ?)", (now,)
+                "INSERT INTO acp_transcript VALUES ('s', 0, 'user', 'hi', NULL, NULL, NULL, 't', 'rpc', 1, ?, 0)",
+                (now,),
             )
             conn.exec_driver_sql("INSERT INTO acp_snapshots VALUES ('s', 1, '[]', 0, 'rpc', ?)", (now,))
             conn.exec_driver_sql(f"INSERT INTO chat_sessions VALUES {SESSION_ROW}", (now, now))
