@@ -75,7 +75,7 @@ class SessionRegistry:
         self._ending = Ending(store, self.live, self._bring_up, self._letting_go)
         self.turns = Turns(store, config, self.live_or_rehydrate, self.owned_live, encode, rule_book, sandbox)
         self.reading = SessionReader(store, self.live, config)
-        self.branching = SessionBranching(store, self.live)  # session/fork (R-BRANCH-1)
+        self.branching = SessionBranching(store, self.live, self.turns.announce)  # session/fork (R-BRANCH-1)
 
     async def open(
         self,

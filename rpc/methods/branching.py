@@ -1,4 +1,5 @@
-"""`session/fork` (R-BRANCH-1): thin adapters over `app.sessions.branching.SessionBranching`."""
+"""`session/fork` and `session/rollback` (R-BRANCH-1, R-BRANCH-2): thin adapters over
+`app.sessions.branching.SessionBranching`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from rpc.core.context import CallContext
 from rpc.core.registry import Contract, Registry
 from rpc.methods.session import SessionParams
 
-__all__ = ["ForkParams", "Forked", "fork_answer", "register"]
+__all__ = ["ForkParams", "Forked", "RollbackParams", "RolledBack", "fork_answer", "register"]
 
 
 class ForkParams(SessionParams, frozen=True):
@@ -28,6 +29,19 @@ class Forked(answers.Answer, frozen=True):
     message_count: Annotated[int, Meta(ge=0)]
 
 
+class RollbackParams(SessionParams, frozen=True):
+    turns: Annotated[int, Meta(ge=1, le=2**31 - 1)]  # at most the completed turns: checked against the session
+
+
+class RolledBack(answers.Answer, frozen=True):
+    """The turns dropped, their first row's index, and the `marker:"rolled_back"` row's."""
+
+    session_id: str
+    turns: Annotated[int, Meta(ge=1)]
+    from_index: Annotated[int, Meta(ge=0)]
+    marker_index: Annotated[int, Meta(ge=0)]
+
+
 def register(registry: Registry) -> None:
     forked = Contract(
         "Fork a session at a prompt (or after its last finished turn) into a new session of the caller's",
@@ -36,6 +50,15 @@ def register(registry: Registry) -> None:
         storage=True,
     )
     registry.method("session/fork", params=ForkParams, grant="sessions:create", contract=forked)(fork)
+    rolled = Contract(
+        "Drop the last turns from what the model is given and session/messages shows (kept, marked), announced as "
+        "rolled_back",
+        RolledBack,
+        ("session_not_found", "session_not_owned", "session_busy"),
+        ("session/update",),
+        storage=True,
+    )
+    registry.method("session/rollback", params=RollbackParams, grant="sessions:execute", contract=rolled)(rollback)
 
 
 async def fork(ctx: CallContext, params: ForkParams) -> dict[str, Any]:
@@ -46,3 +69,13 @@ async def fork(ctx: CallContext, params: ForkParams) -> dict[str, Any]:
 def fork_answer(parent_id: str, child_id: str, forked_at: int) -> dict[str, Any]:
     """`session/fork`'s answer (also the REST route's and ACP's)."""
     return {"sessionId": child_id, "parentId": parent_id, "forkedAt": forked_at, "messageCount": forked_at}
+
+
+async def rollback(ctx: CallContext, params: RollbackParams) -> dict[str, Any]:
+    done = await ctx.services.sessions.branching.rollback(ctx.principal, params.session_id, params.turns)
+    return {
+        "sessionId": params.session_id,
+        "turns": done.turns,
+        "fromIndex": done.from_index,
+        "markerIndex": done.marker_index,
+    }

@@ -115,3 +115,39 @@ async def test_a_fork_of_a_trimmed_session_starts_from_its_snapshot(trimming_dae
         from_child = await context_of(peer, child)
         assert "user: one" not in from_child
         assert from_child == await context_of(peer, parent)
+
+
+# ----------------------------------------------------------------------------------------------- rollback
+
+
+@pytest.mark.req("R-BRANCH-2")
+async def test_a_rollback_removes_the_turns_from_what_the_model_sees_and_tells_followers(daemon: Daemon) -> None:
+    async with await Peer.open(daemon) as peer, await Peer.open(daemon) as follower:
+        sid = await new_sid(peer)
+        for text in ("one", "two", "three"):
+            await peer.prompt(sid, text)
+        await follower.call("session/attach", {"sessionId": sid})
+        mark = len(follower.updates)
+        done = await peer.call("session/rollback", {"sessionId": sid, "turns": 2})
+        assert done == {"sessionId": sid, "turns": 2, "fromIndex": 2, "markerIndex": 6}
+        update = await follower.wait_update("rolled_back", session_id=sid, start=mark)
+        assert (update["turns"], update["fromIndex"]) == (2, 2)
+        assert await context_of(peer, sid) == [*said("one"), "user: /context"]
+        shown = await rows_of(peer, sid)
+        assert [r["index"] for r in shown] == [0, 1, 6, 7, 8] and shown[2]["marker"] == "rolled_back"
+        everything = await peer.call("session/messages", {"sessionId": sid, "includeRolledBack": True})
+        assert [r["index"] for r in everything["messages"]] == list(range(9))
+        code, error = await peer.error("session/rollback", {"sessionId": sid, "turns": 3})
+        assert code == -32602 and error["errors"][0]["field"] == "turns", error
+
+
+@pytest.mark.req("R-BRANCH-2")
+async def test_a_rollback_while_a_turn_runs_is_busy(daemon: Daemon) -> None:
+    async with await Peer.open(daemon) as peer:
+        sid = await new_sid(peer)
+        await peer.prompt(sid, "one")
+        _mark, running = await peer.start_prompt(sid, "/sleep 2")
+        code, _error = await peer.error("session/rollback", {"sessionId": sid, "turns": 1})
+        assert code == -32002
+        await peer.call("session/cancel", {"sessionId": sid})
+        await running

@@ -106,7 +106,7 @@ def _rollback(s: Session, mode: SessionMode, session_id: str, turns: int, surfac
     )
     snap_table = cast(sa.Table, snaps.__table__)
     s.execute(sa.delete(snap_table).where(snap_table.c.session_id == session_id, snap_table.c.boundary >= from_index))
-    content = orjson.dumps({"turns": turns, "fromIndex": from_index}).decode()
+    content = orjson.dumps({"turns": turns, "from_index": from_index}).decode()
     marker_index = add_row(
         s, session, mode, role="marker", content=content, tool_call_id=None, name=None, marker=ROLLED_BACK,
         turn_id=f"rollback-{session.next_index}", surface=surface, complete=True,

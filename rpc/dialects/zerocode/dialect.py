@@ -55,7 +55,8 @@ def new_tui_id() -> str:
 TerminalId = Annotated[str, whole(r"[A-Za-z0-9_-]{1,64}")]
 
 
-_NOT_SENT = frozenset({"approval_resolved", "config_changed", "usage"})  # events ZeroClaw 0.8.4 does not have
+# events ZeroClaw 0.8.4 does not have
+_NOT_SENT = frozenset({"approval_resolved", "config_changed", "usage", "rolled_back"})
 
 
 class ZeroCodeHello(Params, frozen=True):

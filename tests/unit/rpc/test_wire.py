@@ -234,6 +234,10 @@ EVENTS: list[tuple[SessionEvent, dict[str, Any]]] = [
         {"session_id": "s1", "type": "config_changed", "agent_alias": "a", "model": "m", "temperature": None},
         {"sessionId": "s1", "type": "config_changed", "agentAlias": "a", "model": "m", "temperature": None},
     ),
+    (
+        {"session_id": "s1", "type": "rolled_back", "turns": 2, "from_index": 4},
+        {"sessionId": "s1", "type": "rolled_back", "turns": 2, "fromIndex": 4},
+    ),
 ]
 
 
