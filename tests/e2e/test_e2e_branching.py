@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from acp import text_block
 from e2e_harness import Daemon, DaemonFactory
 from session_client import Peer, new_sid
 
@@ -151,3 +152,28 @@ async def test_a_rollback_while_a_turn_runs_is_busy(daemon: Daemon) -> None:
         assert code == -32002
         await peer.call("session/cancel", {"sessionId": sid})
         await running
+
+
+# ----------------------------------------------------------------------------------------------- ACP
+
+
+@pytest.mark.req("R-BRANCH-4")
+async def test_acp_forks_a_session_and_load_of_the_fork_replays_its_history(daemon: Daemon) -> None:
+    from acp_harness import initialized, open_acp
+
+    (daemon.root / "project").mkdir(exist_ok=True)
+    cwd = str(daemon.root / "project")
+    async with open_acp(daemon) as (conn, recorder, _process):
+        hello = await initialized(conn)
+        assert hello.agent_capabilities.session_capabilities.fork is not None
+        sid = (await conn.new_session(cwd=cwd, mcp_servers=[])).session_id
+        await conn.prompt(session_id=sid, prompt=[text_block("first words")])
+        forked = await conn.fork_session(cwd=cwd, session_id=sid, mcp_servers=[])
+        child = forked.session_id
+        assert child != sid
+        await conn.prompt(session_id=child, prompt=[text_block("in the fork")])
+    async with open_acp(daemon) as (conn, recorder, _process):
+        await initialized(conn)
+        await conn.load_session(cwd=cwd, session_id=child, mcp_servers=[])
+        text = recorder.text(child)
+        assert "You said: «first words»" in text and "You said: «in the fork»" in text

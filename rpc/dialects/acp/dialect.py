@@ -58,7 +58,7 @@ class AcpDialect(Dialect):
                 "loadSession": True,
                 "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
                 "mcpCapabilities": {"http": False, "sse": False},
-                "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+                "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "fork": {}},
             },
             "authMethods": [],
             "agentInfo": {"name": "zeroclaw", "title": "ZeroClaw", "version": ctx.services.version},
