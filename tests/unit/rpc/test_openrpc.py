@@ -113,6 +113,7 @@ def test_daemon_to_client_traffic_is_declared_as_extensions() -> None:
         "history_trimmed",
         "config_changed",
         "usage",
+        "rolled_back",
     ]
     trimmed = DOCUMENT["components"]["schemas"]["HistoryTrimmedUpdate"]["properties"]
     assert "keptTurns" not in trimmed and "droppedMessages" in trimmed  # the standard wire's fields only
