@@ -211,6 +211,11 @@ export class SessionView {
       this.note(`Context trimmed: ${params.droppedMessages ?? "?"} older messages are no longer sent to the model (kept ${params.keptMessages ?? "?"}); the transcript is unchanged.`);
       return;
     }
+    if (type === "rolled_back") {
+      // R-BRANCH-2: the rows stay stored (session/messages with includeRolledBack shows them); the model no longer sees them.
+      this.note(`The last ${params.turns} turn(s) were undone from row ${params.fromIndex} on: the model no longer sees them.`);
+      return;
+    }
     const turn = this.turn ?? this.beginTurn(true);
     switch (type) {
       case "agent_message_chunk": {

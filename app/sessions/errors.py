@@ -29,6 +29,8 @@ __all__ = [
     "AgentNotAllowed",
     "ApprovalNotFound",
     "BadCursor",
+    "BadForkPoint",
+    "BadRollback",
     "BadWorkspace",
     "PromptTooLong",
     "RowNotFound",
@@ -180,3 +182,15 @@ class PromptTooLong(SessionError):
         super().__init__(f"String should have at most {limit} characters ([limits] max_prompt_chars)")
         self.limit = limit
         self.field = field
+
+
+class BadForkPoint(SessionError):
+    """`session/fork`'s `atIndex` is not the index of a user prompt row of the parent (R-BRANCH-1)."""
+
+    message = "atIndex is not the index of a user prompt row"
+
+
+class BadRollback(SessionError):
+    """`session/rollback`'s `turns` is not between 1 and the session's completed turns (R-BRANCH-2)."""
+
+    message = "turns is out of range"

@@ -16,6 +16,7 @@ __all__ = [
     "ApprovalResolved",
     "ConfigChanged",
     "HistoryTrimmed",
+    "RolledBack",
     "SessionEvent",
     "ToolCallEvent",
     "ToolProgressEvent",
@@ -148,6 +149,16 @@ class ConfigChanged(TypedDict):
     temperature: float | None
 
 
+class RolledBack(TypedDict):
+    """`session/rollback` dropped the last `turns` turns, their rows from `from_index` on (R-BRANCH-2)."""
+
+    session_id: str
+    type: Literal["rolled_back"]
+    seq: NotRequired[int]  # per session, +1 each event (R-MULTI-1)
+    turns: int
+    from_index: int
+
+
 SessionEvent = (
     AgentMessageChunk
     | AgentThoughtChunk
@@ -160,4 +171,5 @@ SessionEvent = (
     | ConfigChanged
     | UsageEvent
     | ToolProgressEvent
+    | RolledBack
 )

@@ -107,6 +107,8 @@ class SessionReader:
                 r.title,
                 *((r.model, r.temperature) if config is None else effective(config, r.agent_alias, r.model,
                                                                               r.temperature)),
+                r.parent_id,
+                r.forked_at,
             )
             for r in records
         ]  # fmt: skip

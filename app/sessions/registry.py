@@ -16,6 +16,7 @@ from app.agents.mcp import McpHub
 from app.auth.policy import Principal
 from app.config.schema import Config
 from app.sessions.access import check_chat, check_owner
+from app.sessions.branching import SessionBranching
 from app.sessions.errors import AgentNotAllowed, SessionNotFound, UnknownAgent
 from app.sessions.lifecycle.bring_up import DURABLE_ONLY, BringUp, Opened, check_configurable, stored
 from app.sessions.lifecycle.ending import Ending
@@ -76,6 +77,7 @@ class SessionRegistry:
         self.turns = Turns(store, config, self.live_or_rehydrate, self.owned_live, encode, rule_book, sandbox)
         self.turns.mcp = McpHub(config, self.live.__contains__)  # R-MCP-4: a server stops with its last session
         self.reading = SessionReader(store, self.live, config)
+        self.branching = SessionBranching(store, self.live, self.turns.announce)  # session/fork (R-BRANCH-1)
 
     async def open(
         self,

@@ -39,6 +39,8 @@ class SessionSummary:
     title: str | None  # the first prompt's first line, at most 80 characters; None before any prompt
     model: str | None = None  # the model its turns run with (R-MODEL-4)
     temperature: float | None = None
+    parent_id: str | None = None  # R-BRANCH-1: the session this one was forked from, and where
+    forked_at: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

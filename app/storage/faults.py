@@ -21,6 +21,8 @@ ENV_VAR = "ZEROCLAW_FAULTS"
 # and let a test pass for the wrong reason.
 FAULT_POINTS = frozenset(
     {
+        "fork",
+        "rollback",
         "create",
         "reopen",
         "append",

@@ -16,7 +16,7 @@ __all__ = ["DUMP", "REVISION", "STATEMENTS"]
 # A schema, here and in its test: every object SQLite did not make itself, in creation order.
 DUMP = "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
 
-REVISION = "0010"
+REVISION = "0011"
 STATEMENTS: tuple[str, ...] = (
     (
         "CREATE TABLE alembic_version (\n"
@@ -48,7 +48,7 @@ STATEMENTS: tuple[str, ...] = (
         "\tlast_activity DATETIME NOT NULL, \n"
         "\tclosed_at DATETIME, \n"
         "\tkilled_at DATETIME, \n"
-        "\tnext_index INTEGER NOT NULL, title VARCHAR(80), title_fold VARCHAR(320), seq INTEGER DEFAULT 0 NOT NULL, model VARCHAR(255), temperature FLOAT, \n"
+        "\tnext_index INTEGER NOT NULL, title VARCHAR(80), title_fold VARCHAR(320), seq INTEGER DEFAULT 0 NOT NULL, model VARCHAR(255), temperature FLOAT, parent_id VARCHAR(255), forked_at INTEGER, \n"
         "\tCONSTRAINT pk_acp_sessions PRIMARY KEY (session_id), \n"
         "\tCONSTRAINT ck_acp_sessions_surface CHECK (interaction_surface IN ('rpc', 'gateway'))\n"
         ")"
@@ -64,7 +64,7 @@ STATEMENTS: tuple[str, ...] = (
         "\tlast_activity DATETIME NOT NULL, \n"
         "\tclosed_at DATETIME, \n"
         "\tkilled_at DATETIME, \n"
-        "\tnext_index INTEGER NOT NULL, title VARCHAR(80), title_fold VARCHAR(320), seq INTEGER DEFAULT 0 NOT NULL, model VARCHAR(255), temperature FLOAT, \n"
+        "\tnext_index INTEGER NOT NULL, title VARCHAR(80), title_fold VARCHAR(320), seq INTEGER DEFAULT 0 NOT NULL, model VARCHAR(255), temperature FLOAT, parent_id VARCHAR(255), forked_at INTEGER, \n"
         "\tCONSTRAINT pk_chat_sessions PRIMARY KEY (session_id), \n"
         "\tCONSTRAINT ck_chat_sessions_surface CHECK (interaction_surface IN ('rpc', 'gateway'))\n"
         ")"
@@ -81,7 +81,7 @@ STATEMENTS: tuple[str, ...] = (
         "\tturn_id VARCHAR(64) NOT NULL, \n"
         "\tinteraction_surface VARCHAR(16) NOT NULL, \n"
         "\tcomplete BOOLEAN NOT NULL, \n"
-        "\tcreated_at DATETIME NOT NULL, \n"
+        "\tcreated_at DATETIME NOT NULL, rolled_back BOOLEAN DEFAULT 0 NOT NULL, \n"
         "\tCONSTRAINT pk_acp_transcript PRIMARY KEY (session_id, idx), \n"
         "\tCONSTRAINT ck_acp_transcript_role CHECK (role IN ('user', 'assistant', 'thought', 'tool_call', 'tool_result', 'marker')), \n"
         "\tCONSTRAINT ck_acp_transcript_surface CHECK (interaction_surface IN ('rpc', 'gateway')), \n"
@@ -100,7 +100,7 @@ STATEMENTS: tuple[str, ...] = (
         "\tturn_id VARCHAR(64) NOT NULL, \n"
         "\tinteraction_surface VARCHAR(16) NOT NULL, \n"
         "\tcomplete BOOLEAN NOT NULL, \n"
-        "\tcreated_at DATETIME NOT NULL, \n"
+        "\tcreated_at DATETIME NOT NULL, rolled_back BOOLEAN DEFAULT 0 NOT NULL, \n"
         "\tCONSTRAINT pk_chat_messages PRIMARY KEY (session_id, idx), \n"
         "\tCONSTRAINT ck_chat_messages_role CHECK (role IN ('user', 'assistant', 'thought', 'tool_call', 'tool_result', 'marker')), \n"
         "\tCONSTRAINT ck_chat_messages_surface CHECK (interaction_surface IN ('rpc', 'gateway')), \n"

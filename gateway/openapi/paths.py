@@ -29,6 +29,7 @@ from gateway.openapi.operations import (
 from gateway.rest.pairing import PairBody
 from gateway.rest.webhook import WebhookBody
 from rpc.contract.json_schema import masked
+from rpc.methods.branching import Forked, ForkParams, RollbackParams, RolledBack
 from rpc.methods.config import GetParams, SetParams
 from rpc.methods.discover import OpenRpcDocument
 from rpc.methods.files import MAX_ATTACHMENTS  # not app.files: the gateway starts without it (issue 15)
@@ -169,6 +170,33 @@ def _session_paths(c: OpenApiComponents) -> dict[str, Any]:
                 invalid=f"{INVALID}; or an unknown agent",
                 s403="Missing grant (forbidden), an agent the caller may not use, or another principal's session",
                 s404=NOT_FOUND,
+            ),
+        },
+        "/api/sessions/{id}/fork": {
+            "post": operation(
+                "Fork the session at a prompt (`atIndex`; absent: after its last finished turn) into a new session "
+                "of the caller's, like session/fork (grant sessions:create)",
+                answer("The new session", c.ref(Forked)),
+                bearer=True,
+                parameters=[session_id],
+                body=request_body(c.params(ForkParams, without=["sessionId"])),
+                invalid=f"{INVALID}; or an `atIndex` that is not a user prompt row",
+                s403=NOT_OWNED,
+                s404=NOT_FOUND,
+            ),
+        },
+        "/api/sessions/{id}/rollback": {
+            "post": operation(
+                "Drop the last `turns` turns from what the model is given and the visible transcript (kept, "
+                "marked), like session/rollback (grant sessions:execute); announced as rolled_back",
+                answer("What was rolled back", c.ref(RolledBack)),
+                bearer=True,
+                parameters=[session_id],
+                body=request_body(c.params(RollbackParams, without=["sessionId"])),
+                invalid=f"{INVALID}; or more turns than the session has completed",
+                s403=NOT_OWNED,
+                s404=NOT_FOUND,
+                s409=BUSY,
             ),
         },
         "/api/models": {

@@ -6,6 +6,8 @@ through the dispatcher (same admission, params model, handler, result shape and 
     GET  /api/sessions/{id}/usage      = session/usage     (→ {sessionId, total, turns}, R-MODEL-5)
     POST /api/sessions/{id}/prompt     = session/prompt    ({"prompt"} → {sessionId, stopReason, content})
     PATCH /api/sessions/{id}           = session/configure ({agentAlias?, model?, temperature?} → the settings)
+    POST /api/sessions/{id}/fork       = session/fork      ({atIndex?} → {sessionId, parentId, forkedAt, ...})
+    POST /api/sessions/{id}/rollback   = session/rollback  ({turns} → {sessionId, turns, fromIndex, markerIndex})
     GET  /api/models                   = models/list       (?agentAlias=)
 
 A turn started over HTTP runs with a channel that can answer nothing (`rpc.core.context.NoClient`): `ask_user`/`poll`
@@ -76,6 +78,19 @@ class SessionApi:
         context = await caller_context(request, self.dispatcher)
         params = _with_session_id(await json_object(request), request)
         return json_response(await self.dispatcher.call("session/configure", params, context))
+
+    async def fork(self, request: Request) -> Response:
+        """`POST /api/sessions/{id}/fork` with `{atIndex?}` → the new session (R-BRANCH-1)."""
+        return await self._post("session/fork", request)
+
+    async def rollback(self, request: Request) -> Response:
+        """`POST /api/sessions/{id}/rollback` with `{turns}` → what was rolled back (R-BRANCH-2)."""
+        return await self._post("session/rollback", request)
+
+    async def _post(self, method: str, request: Request) -> Response:
+        context = await caller_context(request, self.dispatcher)
+        params = _with_session_id(await json_object(request), request)
+        return json_response(await self.dispatcher.call(method, params, context))
 
     async def models(self, request: Request) -> Response:
         """`GET /api/models[?agentAlias=]` → `{models, current, error?}` (R-MODEL-3)."""

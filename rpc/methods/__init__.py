@@ -6,6 +6,7 @@ from rpc.core.boundary import ErrorMapper
 from rpc.core.registry import Registry
 from rpc.methods import (
     agents,
+    branching,
     config,
     config_schema,
     discover,
@@ -28,7 +29,18 @@ ERROR_MAPPERS: tuple[ErrorMapper, ...] = (config.map_config_error, session.map_s
 def build_registry() -> Registry:
     registry = Registry()
     for family in (
-        lifecycle, discover, pairing, config, config_schema, session, agents, logs, files, models, permissions
+        lifecycle,
+        discover,
+        pairing,
+        config,
+        config_schema,
+        session,
+        agents,
+        logs,
+        files,
+        models,
+        permissions,
+        branching,
     ):
         family.register(registry)
     mcp.register(registry)  # R-MCP: tools/list, mcp/status

@@ -109,6 +109,7 @@ class MessagesParams(SessionParams, frozen=True):
     before: Annotated[int, Meta(ge=0, le=2**63 - 1)] | None = None
     # Opt-in (issue 29 §4.9): `turnEnds` only when asked; the default answer stays the contract's.
     turn_ends: bool = False
+    include_rolled_back: bool = False  # R-BRANCH-2: show the rows session/rollback dropped too
 
     also_spelled: ClassVar[Mapping[str, tuple[str, ...]]] = {"before": ("before", "before_index", "beforeIndex")}
 
@@ -301,6 +302,8 @@ map_session_error = error_mapper(
         domain.BadWorkspace: _invalid("cwd", "bad_workspace"),
         domain.ApprovalNotFound: _invalid("requestId", "unknown_request"),
         domain.BadCursor: _invalid("cursor", "bad_cursor"),
+        domain.BadForkPoint: _invalid("atIndex", "bad_fork_point"),
+        domain.BadRollback: _invalid("turns", "bad_rollback"),
         domain.WrongSessionKind: lambda exc: InvalidParams(
             exc.message, errors=[_field("sessionId", exc.kind, exc.message)]
         ),
@@ -445,6 +448,12 @@ def _list_answer(ctx: CallContext, page: SessionPage) -> Answer:
 
 
 async def messages(ctx: CallContext, params: MessagesParams) -> dict[str, Any]:
+    if params.include_rolled_back:
+        sessions, sid = ctx.services.sessions, params.session_id
+        rows, total = await sessions.branching.messages_with_rolled_back(
+            ctx.principal, sid, limit=params.limit, before=params.before
+        )
+        return {"sessionId": sid, "messages": [message_row(r) for r in rows], "total": total}
     rows, total, ends = await ctx.services.sessions.reading.messages(
         ctx.principal, params.session_id, limit=params.limit, before=params.before, turn_ends=params.turn_ends
     )

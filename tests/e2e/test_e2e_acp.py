@@ -64,7 +64,7 @@ def occupied_port() -> Iterator[int]:
 VERSION_1_CAPABILITIES = {
     "loadSession": True,
     "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
-    "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+    "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "fork": {}},
 }
 
 

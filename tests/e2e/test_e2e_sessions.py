@@ -35,6 +35,7 @@ NEW_KEYS = {"sessionId", "agentAlias", "mode", "messageCount", "workspaceDir", "
 LIST_KEYS = {
     *("sessionId", "agentAlias", "mode", "live", "killed", "createdAt", "lastActivity", "messageCount", "title"),
     *("model", "temperature"),
+    *("parentId", "forkedAt"),  # R-BRANCH-1: null unless the session is a fork
 }
 
 

@@ -149,6 +149,8 @@ def to_record(row: SessionRow, mode: SessionMode, *, resumed: bool = False) -> S
         resumed=resumed,
         model=row.model,
         temperature=row.temperature,
+        parent_id=row.parent_id,
+        forked_at=row.forked_at,
     )
 
 
@@ -171,11 +173,14 @@ def record_columns(model: SessionModel) -> tuple[KeyedColumnElement[Any], ...]:
         model.title,
         model.model,
         model.temperature,
+        model.parent_id,
+        model.forked_at,
     )  # type: ignore[return-value]
 
 
 def record_from_columns(row: Sequence[Any], mode: SessionMode) -> SessionRecord:
-    sid, owner, alias, workspace, surface, created, last, killed, closed, next_index, title, model, temperature = row
+    (sid, owner, alias, workspace, surface, created, last, killed, closed, next_index, title, model, temperature,
+     parent_id, forked_at) = row  # fmt: skip
     return SessionRecord(
         session_id=sid,
         owner=owner,
@@ -191,6 +196,8 @@ def record_from_columns(row: Sequence[Any], mode: SessionMode) -> SessionRecord:
         title=title,
         model=model,
         temperature=temperature,
+        parent_id=parent_id,
+        forked_at=forked_at,
     )
 
 

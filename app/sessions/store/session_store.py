@@ -21,7 +21,9 @@ from sqlalchemy.orm import Session
 from app.sessions.list_pages import ListQuery, Page, Position
 from app.sessions.mode import MODES, SessionMode
 from app.sessions.store.backend import NewSession
+from app.sessions.store.forks import SessionForks
 from app.sessions.store.list_cache import UNCHANGED, Activity, Change, Listed, Removed
+from app.sessions.store.rollbacks import SessionRollbacks
 from app.sessions.store.rows import check_resumable, find_session, load_session, models, to_record
 from app.sessions.store.transcript import Transcript
 from app.sessions.store.types import (
@@ -67,6 +69,8 @@ class SessionStore:
         self.transcript = Transcript(self._units)
         self.lists = SessionLists(self._units)
         self.usage = TurnUsages(self._units)  # what each turn cost (R-MODEL-5)
+        self.forks = SessionForks(self._units)  # session/fork (R-BRANCH-1)
+        self.rollbacks = SessionRollbacks(self._units)  # session/rollback (R-BRANCH-2)
 
     @property
     def faults(self) -> Faults:

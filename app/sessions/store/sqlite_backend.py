@@ -63,7 +63,7 @@ def _connection(s: Session) -> sqlite3.Connection:
 
 _RECORD = (
     "SELECT session_id, owner, agent_alias, workspace_dir, interaction_surface, created_at, last_activity, "
-    "killed_at, closed_at, next_index, title, model, temperature FROM "
+    "killed_at, closed_at, next_index, title, model, temperature, parent_id, forked_at FROM "
 )
 
 
@@ -90,8 +90,13 @@ _ROW = "SELECT idx, role, content, tool_call_id, name, marker, turn_id, interact
 _MESSAGES_SQL: Final = {
     (mode, bounded): sql
     for bounded, acp in (
-        (False, _ROW + "acp_transcript WHERE session_id = :sid ORDER BY idx DESC LIMIT :limit"),
-        (True, _ROW + "acp_transcript WHERE session_id = :sid AND idx < :before ORDER BY idx DESC LIMIT :limit"),
+        # R-BRANCH-2: rolled-back rows are hidden (`SessionRollbacks.messages` shows them)
+        (False, _ROW + "acp_transcript WHERE session_id = :sid AND rolled_back = 0 ORDER BY idx DESC LIMIT :limit"),
+        (
+            True,
+            _ROW + "acp_transcript WHERE session_id = :sid AND idx < :before AND rolled_back = 0 "
+            "ORDER BY idx DESC LIMIT :limit",
+        ),
     )
     for mode, sql in _for_both_modes(acp).items()
 }
@@ -148,9 +153,10 @@ class SqliteBackend(CoreBackend):
             [
                 SessionRecord(
                     sid, who, alias, mode, workspace, surface, _utc(created), _utc(last),
-                    killed is not None, closed is not None, count, title, False, model, heat,
+                    killed is not None, closed is not None, count, title, False, model, heat, parent, forked,
                 )
-                for sid, who, alias, workspace, surface, created, last, killed, closed, count, title, model, heat in (
+                for (sid, who, alias, workspace, surface, created, last, killed, closed, count, title, model, heat,
+                     parent, forked) in (
                     connection.execute(_page_sql(mode, *flags, after_op(mode, after), limit is not None), params)
                 )
             ]

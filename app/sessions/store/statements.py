@@ -115,7 +115,9 @@ def total(mode: SessionMode) -> sa.Select[Any]:
 @cache
 def messages(mode: SessionMode, bounded: bool) -> sa.Select[Any]:
     transcript = models(mode)[1]
-    query = sa.select(*transcript_columns(transcript)).where(transcript.session_id == sa.bindparam("sid"))
+    query = sa.select(*transcript_columns(transcript)).where(
+        transcript.session_id == sa.bindparam("sid"), transcript.rolled_back.is_(False)
+    )
     if bounded:
         query = query.where(transcript.idx < sa.bindparam("before"))
     return query.order_by(transcript.idx.desc()).limit(sa.bindparam("limit"))
@@ -209,6 +211,7 @@ def context_rows(mode: SessionMode) -> sa.Select[int, str, str, str | None, str 
             t.session_id == sa.bindparam("sid"),
             t.idx > sa.bindparam("boundary"),
             t.interaction_surface == sa.bindparam("surface"),
+            t.rolled_back.is_(False),  # R-BRANCH-2
         )
         .order_by(t.idx)
     )

@@ -65,6 +65,9 @@ class SessionRecord:
     # R-MODEL-4: the model and temperature chosen by `session/configure`; None: the agent's own.
     model: str | None = None
     temperature: float | None = None
+    # R-BRANCH-1: the session this one was forked from and the transcript index it was forked at; None: not a fork.
+    parent_id: str | None = None
+    forked_at: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, CheckConstraint, Float, ForeignKey, Index, String, Text, text
+from sqlalchemy import Boolean, CheckConstraint, Float, ForeignKey, Index, String, Text, false, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.storage.models.base import Base
@@ -68,6 +68,9 @@ class _SessionColumns:
     # R-MODEL-4 (migration 0008): the model and temperature `session/configure` chose; None: the agent's own.
     model: Mapped[str | None] = mapped_column(String(255))
     temperature: Mapped[float | None] = mapped_column(Float)
+    # R-BRANCH-1 (migration 0011): the session this one was forked from, and the transcript index it was forked at.
+    parent_id: Mapped[str | None] = mapped_column(String(255))
+    forked_at: Mapped[int | None] = mapped_column(Int64)
 
 
 class _RowColumns:
@@ -82,6 +85,8 @@ class _RowColumns:
     turn_id: Mapped[str] = mapped_column(String(64))
     interaction_surface: Mapped[str] = mapped_column(String(16))  # R-ACP-7
     complete: Mapped[bool] = mapped_column(Boolean)  # False while assistant text is still streaming
+    # R-BRANCH-2 (migration 0011): dropped by `session/rollback`: kept and readable, never given to the model.
+    rolled_back: Mapped[bool] = mapped_column(Boolean, server_default=false())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 

@@ -58,7 +58,7 @@ class AcpDialect(Dialect):
                 "loadSession": True,
                 "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
                 "mcpCapabilities": {"http": True, "sse": False},  # R-MCP-2: stdio (local peers) and http
-                "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+                "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "fork": {}},
             },
             "authMethods": [],
             "agentInfo": {"name": "zeroclaw", "title": "ZeroClaw", "version": ctx.services.version},

@@ -236,6 +236,17 @@ async def resume(ctx: CallContext, params: LoadParams) -> AfterReply:
     return attached
 
 
+async def fork(ctx: CallContext, params: LoadParams) -> AfterReply:
+    """R-BRANCH-4: the whole session forked into a new one of the caller's, opened for this client as
+    `session/new` opens one (`cwd` and `mcpServers` as `session/load` takes them: the child keeps the parent's)."""
+    forked = await ctx.services.sessions.branching.fork(ctx.principal, params.session_id)
+    child = forked.record.session_id
+    attached = await _attach(ctx, child)
+    live = ctx.services.sessions.live[child]
+    model, _temperature = effective(ctx.services.config, live.agent_alias, live.model, live.temperature)
+    return AfterReply({"sessionId": child, **await session_options(ctx, live.agent_alias, model)}, attached.then)
+
+
 async def set_config_option(ctx: CallContext, params: ConfigParams) -> dict[str, Any]:
     """`agent`: the session's agent, among those the principal may use; `model`: its model, among its provider's
     (R-MODEL-4). Both stored with the session (`session/configure`), in force from its next provider step."""
@@ -344,6 +355,7 @@ ADAPTATIONS: dict[str, Adaptation] = {
 _OWN = Registry()
 _OWN.method("session/load", params=LoadParams, grant="sessions:create")(load)
 _OWN.method("session/resume", params=LoadParams, grant="sessions:create")(resume)
+_OWN.method("session/fork", params=LoadParams, grant="sessions:create")(fork)
 _OWN.method("session/set_config_option", params=ConfigParams, grant="sessions:update")(set_config_option)
 _OWN.method("session/set_model", params=ModelParams, grant="sessions:update")(set_model)
 OWN_METHODS: dict[str, MethodSpec[Any]] = {

@@ -56,7 +56,7 @@ TerminalId = Annotated[str, whole(r"[A-Za-z0-9_-]{1,64}")]
 
 
 # Events ZeroClaw 0.8.4 does not have.
-_NOT_SENT = frozenset({"approval_resolved", "config_changed", "usage", "tool_progress"})
+_NOT_SENT = frozenset({"approval_resolved", "config_changed", "usage", "tool_progress", "rolled_back"})
 
 
 class ZeroCodeHello(Params, frozen=True):

@@ -155,6 +155,8 @@ async def test_list_is_the_callers_own_and_admin_sees_all(senv: SessionsEnv) -> 
         "title",
         "model",
         "temperature",
+        "parentId",
+        "forkedAt",
     }
     assert listed[0]["live"] is True and listed[0]["mode"] == "acp"
     admin = (await senv.get("boss", "/api/sessions")).json()["sessions"]
@@ -464,3 +466,21 @@ async def test_openapi_describes_the_session_routes_and_the_webhook(senv: Sessio
     assert spec["paths"]["/webhook/{agent}"]["post"]["requestBody"]["content"]["application/json"]["schema"][
         "required"
     ] == ["message"]
+
+
+@pytest.mark.req("R-BRANCH-5")
+async def test_fork_and_rollback_routes_are_their_rpc_twins(senv: SessionsEnv) -> None:
+    sid = await senv.open("ann")
+    for text in ("one", "two"):
+        assert (await senv.post("ann", f"/api/sessions/{sid}/prompt", json={"prompt": text})).status_code == 200
+    forked = await senv.post("ann", f"/api/sessions/{sid}/fork", json={"atIndex": 2})
+    assert forked.status_code == 200, forked.text
+    child = forked.json()
+    assert (child["parentId"], child["forkedAt"], child["messageCount"]) == (sid, 2, 2)
+    bad = await senv.post("ann", f"/api/sessions/{sid}/fork", json={"atIndex": 1})
+    assert bad.status_code == 400
+    rolled = await senv.post("ann", f"/api/sessions/{sid}/rollback", json={"turns": 1})
+    assert rolled.status_code == 200 and rolled.json()["fromIndex"] == 2, rolled.text
+    seen = (await senv.post("ann", f"/api/sessions/{sid}/prompt", json={"prompt": "/context"})).json()
+    assert seen["content"].splitlines() == ["user: one", "assistant: You said: «one»", "user: /context"]
+    assert (await senv.post("bob", f"/api/sessions/{sid}/rollback", json={"turns": 1})).status_code in (403, 404)

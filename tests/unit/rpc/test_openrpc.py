@@ -114,6 +114,7 @@ def test_daemon_to_client_traffic_is_declared_as_extensions() -> None:
         "config_changed",
         "usage",
         "tool_progress",
+        "rolled_back",
     ]
     trimmed = DOCUMENT["components"]["schemas"]["HistoryTrimmedUpdate"]["properties"]
     assert "keptTurns" not in trimmed and "droppedMessages" in trimmed  # the standard wire's fields only

@@ -21,7 +21,7 @@ SESSION_TABLES = {
 }
 
 
-SESSION_ROW = "('s', 'o', 'default', '/w', 'rpc', ?, ?, NULL, NULL, 1, NULL, NULL, 0, NULL, NULL)"
+SESSION_ROW = "('s', 'o', 'default', '/w', 'rpc', ?, ?, NULL, NULL, 1, NULL, NULL, 0, NULL, NULL, NULL, NULL)"
 
 
 def _engine(tmp_path: Path) -> sa.Engine:
@@ -40,7 +40,7 @@ def test_head_has_the_session_tables_and_no_drift(tmp_path: Path) -> None:
             assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == HEAD_REVISION
     finally:
         engine.dispose()
-    assert HEAD_REVISION == "0010"
+    assert HEAD_REVISION == "0011"
 
 
 def test_downgrade_to_0001_drops_only_the_session_tables(tmp_path: Path) -> None:
@@ -67,7 +67,8 @@ def test_deleting_a_session_row_cascades_to_its_children(tmp_path: Path) -> None
             conn.exec_driver_sql("PRAGMA foreign_keys=ON")
             conn.exec_driver_sql(f"INSERT INTO acp_sessions VALUES {SESSION_ROW}", (now, now))
             conn.exec_driver_sql(
-                "INSERT INTO acp_transcript VALUES ('s', 0, 'user', 'hi', NULL, NULL, NULL, 't', 'rpc', 1, ?)", (now,)
+                "INSERT INTO acp_transcript VALUES ('s', 0, 'user', 'hi', NULL, NULL, NULL, 't', 'rpc', 1, ?, 0)",
+                (now,),
             )
             conn.exec_driver_sql("INSERT INTO acp_snapshots VALUES ('s', 1, '[]', 0, 'rpc', ?)", (now,))
             conn.exec_driver_sql(f"INSERT INTO chat_sessions VALUES {SESSION_ROW}", (now, now))

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 from alembic import command
-from db_backend import query
+from db_backend import execute, query
+from old_schema import insert_session
 
 from app.sessions.store.session_store import SessionStore
 from app.sessions.store.types import UsageRecord
@@ -21,14 +22,14 @@ pytestmark = [pytest.mark.req("R-MODEL-5"), pytest.mark.req("R-STORE-2")]
 
 async def test_a_0009_database_upgrades_counts_new_turns_and_downgrades(tmp_path: Path, database_url: str) -> None:
     await asyncio.to_thread(command.upgrade, alembic_config(database_url), "0009")
-    db = await Database.open(database_url)
-    try:
-        store = SessionStore(db)
-        await store.create("a1", owner="bob", agent_alias="default", workspace_dir=tmp_path)
-        await store.transcript.append("a1", role="user", content="q", turn_id="t0", surface="rpc")
-        await store.transcript.finish_turn("a1", "t0", "end_turn")
-    finally:
-        await db.close()
+    # Today's store reads columns 0009 lacks (`parent_id` of 0011): the old turn is stored as SQL.
+    insert_session(database_url, "a1", owner="bob", workspace_dir=tmp_path)
+    execute(
+        database_url,
+        "INSERT INTO acp_transcript (session_id, idx, role, content, turn_id, interaction_surface, complete, "
+        "created_at) SELECT session_id, 0, 'user', 'q', 't0', 'rpc', true, created_at FROM acp_sessions",
+    )
+    execute(database_url, "UPDATE acp_sessions SET next_index = 1")
 
     await asyncio.to_thread(upgrade, database_url)
     db = await Database.open(database_url)
