@@ -237,6 +237,8 @@ EVENTS: list[tuple[SessionEvent, dict[str, Any]]] = [
     (
         {"session_id": "s1", "type": "tool_progress", "tool_call_id": "t", "progress": 1, "total": 2, "message": "m"},
         {"sessionId": "s1", "type": "tool_progress", "toolCallId": "t", "progress": 1, "total": 2, "message": "m"},
+    ),
+    (
         {"session_id": "s1", "type": "rolled_back", "turns": 2, "from_index": 4},
         {"sessionId": "s1", "type": "rolled_back", "turns": 2, "fromIndex": 4},
     ),
