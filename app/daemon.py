@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from gateway.server import GatewayHandle
     from rpc.transports.pipe import PipeServer
 
-__all__ = ["DaemonOptions", "run"]
+__all__ = ["SESSION_STORE_PARTS", "DaemonOptions", "run"]
 
 log = logging.getLogger("zeroclaw.daemon")
 
@@ -250,9 +250,7 @@ async def _storage_and_services(
             storage = DeferredStorage(lambda: _open_deferred(paths.data_dir, observations))
             cleanup.push_async_callback(storage.close)
             pairing = storage.stand_in(_pairing_store)
-            store = storage.stand_in(
-                _session_store, kept=frozenset({"lists.kept_page"}), parts=frozenset({"lists", "transcript", "usage"})
-            )
+            store = storage.stand_in(_session_store, kept=frozenset({"lists.kept_page"}), parts=SESSION_STORE_PARTS)
             rules = storage.stand_in(_permission_store)
             return _services(paths, config_store, None, pairing, store, observations, rules)
         url = _default_url(paths.data_dir)
@@ -285,6 +283,10 @@ async def _open_deferred(data_dir: Path, observations: Observations) -> Database
 
 
 # What the first storage call needs, imported by `_load_storage` in a worker thread, off the loop.
+# `SessionStore`'s parts (`store.transcript`, …): before the deferred open they stand in too (app/storage/deferred.py);
+# a part left out here broke the first call that reached it after a restart (tests/unit/test_daemon_store_parts.py).
+SESSION_STORE_PARTS = frozenset({"transcript", "lists", "usage", "forks", "rollbacks"})
+
 _STORAGE_MODULES = (
     "app.storage.database",
     "app.storage.driver_faults",

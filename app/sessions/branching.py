@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 
 from app.auth.policy import Principal
 from app.sessions.access import check_owner
-from app.sessions.errors import SessionBusy, SessionNotFound
+from app.sessions.errors import SessionBusy
 from app.sessions.events import RolledBack, SessionEvent
-from app.sessions.lifecycle.bring_up import stored
 from app.sessions.live.session import LiveSession
-from app.sessions.mode import EITHER, SessionMode
+from app.sessions.mode import SessionMode
+from app.sessions.reading import readable_mode
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without it (app.storage.deferred)
     from app.sessions.store.forks import Forked
@@ -80,12 +80,4 @@ class SessionBranching:
         return "rpc" if record is None else record.surface
 
     async def _readable_mode(self, principal: Principal, session_id: str) -> SessionMode:
-        live = self._live.get(session_id)
-        if live is not None:
-            check_owner(principal, live.owner)
-            return live.mode
-        record = await stored(self._store, session_id, EITHER)
-        if record is None:
-            raise SessionNotFound
-        check_owner(principal, record.owner)
-        return record.mode
+        return await readable_mode(self._store, self._live, principal, session_id)

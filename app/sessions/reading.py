@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # the store imports SQLAlchemy; the daemon may start without 
     from app.sessions.store.session_store import SessionStore
     from app.sessions.store.types import SessionRecord, TranscriptRow, TurnCost, TurnEnd
 
-__all__ = ["SessionReader"]
+__all__ = ["SessionReader", "readable_mode"]
 
 
 class SessionReader:
@@ -75,18 +75,7 @@ class SessionReader:
         return await self._store.usage.turns(session_id, mode=mode)
 
     async def _readable_mode(self, principal: Principal, session_id: str) -> SessionMode:
-        """The mode of a session the caller may read; SessionNotFound / SessionNotOwned otherwise."""
-        live = self._live.get(session_id)
-        if live is not None:
-            check_owner(principal, live.owner)
-            return live.mode
-        # A session that is not live (released, unloaded, or after a restart); a closed chat session's
-        # history stays readable, as it is listed (R-MULTI-4).
-        record = await stored(self._store, session_id, EITHER)
-        if record is None:
-            raise SessionNotFound
-        check_owner(principal, record.owner)
-        return record.mode
+        return await readable_mode(self._store, self._live, principal, session_id)
 
     def _page(self, query: ListQuery, page: Page) -> SessionPage:
         last = page.last
@@ -112,3 +101,20 @@ class SessionReader:
             )
             for r in records
         ]  # fmt: skip
+
+
+async def readable_mode(
+    store: SessionStore, live_sessions: dict[str, LiveSession], principal: Principal, session_id: str
+) -> SessionMode:
+    """The mode of a session the caller may read; SessionNotFound / SessionNotOwned otherwise."""
+    live = live_sessions.get(session_id)
+    if live is not None:
+        check_owner(principal, live.owner)
+        return live.mode
+    # A session that is not live (released, unloaded, or after a restart); a closed chat session's
+    # history stays readable, as it is listed (R-MULTI-4).
+    record = await stored(store, session_id, EITHER)
+    if record is None:
+        raise SessionNotFound
+    check_owner(principal, record.owner)
+    return record.mode
