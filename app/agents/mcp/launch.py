@@ -13,11 +13,12 @@ _PR_SET_PDEATHSIG = 1
 
 def main(argv: list[str]) -> None:
     parent = int(os.environ.pop("ZEROCLAW_MCP_PARENT", "0") or 0)
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux: the process group is the only safeguard
-        pass
+    if sys.platform == "linux":  # elsewhere the process group is the only safeguard
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):  # a libc without prctl
+            pass
     if parent and os.getppid() != parent:  # the daemon died before prctl took effect
         sys.exit(1)
     os.execvp(argv[0], argv)  # noqa: S606 -- the configured command, run as the server (R-MCP-1)
