@@ -11,6 +11,10 @@ Decisions where OpenRPC is silent (docs/protocol.md, "The machine-readable contr
   `x-notifications` and `x-server-requests` are declared in `x-extensions`, as the OpenRPC Specification
   Extension spec has it, so `@open-rpc/schema-utils-js` validates them. On the document they list all the
   daemon→client traffic; on a method, what that call causes.
+* Every schema a generator turns into a type has a `title` (R-ECO-3: types get names, not hashes): a component
+  its model's name, an inline param `<Method><Param>`, an inline result `<Method>Result`, a notification's or
+  server request's inline params `<Name>Params` (and result), an error's `data` `<Kind>ErrorData`; a `$ref` is
+  named by its target (`rpc.contract.names`).
 * Errors every method can answer (-32603; -32602, as positional params are refused; -32010 before
   `initialize`; -32012 without the grant) are listed on each method, from its declaration.
 """
@@ -21,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rpc.contract.json_schema import Components, JsonSchema, masked
+from rpc.contract.names import pascal, titled
 from rpc.contract.traffic import NOTIFICATIONS, SERVER_REQUESTS, Traffic
 from rpc.core.error_kinds import ERROR_KINDS
 from rpc.core.registry import Contract, MethodSpec, Registry
@@ -91,7 +96,7 @@ def openrpc_document(registry: Registry, *, version: str, servers: Sequence[Mapp
     document["methods"] = methods
     # No answer ever shows a secret: a `Secret` of the config (only `config/get` answers one)
     # reads as the mask.
-    schemas = {name: masked(schema) for name, schema in sorted(c.schemas.items())}
+    schemas = {name: titled(masked(schema), name) for name, schema in sorted(c.schemas.items())}
     document["components"] = {"schemas": schemas, "errors": errors}
     document["x-extensions"] = _EXTENSIONS
     document["x-notifications"] = list(notifications.values())
@@ -120,7 +125,7 @@ def _method(
     if contract.result is not None:  # a client→server notification has no result
         results = [c.of(model) for model in contract.result_models()]
         schema = results[0] if len(results) == 1 else {"anyOf": results}
-        method["result"] = {"name": "result", "schema": schema}
+        method["result"] = {"name": "result", "schema": titled(schema, pascal(spec.name) + "Result")}
     method["errors"] = [{"$ref": _ERROR_REF.format(kind=kind)} for kind in _error_kinds(spec, contract)]
     method["x-grant"] = spec.grant
     method["x-local-only"] = spec.local_only
@@ -137,6 +142,7 @@ def _params(c: Components, spec: MethodSpec[Any]) -> list[JsonSchema]:
     required = set(schema.get("required", ()))
     out = []
     for name, prop in schema.get("properties", {}).items():
+        prop = titled(prop, pascal(spec.name) + pascal(name))
         descriptor: JsonSchema = {"name": name}
         if "description" in prop:
             descriptor["description"] = prop["description"]
@@ -164,16 +170,17 @@ def _error(c: Components, kind: str) -> JsonSchema:
     shape = ERROR_KINDS[kind]
     data = c.schema(shape.data)
     data["properties"]["kind"] = {"const": kind}
-    return {"code": shape.error.code, "message": shape.text, "data": data}
+    return {"code": shape.error.code, "message": shape.text, "data": titled(data, pascal(kind) + "ErrorData")}
 
 
 def _traffic(c: Components, name: str, traffic: Traffic) -> JsonSchema:
     params = traffic.params
     if callable(params) and not isinstance(params, type):
         models = params()  # one model per kind of message: the params are one of them
-        entry: JsonSchema = {"name": name, "summary": traffic.summary, "params": {"oneOf": [c.ref(m) for m in models]}}
+        schema: JsonSchema = {"oneOf": [c.ref(m) for m in models]}
     else:
-        entry = {"name": name, "summary": traffic.summary, "params": c.of(params)}
+        schema = c.of(params)
+    entry: JsonSchema = {"name": name, "summary": traffic.summary, "params": titled(schema, pascal(name) + "Params")}
     if traffic.result is not None:
-        entry["result"] = c.of(traffic.result)
+        entry["result"] = titled(c.of(traffic.result), pascal(name) + "Result")
     return entry

@@ -70,8 +70,40 @@ def test_params_are_the_models_fields_by_name() -> None:
         assert [p["name"] for p in method["params"]] == [f.encode_name for f in fields], name
         assert [p["required"] for p in method["params"]] == [f.required for f in fields], name
     new = {p["name"]: p for p in METHODS["session/new"]["params"]}
-    assert new["agentAlias"]["schema"] == {"type": "string", "minLength": 1, "maxLength": 64, "default": "default"}
+    assert new["agentAlias"]["schema"] == {
+        "title": "SessionNewAgentAlias",
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 64,
+        "default": "default",
+    }
     assert "zerocode" not in {p["name"] for p in METHODS["initialize"]["params"]}
+
+
+@pytest.mark.req("R-ECO-3")
+def test_every_schema_a_generator_names_has_a_title() -> None:
+    """Types get names, not hashes: every component, every inline param, result, notification and server-request
+    schema and every error's `data` has a `title`; a `$ref` is named by its target."""
+    schemas = DOCUMENT["components"]["schemas"]
+    assert all(schema["title"] == name for name, schema in schemas.items())
+    tops = [p["schema"] for m in DOCUMENT["methods"] for p in m["params"]]
+    tops += [m["result"]["schema"] for m in DOCUMENT["methods"]]
+    tops += [
+        t[key]
+        for t in DOCUMENT["x-notifications"] + DOCUMENT["x-server-requests"]
+        for key in ("params", "result")
+        if key in t
+    ]
+    tops += [e["data"] for e in DOCUMENT["components"]["errors"].values()]
+    untitled = [s for s in tops if "title" not in s and not ("$ref" in s and s["$ref"].rsplit("/", 1)[1] in schemas)]
+    assert untitled == []
+    new = {p["name"]: p["schema"]["title"] for p in METHODS["session/new"]["params"]}
+    assert new["agentAlias"] == "SessionNewAgentAlias"
+    assert METHODS["config/get"]["result"]["schema"]["title"] == "ConfigGetResult"
+    assert METHODS["session/prompt"]["result"]["schema"] == {"$ref": "#/components/schemas/PromptResult"}
+    updates = {n["name"]: n for n in DOCUMENT["x-notifications"]}["session/update"]
+    assert updates["params"]["title"] == "SessionUpdateParams"
+    assert DOCUMENT["components"]["errors"]["session_busy"]["data"]["title"] == "SessionBusyErrorData"
 
 
 def test_grants_local_only_and_errors_follow_the_declarations() -> None:
@@ -195,7 +227,10 @@ def test_a_method_registered_without_a_contract_is_listed_with_any_result() -> N
     registry.method("test/extra", params=NoParams, grant="system:read")(lambda ctx, params: {})
     document = openrpc_document(registry, version="test")
     (extra,) = [m for m in document["methods"] if m["name"] == "test/extra"]
-    assert extra["result"] == {"name": "result", "schema": {}} and extra["x-grant"] == "system:read"
+    assert (
+        extra["result"] == {"name": "result", "schema": {"title": "TestExtraResult"}}
+        and extra["x-grant"] == "system:read"
+    )
 
 
 def test_a_client_notification_is_listed_without_a_result() -> None:
