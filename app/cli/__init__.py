@@ -53,7 +53,12 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("status", parents=[common], help="print the daemon's status")
 
     docs = sub.add_parser("docs", help="print a reference page generated from this version (no daemon needed)")
-    docs.add_argument("page", choices=["methods", "openrpc"], help="methods: docs/methods.md; openrpc: the document")
+    docs.add_argument(
+        "page",
+        choices=["methods", "openrpc", "python-client", "typescript"],
+        help="methods: docs/methods.md; openrpc: the document; python-client: "
+        "clients/python/zeroclaw_client/_generated.py; typescript: web/zeroclaw.d.ts",
+    )
     docs.add_argument("--output", metavar="FILE", help="write the page to FILE instead of stdout")
     docs.add_argument("--check", metavar="FILE", help="exit 1 if FILE differs from the page (for CI)")
 

@@ -1,5 +1,6 @@
-"""`zeroclaw docs methods|openrpc`: the reference generated from this version's registry, without a daemon
-(R-DISC-2). `--check FILE` is CI's: the committed page must be what this version generates.
+"""`zeroclaw docs methods|openrpc|python-client|typescript`: the reference and the typed clients generated from
+this version's registry, without a daemon (R-DISC-2, R-ECO-3). `--check FILE` is CI's: the committed page must be
+what this version generates.
 
 `openrpc` is the contract alone: no `servers`, since where a daemon listens is that daemon's. The served document
 (`rpc.discover`, `GET /openrpc.json`) is the same plus its `servers`, so `--check` of `openrpc` compares the
@@ -18,14 +19,18 @@ __all__ = ["page", "write_page"]
 
 
 def page(name: str) -> str:
-    from rpc.contract.methods_page import render
+    from rpc.contract import methods_page, python_client, typescript
     from rpc.contract.openrpc import openrpc_document
     from rpc.methods import build_registry
 
     document = openrpc_document(build_registry(), version=__version__)
     if name == "openrpc":
         return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n"
-    return render(document)
+    if name == "python-client":
+        return python_client.render(document)
+    if name == "typescript":
+        return typescript.render(document)
+    return methods_page.render(document)
 
 
 def _same_contract(committed: str, generated: str) -> bool:
