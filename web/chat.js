@@ -104,7 +104,7 @@ export async function adoptSession(created) {
  */
 export async function resumeViews() {
   const dropped = [...views.values()].filter((view) => view.following);
-  if (current) dropped.sort((a, b) => (b === current) - (a === current)); // the one on screen first
+  if (current) dropped.sort((a, b) => Number(b === current) - Number(a === current)); // the one on screen first
   for (const view of dropped) {
     view.following = false;
     const entry = sessionEntry(view.id);
@@ -198,7 +198,8 @@ async function confirmAction() {
   if (!pendingAction) return;
   const { action, view } = pendingAction;
   hideConfirm();
-  const result = await tryCall(ACTIONS[action].label, `session/${action}`, { sessionId: view.id });
+  const method = /** @type {"session/close" | "session/kill" | "session/delete"} */ (`session/${action}`);
+  const result = await tryCall(ACTIONS[action].label, method, { sessionId: view.id });
   if (!result) return;
   view.attached = false;
   if (action === "kill") {

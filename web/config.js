@@ -7,6 +7,7 @@ import { call, signedIn } from "./connection.js";
 import { reportError, showInline } from "./errors.js";
 import { emit, on } from "./events.js";
 import { RpcError, describeError } from "./rpc.js";
+/** @import { Config } from "./zeroclaw" */
 
 const el = {
   error: byId("config-error"),
@@ -39,7 +40,7 @@ function flatten(value, prefix = "", out = []) {
 export async function loadConfig() {
   if (!signedIn()) return;
   try {
-    config = await call("config/get", {});
+    config = /** @type {Config} */ (await call("config/get", {}));
     showInline(el.error, "");
     render();
     const agents = config && typeof config.agents === "object" && config.agents ? Object.keys(config.agents) : [];

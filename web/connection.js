@@ -15,8 +15,8 @@ let restarted = false; // this connection reached another daemon process than th
 
 // Daemon → panel traffic, set by the chat view (answerDaemonWith).
 let daemon = {
-  onNotification: () => {},
-  onRequest: async (method) => {
+  onNotification: (_method, _params) => {},
+  onRequest: async (method, _params) => {
     throw new RpcError({ code: -32601, message: `Method not found: ${method}`, data: { kind: "method_not_found" } });
   },
 };
@@ -82,13 +82,28 @@ export const daemonRestarted = () => restarted;
 /** `principal` of the initialize result: {id, admin, …}, or null. */
 export const principal = () => init?.principal ?? null;
 
-/** Call a method; rejects with RpcError / ConnectionError. */
-export function call(method, params = {}) {
+/** @import { ZeroclawMethods } from "./zeroclaw" (generated: zeroclaw docs typescript) */
+
+/**
+ * Call a method; rejects with RpcError / ConnectionError. Checked against the generated map (`tsc --checkJs`).
+ * @template {keyof ZeroclawMethods} M
+ * @param {M} method
+ * @param {ZeroclawMethods[M]["params"]} params
+ * @returns {Promise<ZeroclawMethods[M]["result"]>}
+ */
+export function call(method, params) {
   if (!client) return Promise.reject(new ConnectionError("Not connected to the daemon"));
   return client.call(method, params);
 }
 
-/** A call that reports its failure and resolves to `undefined` instead of throwing. */
+/**
+ * A call that reports its failure and resolves to `undefined` instead of throwing.
+ * @template {keyof ZeroclawMethods} M
+ * @param {string} context
+ * @param {M} method
+ * @param {ZeroclawMethods[M]["params"]} params
+ * @returns {Promise<ZeroclawMethods[M]["result"] | undefined>}
+ */
 export async function tryCall(context, method, params) {
   try {
     return await call(method, params);

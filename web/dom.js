@@ -8,6 +8,7 @@ const PROPERTIES = new Set(["value", "checked", "disabled", "required", "hidden"
  * h("button", {class: "x", type: "button", on: {click: fn}}, "Label", child, [more, children])
  * Props: `class`, `text` (textContent), `dataset`, `on` (event listeners), DOM properties in PROPERTIES,
  * anything else becomes an attribute (null / undefined / false are skipped).
+ * @returns {any} the element (any: its tag decides its type)
  */
 export function h(tag, props, ...children) {
   const el = document.createElement(tag);
@@ -34,13 +35,18 @@ export function append(parent, children) {
   return parent;
 }
 
+/** @type {(selector: string, root?: ParentNode) => any} */
 export const $ = (selector, root = document) => root.querySelector(selector);
-/** The page's element with this id; a missing one is a bug in index.html, so it fails at start-up, loudly. */
+/**
+ * The page's element with this id; a missing one is a bug in index.html, so it fails at start-up, loudly.
+ * @returns {any} the element (any: index.html decides its type)
+ */
 export function byId(id) {
   const el = document.getElementById(id);
   if (!el) throw new Error(`index.html has no #${id}`);
   return el;
 }
+/** @type {(selector: string, root?: ParentNode) => any[]} */
 export const $$ = (selector, root = document) => Array.from(root.querySelectorAll(selector));
 
 /** Pretty JSON for display (as text); strings are shown as they are. */

@@ -17,7 +17,7 @@ export function applySettings(view, { agentAlias, model, temperature }) {
 const el = { picker: byId("chat-model") };
 const listings = new Map(); // agent alias → promise of its models/list answer, read once per connection
 let target = null; // {sessionId, agentAlias, model, disabled}: what the picker shows
-let chosen = () => {};
+let chosen = (_sessionId, _result) => {};
 
 function listing(agentAlias) {
   let answer = listings.get(agentAlias);

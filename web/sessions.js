@@ -25,7 +25,7 @@ let entries = new Map(); // sessionId → session/list entry, in the daemon's or
 let nextCursor = null; // where the next page starts (null: all shown)
 let searchTimer = null;
 let currentId = null; // the session the chat view shows (aria-current in the list)
-let chat = { open: () => {}, created: async () => {} };
+let chat = { open: (_id) => {}, created: async (_created) => {} };
 
 /** "live", "closed", "killed" (or "unknown" without an entry). */
 export function sessionState(entry) {
