@@ -9,7 +9,7 @@ import inspect
 import itertools
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 __all__ = ["Channel", "Connection", "ConnectionClosed", "RpcError"]
 
@@ -46,7 +46,7 @@ class Connection:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
-    async def __aenter__(self) -> Connection:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -72,8 +72,13 @@ def test_the_typescript_declarations_map_every_method() -> None:
 
 
 GOOD_USE = """\
-from zeroclaw_client import ZeroclawClient, answer_approvals
+from zeroclaw_client import ZeroclawClient, answer_approvals, connect_unix
 from zeroclaw_client._generated import ApprovalRequestUpdate, SessionApproveDecision, SessionUpdateParams
+
+
+async def opened() -> int:
+    async with await connect_unix() as client:
+        return (await client.status())["connections"]
 
 
 async def use(client: ZeroclawClient) -> str:
