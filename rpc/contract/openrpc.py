@@ -12,9 +12,10 @@ Decisions where OpenRPC is silent (docs/protocol.md, "The machine-readable contr
   Extension spec has it, so `@open-rpc/schema-utils-js` validates them. On the document they list all the
   daemon→client traffic; on a method, what that call causes.
 * Every schema a generator turns into a type has a `title` (R-ECO-3: types get names, not hashes): a component
-  its model's name, an inline param `<Method><Param>`, an inline result `<Method>Result`, a notification's or
-  server request's inline params `<Name>Params` (and result), an error's `data` `<Kind>ErrorData`; a `$ref` is
-  named by its target (`rpc.contract.names`).
+  its model's name, an inline param `<Method>Params<Param>`, an inline result `<Method>Result`, a notification's
+  or server request's inline params `<Name>Params` (and result), an error's `data` `<Kind>ErrorData`, and every
+  schema inside one after its path (`SessionRowTitleString`); a `$ref` is named by its target
+  (`rpc.contract.names`). No title names two different schemas (test_openrpc.py).
 * Errors every method can answer (-32603; -32602, as positional params are refused; -32010 before
   `initialize`; -32012 without the grant) are listed on each method, from its declaration.
 """
@@ -142,7 +143,7 @@ def _params(c: Components, spec: MethodSpec[Any]) -> list[JsonSchema]:
     required = set(schema.get("required", ()))
     out = []
     for name, prop in schema.get("properties", {}).items():
-        prop = titled(prop, pascal(spec.name) + pascal(name))
+        prop = titled(prop, pascal(spec.name) + "Params" + pascal(name))
         descriptor: JsonSchema = {"name": name}
         if "description" in prop:
             descriptor["description"] = prop["description"]

@@ -20,7 +20,7 @@ from zeroclaw_client._generated import (
     ApprovalRequestUpdate,
     ElicitationCreateParams,
     ElicitationCreateResult,
-    SessionApproveDecision,
+    SessionApproveParamsDecision,
     SessionUpdateParams,
 )
 
@@ -41,7 +41,7 @@ async def test_the_generated_client_drives_a_session_over_the_socket(daemon: Dae
         client.on_session_update(updates.append)
         asked: list[ApprovalRequestUpdate] = []
 
-        async def decide(request: ApprovalRequestUpdate) -> SessionApproveDecision:
+        async def decide(request: ApprovalRequestUpdate) -> SessionApproveParamsDecision:
             asked.append(request)
             return "allow_once"
 

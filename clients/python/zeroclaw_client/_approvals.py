@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from ._generated import ApprovalRequestUpdate, SessionApproveDecision, SessionUpdateParams, ZeroclawClient
+from ._generated import ApprovalRequestUpdate, SessionApproveParamsDecision, SessionUpdateParams, ZeroclawClient
 
 __all__ = ["answer_approvals"]
 
 
 def answer_approvals(
-    client: ZeroclawClient, decide: Callable[[ApprovalRequestUpdate], Awaitable[SessionApproveDecision]]
+    client: ZeroclawClient, decide: Callable[[ApprovalRequestUpdate], Awaitable[SessionApproveParamsDecision]]
 ) -> None:
     """Answer every approval request on `client`'s sessions with `decide`'s decision."""
 

@@ -795,7 +795,7 @@ PermissionsListResult: TypeAlias = "RuleList"
 RpcDiscoverResult: TypeAlias = "OpenRpcDocument"
 
 SessionApproveResult: TypeAlias = "Approved"
-SessionApproveDecision: TypeAlias = 'Literal["allow_always", "allow_once", "reject", "reject_always"]'
+SessionApproveParamsDecision: TypeAlias = 'Literal["allow_always", "allow_once", "reject", "reject_always"]'
 
 SessionAttachResult: TypeAlias = "SessionAttached"
 
@@ -820,7 +820,7 @@ SessionListAcpResult: TypeAlias = "SessionList"
 SessionMessagesResult: TypeAlias = "Messages"
 
 SessionNewResult: TypeAlias = "SessionOpened"
-SessionNewMode: TypeAlias = 'Literal["acp", "chat"]'
+SessionNewParamsMode: TypeAlias = 'Literal["acp", "chat"]'
 
 SessionPromptResult: TypeAlias = "PromptResult"
 

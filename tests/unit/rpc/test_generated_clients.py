@@ -73,7 +73,7 @@ def test_the_typescript_declarations_map_every_method() -> None:
 
 GOOD_USE = """\
 from zeroclaw_client import ZeroclawClient, answer_approvals, connect_unix
-from zeroclaw_client._generated import ApprovalRequestUpdate, SessionApproveDecision, SessionUpdateParams
+from zeroclaw_client._generated import ApprovalRequestUpdate, SessionApproveParamsDecision, SessionUpdateParams
 
 
 async def opened() -> int:
@@ -91,7 +91,7 @@ async def use(client: ZeroclawClient) -> str:
         if update["type"] == "agent_message_chunk":
             print(update["text"].upper())
 
-    async def decide(request: ApprovalRequestUpdate) -> SessionApproveDecision:
+    async def decide(request: ApprovalRequestUpdate) -> SessionApproveParamsDecision:
         return "allow_once" if request["toolName"] == "bash" else "reject"
 
     client.on_session_update(on_update)

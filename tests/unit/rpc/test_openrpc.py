@@ -71,7 +71,7 @@ def test_params_are_the_models_fields_by_name() -> None:
         assert [p["required"] for p in method["params"]] == [f.required for f in fields], name
     new = {p["name"]: p for p in METHODS["session/new"]["params"]}
     assert new["agentAlias"]["schema"] == {
-        "title": "SessionNewAgentAlias",
+        "title": "SessionNewParamsAgentAlias",
         "type": "string",
         "minLength": 1,
         "maxLength": 64,
@@ -98,7 +98,47 @@ def test_every_schema_a_generator_names_has_a_title() -> None:
     untitled = [s for s in tops if "title" not in s and not ("$ref" in s and s["$ref"].rsplit("/", 1)[1] in schemas)]
     assert untitled == []
     new = {p["name"]: p["schema"]["title"] for p in METHODS["session/new"]["params"]}
-    assert new["agentAlias"] == "SessionNewAgentAlias"
+    assert new["agentAlias"] == "SessionNewParamsAgentAlias"
+    row = schemas["SessionRow"]["properties"]
+    assert row["title"] == {
+        "title": "SessionRowTitle",
+        "anyOf": [
+            {"title": "SessionRowTitleString", "type": "string"},
+            {"title": "SessionRowTitleNull", "type": "null"},
+        ],
+    }
+
+
+def _subschemas(schema: Any) -> Any:
+    """Every schema inside `schema` (properties, items, map values, branches), and itself."""
+    yield schema
+    for sub in schema.get("properties", {}).values():
+        yield from _subschemas(sub)
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            yield from _subschemas(schema[key])
+    for key in ("anyOf", "oneOf"):
+        for sub in schema.get(key, ()):
+            yield from _subschemas(sub)
+
+
+@pytest.mark.req("R-ECO-3")
+def test_every_schema_inside_has_a_title_and_no_title_names_two_schemas() -> None:
+    import json
+
+    tops = list(DOCUMENT["components"]["schemas"].values())
+    tops += [p["schema"] for m in DOCUMENT["methods"] for p in m["params"]] + [
+        m["result"]["schema"] for m in METHODS.values()
+    ]
+    tops += [t["params"] for t in DOCUMENT["x-notifications"] + DOCUMENT["x-server-requests"]]
+    tops += [e["data"] for e in DOCUMENT["components"]["errors"].values()]
+    named: dict[str, set[str]] = {}
+    for schema in (sub for top in tops for sub in _subschemas(top)):
+        if "$ref" not in schema:
+            named.setdefault(schema["title"], set()).add(json.dumps(schema, sort_keys=True))
+        if schema.get("type") == "array":
+            assert "items" in schema, schema
+    assert [title for title, schemas in named.items() if len(schemas) > 1] == []
     assert METHODS["config/get"]["result"]["schema"]["title"] == "ConfigGetResult"
     assert METHODS["session/prompt"]["result"]["schema"] == {"$ref": "#/components/schemas/PromptResult"}
     updates = {n["name"]: n for n in DOCUMENT["x-notifications"]}["session/update"]
@@ -121,7 +161,10 @@ def test_grants_local_only_and_errors_follow_the_declarations() -> None:
     errors = DOCUMENT["components"]["errors"]
     assert set(errors) == set(ERROR_KINDS)
     assert errors["session_busy"]["code"] == -32002 and errors["local_only"]["code"] == -32012
-    assert errors["forbidden"]["data"]["properties"]["kind"] == {"const": "forbidden"}
+    assert errors["forbidden"]["data"]["properties"]["kind"] == {
+        "title": "ForbiddenErrorDataKind",
+        "const": "forbidden",
+    }
 
 
 def test_daemon_to_client_traffic_is_declared_as_extensions() -> None:
