@@ -33,6 +33,7 @@ PROVIDED_BY = {"greenlet": "sqlalchemy[asyncio]", "pydantic": "mcp"}  # the test
 # Modules of an optional extra, each imported at run time by one module alone (imported only when the feature is
 # on): that file → the extra that must declare its third-party imports.
 OPTIONAL_FILES = {"app/telemetry/otel.py": "otel"}  # OpenTelemetry (R-MODEL-6)
+CLIENT = "clients/python"  # the generated Python client: a package of its own, with its own pyproject.toml (R-ECO-3)
 
 
 def tracked_files() -> list[str]:
@@ -78,8 +79,9 @@ def third_party_imports(directories: list[str], local: set[str]) -> dict[str, st
 
 
 def local_modules() -> set[str]:
-    """Packages of this project, and the helper modules tests import by file name (conftest's sys.path)."""
-    names = {"app", "rpc", "gateway", "migrations"}
+    """Packages of this project (the daemon's; the generated client's, clients/python), and the helper modules tests
+    import by file name (conftest's sys.path)."""
+    names = {"app", "rpc", "gateway", "migrations", "zeroclaw_client"}
     for directory in ("tests", "benchmarks", ".ci"):
         names |= {path.stem for path in (ROOT / directory).rglob("*.py")}
     return names
@@ -152,6 +154,12 @@ def test_every_import_is_a_declared_dependency() -> None:
         assert requirement_names(project["optional-dependencies"][extra]) <= dev, f"[dev] lacks [{extra}]"
     dev_missing = undeclared(third_party_imports(["tests", "benchmarks", "docker", ".ci"], local), dev)
     assert not dev_missing, f"imported by tests/benchmarks but not declared in [dev]: {dev_missing}"
+    client = tomllib.loads((ROOT / CLIENT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    own = requirement_names(
+        [*client["dependencies"], *(r for extra in client["optional-dependencies"].values() for r in extra)]
+    )
+    client_missing = undeclared(third_party_imports([CLIENT], local), own)
+    assert not client_missing, f"imported by {CLIENT} but not in its pyproject.toml: {client_missing}"
     for directory in OWN_VENVS:
         lines = (ROOT / directory / "requirements.txt").read_text(encoding="utf-8").splitlines()
         pinned = requirement_names([line for line in lines if line.strip() and not line.startswith("#")])
