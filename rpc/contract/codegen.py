@@ -27,7 +27,7 @@ class Method:
     name: str
     summary: str
     params: list[Param]
-    result: JsonSchema
+    result: JsonSchema | None  # None: a notification (no answer)
 
     @property
     def type_name(self) -> str:
@@ -57,7 +57,8 @@ def methods(document: JsonSchema) -> list[Method]:
     out = []
     for method in document["methods"]:
         params = [Param(p["name"], p["schema"], p["required"], p.get("description")) for p in method["params"]]
-        out.append(Method(method["name"], method["summary"], params, method["result"]["schema"]))
+        result = method["result"]["schema"] if "result" in method else None
+        out.append(Method(method["name"], method["summary"], params, result))
     return out
 
 

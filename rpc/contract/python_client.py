@@ -48,7 +48,8 @@ def render(document: JsonSchema) -> str:
     calls = methods(document)
     notes, asks = messages(document, "x-notifications"), messages(document, "x-server-requests")
     for method in calls:
-        out += ["", f"{method.type_name}Result: TypeAlias = {_quoted(method.result)}"]
+        result = "None" if method.result is None else _quoted(method.result)
+        out += ["", f"{method.type_name}Result: TypeAlias = {result}"]
         out += [f"{p.schema['title']}: TypeAlias = {_quoted(p.schema)}" for p in method.params if _choice(p.schema)]
     for message in notes + asks:
         out += ["", f"{message.type_name}Params: TypeAlias = {_quoted(message.params)}"]
@@ -154,12 +155,12 @@ def _method(method: Method) -> list[str]:
     signature += (", *, " + ", ".join(args) if args else "") + f") -> {method.type_name}Result:"
     required = ", ".join(f'"{p.name}": {_argument(p.name)}' for p in method.params if p.required)
     optional = ", ".join(f'"{p.name}": {_argument(p.name)}' for p in method.params if not p.required)
-    call = f'await self._call("{method.name}", {{{required}}}, {{{optional}}})'
-    return [
-        signature,
-        f"        {_docstring(method.summary, 8)}",
-        f'        return cast("{method.type_name}Result", {call})',
-    ]
+    if method.result is None:  # a notification: sent, never answered
+        send = f'        await self._notify("{method.name}", {{{required}}}, {{{optional}}})'
+    else:
+        call = f'await self._call("{method.name}", {{{required}}}, {{{optional}}})'
+        send = f'        return cast("{method.type_name}Result", {call})'
+    return [signature, f"        {_docstring(method.summary, 8)}", send]
 
 
 def _on_notification(message: Message) -> list[str]:

@@ -31,7 +31,8 @@ def render(document: JsonSchema) -> str:
     calls = methods(document)
     notes, asks = messages(document, "x-notifications"), messages(document, "x-server-requests")
     for method in calls:
-        out += ["", *_params(method), f"export type {method.type_name}Result = {type_of(method.result)};"]
+        result = "void" if method.result is None else type_of(method.result)
+        out += ["", *_params(method), f"export type {method.type_name}Result = {result};"]
     for message in notes + asks:
         out += ["", f"export type {message.type_name}Params = {type_of(message.params)};"]
         if message.result is not None:

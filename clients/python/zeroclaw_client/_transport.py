@@ -8,10 +8,13 @@ import asyncio
 import inspect
 import itertools
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, Self
 
 __all__ = ["Channel", "Connection", "ConnectionClosed", "RpcError"]
+
+_log = logging.getLogger("zeroclaw_client")
 
 
 class Channel(Protocol):
@@ -61,7 +64,7 @@ class Connection:
 
     async def _call(self, method: str, required: dict[str, Any], optional: dict[str, Any]) -> Any:
         """Call `method` by name; an optional param given as None is left out (the daemon's default)."""
-        params = {**required, **{key: value for key, value in optional.items() if value is not None}}
+        params = _params(required, optional)
         if self._reader.done():
             raise ConnectionClosed("the connection is closed")
         call_id = next(self._ids)
@@ -71,6 +74,10 @@ class Connection:
             return await answer
         finally:
             self._pending.pop(call_id, None)
+
+    async def _notify(self, method: str, required: dict[str, Any], optional: dict[str, Any]) -> None:
+        """Send a notification (a method without a result): no id, no answer."""
+        await self._send({"jsonrpc": "2.0", "method": method, "params": _params(required, optional)})
 
     def _on_notification(self, method: str, handler: Callable[[Any], Any]) -> None:
         self._notification_handlers.setdefault(method, []).append(handler)
@@ -98,7 +105,11 @@ class Connection:
             self._spawn(self._answer(message["id"], method, message.get("params")))
         elif isinstance(method, str):
             for handler in self._notification_handlers.get(method, ()):
-                outcome = handler(message.get("params"))
+                try:
+                    outcome = handler(message.get("params"))
+                except Exception:  # a handler's bug is not the connection's end
+                    _log.exception("the %s handler failed", method)
+                    continue
                 if inspect.isawaitable(outcome):
                     self._spawn(outcome)
         else:
@@ -131,4 +142,13 @@ class Connection:
 
         task = asyncio.get_running_loop().create_task(run())
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            _log.error("a handler failed", exc_info=task.exception())
+
+
+def _params(required: dict[str, Any], optional: dict[str, Any]) -> dict[str, Any]:
+    return {**required, **{key: value for key, value in optional.items() if value is not None}}

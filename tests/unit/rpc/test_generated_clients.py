@@ -160,3 +160,23 @@ def test_tsc_refuses_a_panel_call_that_breaks_the_contract(tmp_path: Path) -> No
     assert done.returncode != 0
     errors = sorted(line.split(":")[0] for line in done.stdout.splitlines() if "error TS" in line)
     assert errors == ["wrong.js(2,43)", "wrong.js(3,23)", "wrong.js(4,66)"], done.stdout
+
+
+def test_a_client_notification_is_sent_unanswered_and_typed_void() -> None:
+    """A method without a result (a notification the client sends) is generated too: Python sends it without an
+    id and returns None; TypeScript's map gives it a `void` result."""
+    from rpc.contract import python_client, typescript
+    from rpc.contract.openrpc import openrpc_document
+    from rpc.core.registry import Contract, NoParams
+    from rpc.methods import build_registry
+
+    registry = build_registry()
+    registry.method("test/notice", params=NoParams, grant=None, contract=Contract("A notice", None))(
+        lambda ctx, params: None
+    )
+    document = openrpc_document(registry, version="test")
+    python = python_client.render(document)
+    assert "    async def test_notice(self) -> TestNoticeResult:" in python
+    assert "TestNoticeResult: TypeAlias = None\n" in python
+    assert '        await self._notify("test/notice", {}, {})' in python
+    assert "export type TestNoticeResult = void;" in typescript.render(document)
