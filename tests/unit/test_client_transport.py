@@ -132,3 +132,20 @@ async def test_the_daemons_requests_are_answered_once_by_the_registered_handler(
         refused = {**question, "message": "refuse?"}
         channel.deliver({"jsonrpc": "2.0", "id": "zc-out-2", "method": "elicitation/create", "params": refused})
         assert (await channel.next_sent())["error"] == {"code": -32000, "message": "no", "data": {"kind": "refused"}}
+
+
+def test_the_default_socket_is_the_daemons(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """As the daemon resolves its endpoint (docs/config.md): $ZEROCLAW_SOCKET, else <config dir>/data/daemon.sock
+    ($ZEROCLAW_CONFIG_DIR, or ~/.zeroclaw with $ZEROCLAW_DATA_DIR for its data)."""
+    from zeroclaw_client import default_socket
+
+    for name in ("ZEROCLAW_SOCKET", "ZEROCLAW_CONFIG_DIR", "ZEROCLAW_DATA_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert default_socket() == tmp_path / ".zeroclaw" / "data" / "daemon.sock"
+    monkeypatch.setenv("ZEROCLAW_DATA_DIR", str(tmp_path / "d"))
+    assert default_socket() == tmp_path / "d" / "daemon.sock"
+    monkeypatch.setenv("ZEROCLAW_CONFIG_DIR", str(tmp_path / "c"))
+    assert default_socket() == tmp_path / "c" / "data" / "daemon.sock"
+    monkeypatch.setenv("ZEROCLAW_SOCKET", "/run/z.sock")
+    assert default_socket() == Path("/run/z.sock")

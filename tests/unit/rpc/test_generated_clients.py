@@ -180,3 +180,24 @@ def test_a_client_notification_is_sent_unanswered_and_typed_void() -> None:
     assert "TestNoticeResult: TypeAlias = None\n" in python
     assert '        await self._notify("test/notice", {}, {})' in python
     assert "export type TestNoticeResult = void;" in typescript.render(document)
+
+
+def test_no_generated_name_is_declared_twice() -> None:
+    """A component's name and a method's `<Method>Params`/`<Method>Result` never meet (a second declaration would
+    silently replace the first in Python and fail in TypeScript)."""
+    import ast
+    import re
+    from collections import Counter
+
+    tree = ast.parse(GENERATED.read_text(encoding="utf-8"))
+    python = Counter(
+        target.id if isinstance(target, ast.Name) else ""
+        for node in tree.body
+        for target in (
+            [node.target] if isinstance(node, ast.AnnAssign) else node.targets if isinstance(node, ast.Assign) else []
+        )
+    )
+    python.update(node.name for node in tree.body if isinstance(node, ast.ClassDef))
+    assert [name for name, count in python.items() if count > 1 and name != "__all__"] == []
+    typescript = Counter(re.findall(r"^export (?:interface|type) (\w+)", DECLARATIONS.read_text(), re.MULTILINE))
+    assert [name for name, count in typescript.items() if count > 1] == []
