@@ -40,21 +40,31 @@ def render(document: JsonSchema) -> str:
         "from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast",
         "",
         "from ._transport import Connection",
-        "",
-        '__all__ = ["ZeroclawClient"]',
     ]
+    types: list[str] = []
+    names: list[str] = ["ZeroclawClient"]
+
+    def alias(name: str, target: str) -> None:
+        types.append(f"{name}: TypeAlias = {target}")
+        names.append(name)
+
     for name, schema in named_schemas(document).items():
-        out += ["", "", *_named(name, schema)]
+        types += ["", "", *_named(name, schema)]
+        names.append(name)
     calls = methods(document)
     notes, asks = messages(document, "x-notifications"), messages(document, "x-server-requests")
     for method in calls:
-        result = "None" if method.result is None else _quoted(method.result)
-        out += ["", f"{method.type_name}Result: TypeAlias = {result}"]
-        out += [f"{p.schema['title']}: TypeAlias = {_quoted(p.schema)}" for p in method.params if _choice(p.schema)]
+        types.append("")
+        alias(f"{method.type_name}Result", "None" if method.result is None else _quoted(method.result))
+        for param in method.params:
+            if _choice(param.schema):
+                alias(param.schema["title"], _quoted(param.schema))
     for message in notes + asks:
-        out += ["", f"{message.type_name}Params: TypeAlias = {_quoted(message.params)}"]
+        types.append("")
+        alias(f"{message.type_name}Params", _quoted(message.params))
         if message.result is not None:
-            out += [f"{message.type_name}Result: TypeAlias = {_quoted(message.result)}"]
+            alias(f"{message.type_name}Result", _quoted(message.result))
+    out += ["", "__all__ = [", *(f'    "{name}",' for name in sorted(names)), "]", *types]
     out += ["", "", "class ZeroclawClient(Connection):", f"    {_docstring(_CLIENT_DOC, 4)}"]
     for method in calls:
         out += ["", *_method(method)]

@@ -16,7 +16,7 @@ from e2e_harness import READY_RE, Daemon, DaemonFactory
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "python"))
 
 from zeroclaw_client import RpcError, answer_approvals, connect_unix, connect_websocket
-from zeroclaw_client._generated import (
+from zeroclaw_client.types import (
     ApprovalRequestUpdate,
     ElicitationCreateParams,
     ElicitationCreateResult,

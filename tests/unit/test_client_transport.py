@@ -16,7 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "python"))
 
 from zeroclaw_client import ConnectionClosed, RpcError, ZeroclawClient
-from zeroclaw_client._generated import ElicitationCreateParams, ElicitationCreateResult, SessionUpdateParams
+from zeroclaw_client.types import ElicitationCreateParams, ElicitationCreateResult, SessionUpdateParams
 
 pytestmark = pytest.mark.req("R-ECO-3")
 

@@ -73,7 +73,7 @@ def test_the_typescript_declarations_map_every_method() -> None:
 
 GOOD_USE = """\
 from zeroclaw_client import ZeroclawClient, answer_approvals, connect_unix
-from zeroclaw_client._generated import ApprovalRequestUpdate, SessionApproveParamsDecision, SessionUpdateParams
+from zeroclaw_client.types import ApprovalRequestUpdate, SessionApproveParamsDecision, SessionUpdateParams
 
 
 async def opened() -> int:
