@@ -82,27 +82,20 @@ export const daemonRestarted = () => restarted;
 /** `principal` of the initialize result: {id, admin, …}, or null. */
 export const principal = () => init?.principal ?? null;
 
-/** @import { ZeroclawMethods } from "./zeroclaw" (generated: zeroclaw docs typescript) */
+/** @import { ZeroclawCallArgs, ZeroclawMethods } from "./zeroclaw" (generated: zeroclaw docs typescript) */
 
 /**
  * Call a method; rejects with RpcError / ConnectionError. Checked against the generated map (`tsc --checkJs`).
- * @template {keyof ZeroclawMethods} M
- * @param {M} method
- * @param {ZeroclawMethods[M]["params"]} params
- * @returns {Promise<ZeroclawMethods[M]["result"]>}
+ * @type {<M extends keyof ZeroclawMethods>(method: M, ...args: ZeroclawCallArgs<M>) => Promise<ZeroclawMethods[M]["result"]>}
  */
-export function call(method, params) {
+export function call(method, params = {}) {
   if (!client) return Promise.reject(new ConnectionError("Not connected to the daemon"));
   return client.call(method, params);
 }
 
 /**
  * A call that reports its failure and resolves to `undefined` instead of throwing.
- * @template {keyof ZeroclawMethods} M
- * @param {string} context
- * @param {M} method
- * @param {ZeroclawMethods[M]["params"]} params
- * @returns {Promise<ZeroclawMethods[M]["result"] | undefined>}
+ * @type {<M extends keyof ZeroclawMethods>(context: string, method: M, ...args: ZeroclawCallArgs<M>) => Promise<ZeroclawMethods[M]["result"] | undefined>}
  */
 export async function tryCall(context, method, params) {
   try {

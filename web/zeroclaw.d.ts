@@ -1037,6 +1037,11 @@ export interface ZeroclawMethods {
   "tools/list": { params: ToolsListParams; result: ToolsListResult };
 }
 
+/** The arguments of a call after the method's name: its params, optional when the method requires none. */
+export type ZeroclawCallArgs<M extends keyof ZeroclawMethods> = {} extends ZeroclawMethods[M]["params"]
+  ? [params?: ZeroclawMethods[M]["params"]]
+  : [params: ZeroclawMethods[M]["params"]];
+
 /** The notifications the daemon sends: their params. */
 export interface ZeroclawNotifications {
   "session/update": SessionUpdateParams;

@@ -18,6 +18,13 @@ __all__ = ["render"]
 
 JsonSchema = dict[str, Any]
 _SCALARS = {"string": "string", "integer": "number", "number": "number", "boolean": "boolean", "null": "null"}
+# A call's arguments after the method's name: its params, which may be left out when none is required.
+_CALL_ARGS = [
+    "/** The arguments of a call after the method's name: its params, optional when the method requires none. */",
+    "export type ZeroclawCallArgs<M extends keyof ZeroclawMethods> = {} extends ZeroclawMethods[M][\"params\"]",
+    '  ? [params?: ZeroclawMethods[M]["params"]]',
+    '  : [params: ZeroclawMethods[M]["params"]];',
+]
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 
 
@@ -39,6 +46,7 @@ def render(document: JsonSchema) -> str:
             out += [f"export type {message.type_name}Result = {type_of(message.result)};"]
     out += ["", "/** Every method the daemon answers: its params (by name) and its result. */"]
     out += ["export interface ZeroclawMethods {", *(_entry(m, True) for m in calls), "}"]
+    out += ["", *_CALL_ARGS]
     out += ["", "/** The notifications the daemon sends: their params. */", "export interface ZeroclawNotifications {"]
     out += [f'  "{m.name}": {m.type_name}Params;' for m in notes] + ["}"]
     out += ["", "/** The requests the daemon makes: their params and the answer's result. */"]

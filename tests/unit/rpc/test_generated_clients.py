@@ -149,17 +149,19 @@ def test_tsc_refuses_a_panel_call_that_breaks_the_contract(tmp_path: Path) -> No
     """The same checks over a copy of the panel with one wrong call: the method map is what tsc checks against."""
     web = tmp_path / "web"
     shutil.copytree(REPO / "web", web)
-    (web / "wrong.js").write_text(
-        'import { call } from "./connection.js";\n'
-        'export const a = call("session/prompt", { sessionId: 1, prompt: "hi" });\n'
-        'export const b = call("session/prompted", { sessionId: "s" });\n'
-        'export const c = call("session/new", {}).then((opened) => opened.sessionIdd);\n',
-        encoding="utf-8",
-    )
+    lines = [
+        'import { call } from "./connection.js";',
+        'export const a = call("session/prompt", { sessionId: 1, prompt: "hi" });',
+        'export const b = call("session/prompted", { sessionId: "s" });',
+        'export const c = call("session/new", {}).then((opened) => opened.sessionIdd);',
+        'export const d = call("session/prompt");',  # its params are required
+        'export const e = call("status").then((status) => status.connections);',  # none required: left out
+    ]
+    (web / "wrong.js").write_text("\n".join(lines) + "\n", encoding="utf-8")
     done = _tsc(web / "tsconfig.json")
     assert done.returncode != 0
     errors = sorted(line.split(":")[0] for line in done.stdout.splitlines() if "error TS" in line)
-    assert errors == ["wrong.js(2,43)", "wrong.js(3,23)", "wrong.js(4,66)"], done.stdout
+    assert errors == ["wrong.js(2,43)", "wrong.js(3,23)", "wrong.js(4,66)", "wrong.js(5,18)"], done.stdout
 
 
 def test_a_client_notification_is_sent_unanswered_and_typed_void() -> None:
