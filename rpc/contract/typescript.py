@@ -21,7 +21,7 @@ _SCALARS = {"string": "string", "integer": "number", "number": "number", "boolea
 # A call's arguments after the method's name: its params, which may be left out when none is required.
 _CALL_ARGS = [
     "/** The arguments of a call after the method's name: its params, optional when the method requires none. */",
-    "export type ZeroclawCallArgs<M extends keyof ZeroclawMethods> = {} extends ZeroclawMethods[M][\"params\"]",
+    'export type ZeroclawCallArgs<M extends keyof ZeroclawMethods> = {} extends ZeroclawMethods[M]["params"]',
     '  ? [params?: ZeroclawMethods[M]["params"]]',
     '  : [params: ZeroclawMethods[M]["params"]];',
 ]
