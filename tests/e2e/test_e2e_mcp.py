@@ -9,7 +9,7 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -263,6 +263,35 @@ async def test_an_mcp_elicitation_is_asked_of_the_client_and_answered_back(daemo
         sid = await new_sid(no_forms)
         output, _ = await call_tool(no_forms, sid, "mcp__crashy__ask", {})
         assert output == "No name: cancel", output
+
+
+@pytest.mark.req("R-MCP-3")
+@pytest.mark.req("R-BIDI-5")
+async def test_concurrent_elicitations_on_a_shared_server_go_to_their_own_sessions(daemon: Daemon) -> None:
+    """Two sessions on two connections call a tool of one server that elicits once both calls are in (or after
+    1 s): each question is asked of the client whose session made the call, and each answer reaches its call."""
+    asked: dict[str, list[dict[str, object]]] = {"Ada": [], "Bob": []}
+
+    def answering(name: str) -> Callable[[dict[str, object]], object]:
+        def answer(frame: dict[str, object]) -> object:
+            asked[name].append(frame)
+            return {"action": "accept", "content": {"name": name}}
+
+        return answer
+
+    async with (
+        await Peer.open(daemon, elicitation=True, answer=answering("Ada")) as ada,
+        await Peer.open(daemon, elicitation=True, answer=answering("Bob")) as bob,
+    ):
+        first, second = await new_sid(ada), await new_sid(bob)
+        mark_a, fut_a = await ada.start_prompt(first, "/tool mcp__crashy__ask_pair {}")
+        await ada.wait_update("tool_call", session_id=first, start=mark_a)
+        mark_b, fut_b = await bob.start_prompt(second, "/tool mcp__crashy__ask_pair {}")
+        turn_a = await ada.finish_turn(first, mark_a, fut_a)
+        turn_b = await bob.finish_turn(second, mark_b, fut_b)
+        assert turn_a.of_type("tool_result")[0]["rawOutput"] == "Hello, Ada!"
+        assert turn_b.of_type("tool_result")[0]["rawOutput"] == "Hello, Bob!"
+        assert len(asked["Ada"]) == 1 and len(asked["Bob"]) == 1, asked
 
 
 @pytest.mark.req("R-MCP-3")

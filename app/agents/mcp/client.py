@@ -23,6 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from app.agents.base import Elicitation
+from app.agents.mcp.floor import Floor
 from app.config.schema import McpServer
 
 __all__ = ["Connection", "render_result"]
@@ -36,14 +37,15 @@ Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 class Connection:
-    """A running (or starting) server. `tools`: its tool list after the handshake (and after `list_changed`)."""
+    """A running (or starting) server. `tools`: its tool list after the handshake (and after `list_changed`);
+    `floor`: whose calls run now, and where an elicitation goes (app.agents.mcp.floor)."""
 
-    def __init__(self, name: str, server: McpServer, elicit: Elicit | None = None) -> None:
+    def __init__(self, name: str, server: McpServer) -> None:
         self.name = name
         self.server = server
         self.tools: list[types.Tool] = []
         self.session: ClientSession | None = None
-        self.elicit = elicit
+        self.floor: Floor[Elicit] = Floor()
         self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
         self.error: str | None = None  # why it stopped, when it crashed
@@ -106,12 +108,13 @@ class Connection:
                 log.warning("MCP server %r: could not list its tools again", self.name, exc_info=True)
 
     async def _on_elicit(self, context: Any, params: Any) -> Any:
-        if self.elicit is None:
+        elicit = self.floor.value  # the session whose calls run now caused it (app.agents.mcp.floor)
+        if elicit is None:
             return types.ErrorData(code=types.INVALID_REQUEST, message="Elicitation not supported")
         schema = getattr(params, "requested_schema", None) or {}
         if hasattr(schema, "model_dump"):
             schema = schema.model_dump(by_alias=True, exclude_none=True)
-        answer = await self.elicit(params.message, schema)
+        answer = await elicit(params.message, schema)
         if answer.action in ("accept", "decline", "cancel"):
             return types.ElicitResult(action=answer.action, content=answer.content or None)
         return types.ElicitResult(action="cancel")

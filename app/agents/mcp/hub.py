@@ -152,10 +152,10 @@ class McpHub:
         async def elicit(message: str, schema: dict[str, Any]) -> Elicitation:
             return await context.client.elicit(message, schema, timeout=context.ask_timeout_secs)
 
-        conn.elicit = elicit
         timeout = entry.server.call_timeout_secs
         try:
-            text = await asyncio.wait_for(conn.call(tool, arguments, timeout, context.progress), timeout + 1.0)
+            async with conn.floor.held(context.session_id, elicit):  # an elicitation goes to this session's client
+                text = await asyncio.wait_for(conn.call(tool, arguments, timeout, context.progress), timeout + 1.0)
         except TimeoutError:
             return f"The MCP tool {tool} did not answer within {timeout:g} s."
         except Exception as exc:
