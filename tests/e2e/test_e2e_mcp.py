@@ -312,3 +312,49 @@ async def test_list_changed_offers_the_new_tool_from_the_next_turn() -> None:
             assert (await call_tool(owner, sid, "mcp__crashy__extra", {}))[0] == "extra here"
     finally:
         factory.close()
+
+
+def flaky_config(markers: Path) -> str:
+    flaky = str(CRASHY.with_name("flaky.py"))
+    return f"""\
+[tools]
+approval_timeout_secs = 20
+
+[mcp.servers.flaky]
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(flaky)}, {json.dumps(str(markers / "flaky"))}, "fail"]
+env = {{ FLAKY_TOKEN = "sekrit-token" }}
+
+[mcp.servers.stuck]
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(flaky)}, {json.dumps(str(markers / "stuck"))}, "hang"]
+startup_timeout_secs = 1
+
+[agents.default]
+mcp_servers = ["flaky", "stuck"]
+auto_approve = ["mcp__*"]
+"""
+
+
+@pytest.mark.req("R-MCP-4")
+async def test_a_server_that_does_not_start_fails_the_call_not_the_turn(tmp_path: Path) -> None:
+    factory = DaemonFactory()
+    try:
+        daemon = factory.start(flaky_config(tmp_path))
+        async with await Peer.open(daemon) as owner:
+            sid = await new_sid(owner)
+            output, reply = await call_tool(owner, sid, "mcp__flaky__noop", {})
+            assert output.startswith("The MCP server 'flaky' failed to start, so mcp__flaky__noop did not run: ")
+            assert "tried again at the next call" in output and reply.startswith("mcp__flaky__noop returned:")
+            output, _ = await call_tool(owner, sid, "mcp__stuck__noop", {})
+            assert "'stuck' failed to start" in output and "did not start within 1 s" in output, output
+            status = {s["name"]: s for s in (await owner.call("mcp/status", {}))["servers"]}
+            assert status["flaky"]["state"] == "failed" and status["flaky"]["error"], status
+            assert status["stuck"]["state"] == "failed" and "within 1 s" in status["stuck"]["error"], status
+            assert "sekrit" not in json.dumps(status) + output
+            (tmp_path / "flaky").touch()  # fixed between calls: the next call starts it
+            assert (await call_tool(owner, sid, "mcp__flaky__noop", {}))[0] == "ok"
+            status = {s["name"]: s for s in (await owner.call("mcp/status", {}))["servers"]}
+            assert status["flaky"]["state"] == "ready" and status["flaky"]["error"] is None, status
+    finally:
+        factory.close()

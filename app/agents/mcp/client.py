@@ -26,7 +26,7 @@ from app.agents.base import Elicitation
 from app.agents.mcp.floor import Floor
 from app.config.schema import McpServer
 
-__all__ = ["Connection", "render_result"]
+__all__ = ["Connection", "StartFailed", "render_result"]
 
 log = logging.getLogger("zeroclaw.mcp")
 
@@ -34,6 +34,11 @@ _LAUNCHER = str(Path(__file__).with_name("launch.py"))
 
 Elicit = Callable[[str, dict[str, Any]], Awaitable[Elicitation]]
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+class StartFailed(RuntimeError):
+    """The server did not start; `str()` says why (no secrets: the command's environment and headers are not in
+    it)."""
 
 
 class Connection:
@@ -89,14 +94,14 @@ class Connection:
                 await self._stop.wait()
         except BaseException as exc:
             if not self._ready.done():
-                self._ready.set_exception(RuntimeError(f"MCP server {self.name!r} did not start: {_why(exc)}"))
+                self._ready.set_exception(StartFailed(_why(exc)))
             if not isinstance(exc, asyncio.CancelledError):
                 self.error = _why(exc)
                 log.warning("MCP server %r stopped: %s", self.name, _why(exc))
         finally:
             self.session = None
             if not self._ready.done():
-                self._ready.set_exception(RuntimeError(f"MCP server {self.name!r} stopped while starting"))
+                self._ready.set_exception(StartFailed("it stopped while starting"))
             if not self._ready.cancelled() and self._ready.exception() is not None:
                 pass  # retrieved: a start that failed is reported by `wait_ready`, or never asked about
 
