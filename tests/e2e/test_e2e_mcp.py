@@ -16,7 +16,7 @@ import pytest
 from e2e_harness import Daemon, DaemonFactory
 from js_tools import node_modules
 from session_client import Peer, check_turn, new_sid
-from waiting import until, until_sync
+from waiting import until_sync
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Unix socket, /proc")
 
@@ -266,6 +266,26 @@ async def test_an_mcp_elicitation_is_asked_of_the_client_and_answered_back(daemo
 
 
 @pytest.mark.req("R-MCP-3")
+async def test_list_changed_offers_the_new_tool_from_the_next_step() -> None:
+    factory = DaemonFactory()  # its own daemon: `grow` changes the shared server for everyone
+    try:
+        daemon = factory.start(config())
+        async with await Peer.open(daemon) as owner:
+            sid = await new_sid(owner)
+            assert "no such tool" in (await call_tool(owner, sid, "mcp__crashy__extra", {}))[0]
+            # One turn: the first step's call adds `extra`, the next step calls it.
+            turn = await owner.prompt(sid, "/tools mcp__crashy__grow {}\nmcp__crashy__extra {}")
+            check_turn(turn, sid)
+            assert [c["name"] for c in turn.of_type("tool_call")] == ["mcp__crashy__grow", "mcp__crashy__extra"]
+            assert [r["rawOutput"] for r in turn.of_type("tool_result")] == ["grown", "extra here"]
+            assert turn.result["content"] == "mcp__crashy__extra returned:\nextra here"
+            tools = (await owner.call("tools/list", {"sessionId": sid}))["tools"]
+            assert "mcp__crashy__extra" in {t["name"] for t in tools}
+    finally:
+        factory.close()
+
+
+@pytest.mark.req("R-MCP-3")
 @pytest.mark.req("R-BIDI-5")
 async def test_concurrent_elicitations_on_a_shared_server_go_to_their_own_sessions(daemon: Daemon) -> None:
     """Two sessions on two connections call a tool of one server that elicits once both calls are in (or after
@@ -292,26 +312,6 @@ async def test_concurrent_elicitations_on_a_shared_server_go_to_their_own_sessio
         assert turn_a.of_type("tool_result")[0]["rawOutput"] == "Hello, Ada!"
         assert turn_b.of_type("tool_result")[0]["rawOutput"] == "Hello, Bob!"
         assert len(asked["Ada"]) == 1 and len(asked["Bob"]) == 1, asked
-
-
-@pytest.mark.req("R-MCP-3")
-async def test_list_changed_offers_the_new_tool_from_the_next_turn() -> None:
-    factory = DaemonFactory()  # its own daemon: `grow` changes the shared server for everyone
-    try:
-        daemon = factory.start(config())
-        async with await Peer.open(daemon) as owner:
-            sid = await new_sid(owner)
-            assert "no such tool" in (await call_tool(owner, sid, "mcp__crashy__extra", {}))[0]
-            assert (await call_tool(owner, sid, "mcp__crashy__grow", {}))[0] == "grown"
-
-            async def listed() -> bool:
-                tools = (await owner.call("tools/list", {"sessionId": sid}))["tools"]
-                return "mcp__crashy__extra" in {t["name"] for t in tools}
-
-            await until(listed, timeout=10, what="the new tool listed after list_changed")
-            assert (await call_tool(owner, sid, "mcp__crashy__extra", {}))[0] == "extra here"
-    finally:
-        factory.close()
 
 
 def flaky_config(markers: Path) -> str:

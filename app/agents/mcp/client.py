@@ -51,6 +51,7 @@ class Connection:
         self.tools: list[types.Tool] = []
         self.session: ClientSession | None = None
         self.floor: Floor[Elicit] = Floor()
+        self._listing: asyncio.Task[None] | None = None  # listing the tools again after `list_changed`
         self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
         self.error: str | None = None  # why it stopped, when it crashed
@@ -107,10 +108,23 @@ class Connection:
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification) and self.session is not None:
-            try:
-                self.tools = (await self.session.list_tools()).tools
-            except Exception:
-                log.warning("MCP server %r: could not list its tools again", self.name, exc_info=True)
+            # Begun before anything is awaited: the SDK runs this in a task started as the notification is read,
+            # so before the answer to the call that changed the list (sent after it) reaches the turn, and the
+            # turn's next step waits for it (`listed`).
+            self._listing = asyncio.get_running_loop().create_task(self._list_again(self.session))
+
+    async def _list_again(self, session: ClientSession) -> None:
+        try:
+            self.tools = (await session.list_tools()).tools
+        except Exception:
+            log.warning("MCP server %r: could not list its tools again", self.name, exc_info=True)
+
+    async def listed(self) -> list[types.Tool]:
+        """The tool list, once a re-listing after `list_changed` is done."""
+        listing = self._listing
+        if listing is not None:
+            await asyncio.wait({listing}, timeout=self.server.call_timeout_secs)
+        return self.tools
 
     async def _on_elicit(self, context: Any, params: Any) -> Any:
         elicit = self.floor.value  # the session whose calls run now caused it (app.agents.mcp.floor)

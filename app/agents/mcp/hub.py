@@ -138,22 +138,25 @@ class McpHub:
         session_servers: Mapping[str, McpServer] | None = None,
         *,
         session_id: str = "",
+        start: bool = True,
     ) -> dict[str, McpTool]:
-        """The tools of an agent's servers and a session's own, starting those not running. A server that is down
-        (it failed to start, or crashed) offers the tools it last listed, if it ever did: a call starts it again
-        (`call`); its error shows in `mcp/status`, and the turn goes on."""
+        """The tools of an agent's servers and a session's own; `start`: starting those not running (a turn's
+        first step), else as they are now (its later steps: a `list_changed` shows at the next step). A server
+        that is down (it failed to start, or crashed) offers the tools it last listed, if it ever did: a call
+        starts it again (`call`); its error shows in `mcp/status`, and the turn goes on."""
         out: dict[str, McpTool] = {}
         for key, name, server in self._wanted(names, session_servers, session_id):
             entry = self._entry(key, server)
             if session_id:
                 entry.users.add(session_id)
-            conn: Connection | None = None
-            try:
-                conn = await self._connect(key, entry)
-            except StartError as exc:
-                log.warning("MCP server %r did not start: %s", key, exc)
+            conn = entry.connection
+            if start:
+                try:
+                    conn = await self._connect(key, entry)
+                except StartError as exc:
+                    log.warning("MCP server %r did not start: %s", key, exc)
             if conn is not None and conn.alive and conn.session is not None:
-                entry.listed = conn.tools
+                entry.listed = await conn.listed()
             allowed = set(server.tools) if server.tools else None
             for tool in entry.listed:
                 if allowed is None or tool.name in allowed:

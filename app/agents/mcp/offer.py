@@ -1,4 +1,4 @@
-"""What one turn is offered: the built-in tools and its MCP servers'."""
+"""What one turn is offered: the built-in tools and its MCP servers', listed again before every provider step."""
 
 from __future__ import annotations
 
@@ -15,10 +15,11 @@ __all__ = ["TurnTools"]
 
 
 class TurnTools(Mapping[str, Tool]):
-    """The built-ins and the MCP tools of an agent's servers and a session's own (`refresh()` starts the servers
-    not running and lists their tools). Looking up `mcp__<server>__<tool>` of one of these servers that listed
-    nothing (it did not start) finds a stand-in that tries again and says why it could not (R-MCP-4); iterating
-    gives only what is offered."""
+    """The built-ins and the MCP tools of an agent's servers and a session's own. `refresh(start=True)` before the
+    first step starts the servers not running; `refresh()` before each later step takes a `list_changed` into
+    account (R-MCP-3). Looking up `mcp__<server>__<tool>` of one of these servers that listed nothing (it did not
+    start) finds a stand-in that tries again and says why it could not (R-MCP-4); iterating gives only what is
+    offered."""
 
     def __init__(
         self,
@@ -35,8 +36,10 @@ class TurnTools(Mapping[str, Tool]):
         self._session_id = session_id
         self._mcp: dict[str, Tool] = {}
 
-    async def refresh(self) -> None:
-        listed = await self._hub.tools_for(self._servers, self._session_servers, session_id=self._session_id)
+    async def refresh(self, *, start: bool = False) -> None:
+        listed = await self._hub.tools_for(
+            self._servers, self._session_servers, session_id=self._session_id, start=start
+        )
         self._mcp = {name: tool for name, tool in listed.items()}
 
     def __getitem__(self, name: str) -> Tool:

@@ -139,10 +139,11 @@ class Turns:
         agent = config.agents[live.agent_alias]
         updates = TurnUpdates(live, sink, partial(self._reserve_seq, live), self._encode)
         tools: Mapping[str, Tool] = build_tools([t for t in agent.tools])
-        if agent.mcp_servers or live.mcp_servers:  # R-MCP-3: started on first use, listed afresh every turn
+        before_step: Callable[[], Awaitable[None]] | None = None
+        if agent.mcp_servers or live.mcp_servers:  # R-MCP-3: started on first use, listed again every step
             offered = TurnTools(tools, self.mcp, agent.mcp_servers, live.mcp_servers, live.session_id)
-            await offered.refresh()
-            tools = offered
+            await offered.refresh(start=True)
+            tools, before_step = offered, offered.refresh
         settings = _turn_settings(config, agent, live, client, await self._rules(config, live), self.rule_book)
         if self.sandbox is not None:
             tool_context = dataclasses.replace(settings.tool_context, sandbox=_sandbox(self.sandbox, config))
@@ -162,6 +163,7 @@ class Turns:
                 context=context,
                 provider=SessionProvider(live, agent, provider_config) if provider_config else _missing(agent),
                 tools=tools,
+                before_step=before_step,
                 store=self._store.transcript,
                 updates=updates,
                 settings=settings,
