@@ -4,6 +4,7 @@ directive: listing, calls, approvals, errors, timeouts, crash and restart, no or
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -13,6 +14,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from acp import text_block
+from acp.schema import ToolCallProgress, ToolCallStart
+from acp_harness import TIMEOUT, initialized, open_acp
 from e2e_harness import Daemon, DaemonFactory
 from js_tools import node_modules
 from session_client import Peer, check_turn, new_sid
@@ -358,3 +362,27 @@ async def test_a_server_that_does_not_start_fails_the_call_not_the_turn(tmp_path
             assert status["flaky"]["state"] == "ready" and status["flaky"]["error"] is None, status
     finally:
         factory.close()
+
+
+@pytest.mark.req("R-MCP-3")
+@pytest.mark.req("R-EDIT-5")
+async def test_acp_asks_permission_for_an_mcp_tool(daemon: Daemon) -> None:
+    """Over ACP a call of an MCP tool that is not auto-approved is `session/request_permission`: allow_once runs
+    it, reject_once is a tool result saying it was rejected, and the turn goes on."""
+    async with open_acp(daemon) as (conn, recorder, _process):
+        await initialized(conn)
+        workdir = daemon.root / "project"
+        workdir.mkdir(exist_ok=True)
+        sid = (await conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
+        recorder.answers = ["allow_once", "reject_once"]
+        for text in ('/tool mcp__ev__echo {"message": "via acp"}', '/tool mcp__ev__get-sum {"a": 40, "b": 2}'):
+            answer = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block(text)]), TIMEOUT)
+            assert answer.stop_reason == "end_turn"
+        starts = recorder.of(sid, ToolCallStart)
+        assert [p[1].tool_call_id for p in recorder.permissions] == [s.tool_call_id for s in starts]
+        assert any("mcp__ev__echo" in s.title for s in starts) and any("mcp__ev__get-sum" in s.title for s in starts)
+        results = [u for u in recorder.of(sid, ToolCallProgress) if u.status in ("completed", "failed")]
+        assert [r.status for r in results] == ["completed", "failed"], results
+        assert "Echo: via acp" in str(results[0].raw_output)
+        assert "rejected" in str(results[1].raw_output) and "42" not in str(results[1].raw_output)
+        assert "mcp__ev__get-sum returned:" in recorder.text(sid)
