@@ -150,7 +150,7 @@ def ecosystem_paths(c: OpenApiComponents) -> dict[str, Any]:
                 events,
                 bearer=True,
                 parameters=[session, last],
-                invalid="Last-Event-ID not a seq, or beyond the session's last update (invalid_params)",
+                invalid="Last-Event-ID not a seq (invalid_params)",
                 s403="Missing grant, Origin not allowed (forbidden), or another principal's session",
                 s404=NOT_FOUND,
             ),

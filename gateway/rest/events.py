@@ -2,7 +2,8 @@
 
     id:    the update's `seq` (R-MULTI-1)
     data:  the `session/update` params, as a JSON-RPC client gets them
-    event: `gap` (data `{"seq"}`) when the updates after `Last-Event-ID` are no longer retained; then live ones
+    event: `gap` (data `{"seq"}`) when the updates after `Last-Event-ID` are no longer retained (or it is beyond
+           the session's last: an id from before a restart that lost them); then the live ones
 
 It is `session/attach` through the dispatcher (R-ARCH-3: its grant `sessions:read`, ownership, and the replay of
 the R-MULTI-2 buffer from `afterSeq` = `Last-Event-ID`) with a channel that writes the stream. The guards are the
@@ -27,6 +28,7 @@ from gateway.errors import ApiError
 from gateway.ws import origin_allowed
 from rpc.core.context import CallContext, NoClient
 from rpc.core.dispatcher import Dispatcher
+from rpc.core.errors import RpcError
 from rpc.transports.base import ConnectionClosed
 
 __all__ = ["EventsApi", "SseChannel"]
@@ -101,6 +103,11 @@ def sse_event(frame: bytes) -> bytes:
     return b"id: %d\ndata: %s\n\n" % (params.get("seq", 0), orjson.dumps(params))
 
 
+def _beyond(exc: RpcError) -> bool:
+    errors = exc.data.get("errors") or []
+    return any(isinstance(e, dict) and e.get("type") == "seq_out_of_range" for e in errors)
+
+
 def _last_event_id(request: Request) -> int | None:
     raw = request.headers.get("last-event-id") or request.query_params.get("lastEventId")
     if raw is None or not raw.strip():
@@ -128,8 +135,15 @@ class EventsApi:
         params: dict[str, Any] = {"sessionId": request.path_params["id"]}
         if after is not None:
             params["afterSeq"] = after
-        try:  # refusals (401 above, 403, 404, 400 for a seq beyond the last) are answered before the stream starts
-            attached = await self.dispatcher.call("session/attach", params, context)
+        try:  # refusals (401 above, 403, 404) are answered before the stream starts
+            try:
+                attached = await self.dispatcher.call("session/attach", params, context)
+            except RpcError as exc:
+                if after is None or not _beyond(exc):
+                    raise
+                # an id from another life of the session (or another session): what it had is gone, say so
+                params.pop("afterSeq")
+                attached = {**await self.dispatcher.call("session/attach", params, context), "gap": True}
         except BaseException:
             channel.drop()
             raise

@@ -242,14 +242,25 @@ class OpenAiApi:
             yield chunk({"role": "assistant", "content": ""})
             usage = None
             stop = "end_turn"
-            while (frame := await channel.queue.get()) is not None:
-                for update in _updates(frame):
-                    kind = update.get("type")
-                    if kind == "agent_message_chunk" and update.get("sessionId") == sid:
-                        yield chunk({"content": update.get("text", "")})
-                    elif kind == "turn_complete" and update.get("sessionId") == sid:
-                        usage = update.get("usage")
-                        stop = str(update.get("stopReason", stop))
+            queue, ended = channel.queue, False
+            while not ended:
+                frames = [await queue.get()]
+                while not queue.empty() and len(frames) < 256:  # what is queued goes out in one write
+                    frames.append(queue.get_nowait())
+                out = []
+                for frame in frames:
+                    if frame is None:
+                        ended = True
+                        break
+                    for update in _updates(frame):
+                        kind = update.get("type")
+                        if kind == "agent_message_chunk" and update.get("sessionId") == sid:
+                            out.append(chunk({"content": update.get("text", "")}))
+                        elif kind == "turn_complete" and update.get("sessionId") == sid:
+                            usage = update.get("usage")
+                            stop = str(update.get("stopReason", stop))
+                if out:
+                    yield b"".join(out)
             try:
                 result = await task
                 stop = str(result.get("stopReason", stop))
