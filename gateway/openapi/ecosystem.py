@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.openapi.components import OpenApiComponents
-from gateway.openapi.operations import BUSY, LIMIT, TEXT_BOUND, answer, operation, request_body
+from gateway.openapi.operations import BUSY, LIMIT, NOT_FOUND, TEXT_BOUND, answer, operation, request_body
+from rpc.methods.session import AttachParams
 
 __all__ = ["SSE_EVENT", "ecosystem_paths"]
 
@@ -127,13 +128,33 @@ def _openai_errors(op: dict[str, Any]) -> dict[str, Any]:
 
 
 def ecosystem_paths(c: OpenApiComponents) -> dict[str, Any]:
-    """`/v1/models` and `/v1/chat/completions`. (`/api/sessions/{id}/events` is not listed yet: schemathesis' auth
-    check reports it accepting an invalid token on a streamed 200, not yet understood; see docs/gateway.md.)"""
+    """`/api/sessions/{id}/events`, `/v1/models` and `/v1/chat/completions`."""
     header = {"name": "X-Zeroclaw-Session", "in": "header", "required": False, "schema": {"type": "string"}}
     completion = answer("A chat.completion, or with stream=true chat.completion.chunk events", _COMPLETION)
     completion["200"]["headers"] = _SESSION_HEADER
     completion["200"]["content"]["text/event-stream"] = {"schema": SSE_EVENT}
+    session = c.parameters(AttachParams, "path", ["sessionId"])[0] | {"name": "id"}
+    last = {"name": "Last-Event-ID", "in": "header", "required": False, "schema": {"type": "integer", "minimum": 0}}
+    events = {
+        "200": {
+            "description": "Server-Sent Events: id = seq, data = the session/update params; event: gap when the "
+            "updates after Last-Event-ID are gone",
+            "content": {"text/event-stream": {"schema": SSE_EVENT}},
+        }
+    }
     return {
+        "/api/sessions/{id}/events": {
+            "get": operation(
+                "The session's updates as Server-Sent Events (session/attach, grant sessions:read); Last-Event-ID "
+                "replays from the replay buffer; the token also as ?token= (EventSource)",
+                events,
+                bearer=True,
+                parameters=[session, last],
+                invalid="Last-Event-ID not a seq (invalid_params)",
+                s403="Missing grant, Origin not allowed (forbidden), or another principal's session",
+                s404=NOT_FOUND,
+            ),
+        },
         "/v1/models": {
             "get": _openai_errors(
                 operation(
