@@ -34,6 +34,7 @@ from rpc.transports.base import ConnectionClosed
 __all__ = ["EventsApi", "SseChannel"]
 
 _QUEUE_FRAMES = 1024  # frames written ahead of the reader before the sender waits (and the stall clock runs)
+_RETRY_MS = 1000  # how soon an SSE client reconnects after the stream is cut
 _HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -156,13 +157,18 @@ class EventsApi:
         self, context: CallContext, channel: SseChannel, attached: dict[str, Any]
     ) -> AsyncIterator[bytes]:
         try:
+            # `retry:` rides on the first event (a block of its own is an empty event to some clients): a reader
+            # cut off comes back after a second, where a browser would wait about 3 s
+            retry = b"retry: %d\n" % _RETRY_MS
             if attached.get("gap"):
-                yield b"event: gap\ndata: %s\n\n" % orjson.dumps({"seq": attached["seq"]})
+                yield retry + b"event: gap\ndata: %s\n\n" % orjson.dumps({"seq": attached["seq"]})
+                retry = b""
             else:
                 yield b": attached\n\n"  # the headers go out now: the client knows it is following
             while (frame := await channel.get()) is not None:
-                chunk = [sse_event(frame)]
-                while not channel.queue.empty() and len(chunk) < 256:  # write what is queued at once
+                chunk = [retry, sse_event(frame)]
+                retry = b""
+                while not channel.queue.empty() and len(chunk) < 257:  # write what is queued at once
                     more = await channel.get()
                     if more is None:
                         yield b"".join(chunk)

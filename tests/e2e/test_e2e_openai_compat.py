@@ -1,15 +1,17 @@
 """The OpenAI-compatible endpoint of a real `zeroclaw daemon --gateway-port 0`, driven by the official `openai`
-Python SDK (R-ECO-1, R-ECO-4): models, a completion streamed and not, usage, continuation with the session header,
-and errors raised as the SDK's own exception types."""
+Python SDK and `openai` npm package (R-ECO-1, R-ECO-4): models, a completion streamed and not, usage,
+continuation with the session header, and errors raised as the SDKs' own exception types."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 
 import httpx
 import openai
 import pytest
 from e2e_harness import DaemonFactory
+from js_tools import run_node
 from test_e2e_gateway_sessions import start, tokens
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint")
@@ -79,3 +81,38 @@ async def test_openai_sdk_models_and_completions(daemon_factory: DaemonFactory) 
         )
     with pytest.raises(openai.AuthenticationError):
         await sdk(url, "zc_not_a_token").models.list()
+
+
+@pytest.mark.req("R-ECO-1")
+@pytest.mark.req("R-ECO-4")
+async def test_openai_npm_package(daemon_factory: DaemonFactory) -> None:
+    """The same through the official `openai` npm package (tests/js/openai_client.mjs): what a JavaScript
+    integrator runs."""
+    d, url = start(daemon_factory)
+    t = await tokens(d, "alice")
+    seen = await asyncio.to_thread(run_node, "openai_client.mjs", {"url": url, "token": t["alice"]})
+
+    assert "zeroclaw/default" in seen["models"]
+    assert seen["answer"] == "You said: «hello npm»" and seen["finish"] == "stop"
+    assert seen["usage"]["total_tokens"] == seen["usage"]["prompt_tokens"] + seen["usage"]["completion_tokens"]
+    streamed = seen["streamed"]
+    text = "".join(c["text"] or "" for c in streamed)
+    assert text and streamed[-1]["usage"] is not None  # include_usage: the last chunk, with no choices
+    assert [c["finish"] for c in streamed if c["finish"]] == ["stop"]
+
+    async with httpx.AsyncClient(base_url=url, trust_env=False, timeout=30) as http:
+        messages = (
+            await http.get(
+                f"/api/sessions/{seen['sessionId']}/messages", headers={"Authorization": f"Bearer {t['alice']}"}
+            )
+        ).json()["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]  # continued by the header
+    assert messages[3]["content"] == text
+
+    assert seen["unknownModel"] == {
+        "class": "NotFoundError",
+        "status": 404,
+        "code": "model_not_found",
+        "type": "invalid_request_error",
+    }
+    assert seen["badToken"]["class"] == "AuthenticationError" and seen["badToken"]["status"] == 401
