@@ -11,6 +11,8 @@
     GET  /api/sessions[/{id}/messages|usage], POST /api/sessions/{id}/prompt   bearer, grants of `session/*`
     PATCH /api/sessions/{id}, GET /api/models                                  bearer, session/configure, models/list
     POST /webhook/{agent}     bearer, grant of `session/prompt` + the agent right: a turn on a chat session
+    GET  /api/sessions/{id}/events   bearer (or ?token=), session/attach: the session's updates as SSE (R-ECO-2)
+    GET  /v1/models, POST /v1/chat/completions   bearer: the OpenAI-compatible endpoint (gateway/rest/openai_api.py)
     GET  /rpc                 WebSocket JSON-RPC (the same dispatcher as the local socket)
     GET  /acp                 WebSocket Agent Client Protocol (gateway/acp_ws.py, docs/acp.md)
     GET  /, /static/*         the web control panel, static files from `web/` (R-GW-5, docs/panel.md)
@@ -47,6 +49,8 @@ from gateway.errors import (
 from gateway.middleware import BODY_LIMIT, BodyLimit, BodyTooLarge, CatchAll, HostAllowlist, SecurityHeaders
 from gateway.openapi.document import openapi_endpoint
 from gateway.rest.config import ConfigApi
+from gateway.rest.events import EventsApi
+from gateway.rest.openai_api import OpenAiApi
 from gateway.rest.pairing import PairingApi
 from gateway.rest.public import PublicApi
 from gateway.rest.sessions import SessionApi
@@ -128,6 +132,8 @@ def create_app(
     turns = HttpTurns(services.sessions)
     session_api = SessionApi(dispatcher, turns)
     webhook_api = WebhookApi(dispatcher, turns)
+    openai_api = OpenAiApi(dispatcher, turns)
+    events_api = EventsApi(dispatcher)
     cache: tuple[Config | None, frozenset[str]] = (None, frozenset())
 
     def hosts() -> frozenset[str]:
@@ -157,6 +163,9 @@ def create_app(
         Route("/api/sessions/{id}/rollback", bearer(session_api.rollback), methods=["POST"]),
         Route("/api/models", bearer(session_api.models), methods=["GET"]),
         Route("/webhook/{agent}", bearer(webhook_api.webhook), methods=["POST"]),
+        Route("/api/sessions/{id}/events", bearer(events_api.events), methods=["GET"]),  # SSE (R-ECO-2)
+        Route("/v1/models", bearer(openai_api.models), methods=["GET"]),  # OpenAI-compatible (R-ECO-1)
+        Route("/v1/chat/completions", bearer(openai_api.chat_completions), methods=["POST"]),
         WebSocketRoute("/rpc", rpc_endpoint(dispatcher)),
         Route("/rpc", rpc_without_upgrade, methods=["GET"]),  # plain HTTP: 426 (other methods 405)
         WebSocketRoute("/acp", acp_endpoint(dispatcher)),  # the Agent Client Protocol (gateway/acp_ws.py)

@@ -16,7 +16,7 @@ from rpc.core.boundary import storage_unavailable
 from rpc.core.context import CallContext
 from rpc.core.dispatcher import Dispatcher
 from rpc.transports.base import Peer
-from rpc.transports.websocket import bearer_token
+from rpc.transports.websocket import MAX_TOKEN_CHARS, bearer_token
 
 if TYPE_CHECKING:
     from app.services import Services
@@ -42,10 +42,13 @@ def http_peer(conn: HTTPConnection) -> str:
     return f"http:{host}:{client.port}"
 
 
-async def authenticate(conn: HTTPConnection, services: Services) -> Caller:
-    """The caller of `Authorization: Bearer zc_…`; 401 when missing, malformed, unknown or revoked."""
+async def authenticate(conn: HTTPConnection, services: Services, *, query_token: bool = False) -> Caller:
+    """The caller of `Authorization: Bearer zc_…` (or, with `query_token`, of `?token=zc_…`: a browser's
+    `EventSource` cannot send headers); 401 when missing, malformed, unknown or revoked."""
     peer = http_peer(conn)
     token = bearer_token(conn.headers.get("authorization"))
+    if token is None and query_token:
+        token = conn.query_params.get("token", "").strip()[: MAX_TOKEN_CHARS + 1] or None
     if token is None:
         services.audit.record("denied", peer, None)  # as the RPC surface audits every -32010 (R-SEC-3)
         raise ApiError(401, "auth_required", "A bearer token is required", headers=_CHALLENGE)
@@ -63,11 +66,11 @@ async def authenticate(conn: HTTPConnection, services: Services) -> Caller:
     return Caller(credential, principal, peer)
 
 
-async def caller_context(request: HTTPConnection, dispatcher: Dispatcher) -> CallContext:
+async def caller_context(request: HTTPConnection, dispatcher: Dispatcher, *, query_token: bool = False) -> CallContext:
     """The call context of the bearer of this request (401 when there is none). From here on the route's failures
     are the caller's, audited as such (`request.state.caller`, `gateway.errors.domain_boundary`); its grant is
     checked where its JSON-RPC twin's is, by `dispatcher.call` (R-ARCH-3)."""
-    caller = await authenticate(request, dispatcher.services)
+    caller = await authenticate(request, dispatcher.services, query_token=query_token)
     context = dispatcher.http_context(Peer(caller.peer), caller.credential, caller.principal)
     request.state.caller = context
     return context

@@ -11,6 +11,7 @@ fresh install works with no keys and tests can drive every kind of turn event. T
     /write PATH | TEXT  -> write_file tool call (then "write_file: …")
     /read PATH          -> read_file tool call  (then "File contents:\n…")
     /tool NAME JSON     -> a call of any tool by name with JSON object arguments (then "NAME returned:\n…")
+    /tools NAME JSON    -> one such call per line, each in a step of its own (then "NAME returned:\n…" for the last)
     /sleep S            -> "." every 0.1 s for S seconds
     /stream N           -> N chunks "lorem ", in bursts of 256, as fast as the turn takes them (a workload)
     /fail               -> ProviderError
@@ -130,6 +131,36 @@ def _after_tools(messages: Sequence[Message]) -> str:
     return "\n".join(parts)
 
 
+def _named_call(line: str) -> tuple[str, dict[str, Any]] | None:
+    """`NAME JSON` (JSON an object, or nothing for `{}`), or None."""
+    name, _, given = line.strip().partition(" ")
+    try:
+        parsed: object = json.loads(given) if given.strip() else {}
+    except ValueError:
+        parsed = None
+    if not name or not isinstance(parsed, dict):
+        return None
+    return name, parsed
+
+
+def _next_chained(relevant: Sequence[Message]) -> ToolCall | None:
+    """After a `/tools` prompt's call: its next line's call, while there is one (a valid one)."""
+    last_user = max((i for i, m in enumerate(relevant) if m.role == "user"), default=None)
+    if last_user is None:
+        return None
+    match = _DIRECTIVE_RE.match(relevant[last_user].content.strip())
+    if match is None or match.group(1).lower() != "tools":
+        return None
+    lines = [line for line in (match.group(2) or "").strip().splitlines() if line.strip()]
+    done = sum(1 for m in relevant[last_user:] if m.role == "tool")
+    if done >= len(lines):
+        return None
+    parsed = _named_call(lines[done])
+    if parsed is None:
+        return None
+    return ToolCall(id=next_tool_call_id(relevant), name=parsed[0], arguments=parsed[1])
+
+
 class ScriptedProvider:
     """Deterministic, offline `Provider`. `chunk_delay` spaces text chunks; `tick_secs` paces `/sleep`."""
 
@@ -164,6 +195,10 @@ class ScriptedProvider:
         # System prompts may be injected after the user message; they never decide the answer.
         relevant = [m for m in messages if m.role != "system"]
         if relevant and relevant[-1].role == "tool":
+            chained = _next_chained(relevant)
+            if chained is not None:
+                yield chained
+                return
             async for event in self._text(_after_tools(messages)):
                 yield event
             return
@@ -237,15 +272,12 @@ class ScriptedProvider:
             if not arg:
                 return "Usage: /read PATH"
             name, arguments = "read_file", {"path": arg}
-        elif directive == "tool":
-            name, _, given = arg.strip().partition(" ")
-            try:
-                parsed: object = json.loads(given) if given.strip() else {}
-            except ValueError:
-                parsed = None
-            if not name or not isinstance(parsed, dict):
-                return "Usage: /tool NAME {JSON arguments}"
-            arguments = parsed
+        elif directive == "tool" or directive == "tools":
+            first = arg if directive == "tool" or not arg.strip() else arg.strip().splitlines()[0]
+            parsed = _named_call(first)
+            if parsed is None:
+                return f"Usage: /{directive} NAME {{JSON arguments}}"
+            name, arguments = parsed
         else:
             return None
         return ToolCall(id=next_tool_call_id(messages), name=name, arguments=arguments)

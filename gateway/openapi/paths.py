@@ -14,6 +14,7 @@ from typing import Any
 from app.config.schema import Config
 from gateway.openapi import models as m
 from gateway.openapi.components import OpenApiComponents
+from gateway.openapi.ecosystem import ecosystem_paths
 from gateway.openapi.operations import (
     BUSY,
     DOMAIN_400,
@@ -299,5 +300,6 @@ PATH_GROUPS: tuple[Callable[[OpenApiComponents], dict[str, Any]], ...] = (
     _config_paths,
     _session_paths,
     _webhook_paths,
+    ecosystem_paths,
     _rpc_paths,
 )

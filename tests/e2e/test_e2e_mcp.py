@@ -4,19 +4,23 @@ directive: listing, calls, approvals, errors, timeouts, crash and restart, no or
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from acp import text_block
+from acp.schema import ToolCallProgress, ToolCallStart
+from acp_harness import TIMEOUT, initialized, open_acp
 from e2e_harness import Daemon, DaemonFactory
 from js_tools import node_modules
 from session_client import Peer, check_turn, new_sid
-from waiting import until, until_sync
+from waiting import until_sync
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Unix socket, /proc")
 
@@ -266,20 +270,119 @@ async def test_an_mcp_elicitation_is_asked_of_the_client_and_answered_back(daemo
 
 
 @pytest.mark.req("R-MCP-3")
-async def test_list_changed_offers_the_new_tool_from_the_next_turn() -> None:
+async def test_list_changed_offers_the_new_tool_from_the_next_step() -> None:
     factory = DaemonFactory()  # its own daemon: `grow` changes the shared server for everyone
     try:
         daemon = factory.start(config())
         async with await Peer.open(daemon) as owner:
             sid = await new_sid(owner)
             assert "no such tool" in (await call_tool(owner, sid, "mcp__crashy__extra", {}))[0]
-            assert (await call_tool(owner, sid, "mcp__crashy__grow", {}))[0] == "grown"
-
-            async def listed() -> bool:
-                tools = (await owner.call("tools/list", {"sessionId": sid}))["tools"]
-                return "mcp__crashy__extra" in {t["name"] for t in tools}
-
-            await until(listed, timeout=10, what="the new tool listed after list_changed")
-            assert (await call_tool(owner, sid, "mcp__crashy__extra", {}))[0] == "extra here"
+            # One turn: the first step's call adds `extra`, the next step calls it.
+            turn = await owner.prompt(sid, "/tools mcp__crashy__grow {}\nmcp__crashy__extra {}")
+            check_turn(turn, sid)
+            assert [c["name"] for c in turn.of_type("tool_call")] == ["mcp__crashy__grow", "mcp__crashy__extra"]
+            assert [r["rawOutput"] for r in turn.of_type("tool_result")] == ["grown", "extra here"]
+            assert turn.result["content"] == "mcp__crashy__extra returned:\nextra here"
+            tools = (await owner.call("tools/list", {"sessionId": sid}))["tools"]
+            assert "mcp__crashy__extra" in {t["name"] for t in tools}
     finally:
         factory.close()
+
+
+@pytest.mark.req("R-MCP-3")
+@pytest.mark.req("R-BIDI-5")
+async def test_concurrent_elicitations_on_a_shared_server_go_to_their_own_sessions(daemon: Daemon) -> None:
+    """Two sessions on two connections call a tool of one server that elicits once both calls are in (or after
+    1 s): each question is asked of the client whose session made the call, and each answer reaches its call."""
+    asked: dict[str, list[dict[str, object]]] = {"Ada": [], "Bob": []}
+
+    def answering(name: str) -> Callable[[dict[str, object]], object]:
+        def answer(frame: dict[str, object]) -> object:
+            asked[name].append(frame)
+            return {"action": "accept", "content": {"name": name}}
+
+        return answer
+
+    async with (
+        await Peer.open(daemon, elicitation=True, answer=answering("Ada")) as ada,
+        await Peer.open(daemon, elicitation=True, answer=answering("Bob")) as bob,
+    ):
+        first, second = await new_sid(ada), await new_sid(bob)
+        mark_a, fut_a = await ada.start_prompt(first, "/tool mcp__crashy__ask_pair {}")
+        await ada.wait_update("tool_call", session_id=first, start=mark_a)
+        mark_b, fut_b = await bob.start_prompt(second, "/tool mcp__crashy__ask_pair {}")
+        turn_a = await ada.finish_turn(first, mark_a, fut_a)
+        turn_b = await bob.finish_turn(second, mark_b, fut_b)
+        assert turn_a.of_type("tool_result")[0]["rawOutput"] == "Hello, Ada!"
+        assert turn_b.of_type("tool_result")[0]["rawOutput"] == "Hello, Bob!"
+        assert len(asked["Ada"]) == 1 and len(asked["Bob"]) == 1, asked
+
+
+def flaky_config(markers: Path) -> str:
+    flaky = str(CRASHY.with_name("flaky.py"))
+    return f"""\
+[tools]
+approval_timeout_secs = 20
+
+[mcp.servers.flaky]
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(flaky)}, {json.dumps(str(markers / "flaky"))}, "fail"]
+env = {{ FLAKY_TOKEN = "sekrit-token" }}
+
+[mcp.servers.stuck]
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(flaky)}, {json.dumps(str(markers / "stuck"))}, "hang"]
+startup_timeout_secs = 1
+
+[agents.default]
+mcp_servers = ["flaky", "stuck"]
+auto_approve = ["mcp__*"]
+"""
+
+
+@pytest.mark.req("R-MCP-4")
+async def test_a_server_that_does_not_start_fails_the_call_not_the_turn(tmp_path: Path) -> None:
+    factory = DaemonFactory()
+    try:
+        daemon = factory.start(flaky_config(tmp_path))
+        async with await Peer.open(daemon) as owner:
+            sid = await new_sid(owner)
+            output, reply = await call_tool(owner, sid, "mcp__flaky__noop", {})
+            assert output.startswith("The MCP server 'flaky' failed to start, so mcp__flaky__noop did not run: ")
+            assert "tried again at the next call" in output and reply.startswith("mcp__flaky__noop returned:")
+            output, _ = await call_tool(owner, sid, "mcp__stuck__noop", {})
+            assert "'stuck' failed to start" in output and "did not start within 1 s" in output, output
+            status = {s["name"]: s for s in (await owner.call("mcp/status", {}))["servers"]}
+            assert status["flaky"]["state"] == "failed" and status["flaky"]["error"], status
+            assert status["stuck"]["state"] == "failed" and "within 1 s" in status["stuck"]["error"], status
+            assert "sekrit" not in json.dumps(status) + output
+            (tmp_path / "flaky").touch()  # fixed between calls: the next call starts it
+            assert (await call_tool(owner, sid, "mcp__flaky__noop", {}))[0] == "ok"
+            status = {s["name"]: s for s in (await owner.call("mcp/status", {}))["servers"]}
+            assert status["flaky"]["state"] == "ready" and status["flaky"]["error"] is None, status
+    finally:
+        factory.close()
+
+
+@pytest.mark.req("R-MCP-3")
+@pytest.mark.req("R-EDIT-5")
+async def test_acp_asks_permission_for_an_mcp_tool(daemon: Daemon) -> None:
+    """Over ACP a call of an MCP tool that is not auto-approved is `session/request_permission`: allow_once runs
+    it, reject_once is a tool result saying it was rejected, and the turn goes on."""
+    async with open_acp(daemon) as (conn, recorder, _process):
+        await initialized(conn)
+        workdir = daemon.root / "project"
+        workdir.mkdir(exist_ok=True)
+        sid = (await conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
+        recorder.answers = ["allow_once", "reject_once"]
+        for text in ('/tool mcp__ev__echo {"message": "via acp"}', '/tool mcp__ev__get-sum {"a": 40, "b": 2}'):
+            answer = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block(text)]), TIMEOUT)
+            assert answer.stop_reason == "end_turn"
+        starts = recorder.of(sid, ToolCallStart)
+        assert [p[1].tool_call_id for p in recorder.permissions] == [s.tool_call_id for s in starts]
+        assert any("mcp__ev__echo" in s.title for s in starts) and any("mcp__ev__get-sum" in s.title for s in starts)
+        results = [u for u in recorder.of(sid, ToolCallProgress) if u.status in ("completed", "failed")]
+        assert [r.status for r in results] == ["completed", "failed"], results
+        assert "Echo: via acp" in str(results[0].raw_output)
+        assert "rejected" in str(results[1].raw_output) and "42" not in str(results[1].raw_output)
+        assert "mcp__ev__get-sum returned:" in recorder.text(sid)

@@ -3,5 +3,6 @@ tools as `mcp__<server>__<tool>`. The `mcp` SDK is imported on first use (app.ag
 with no server configured never loads it."""
 
 from app.agents.mcp.hub import McpHub, McpTool, tool_name
+from app.agents.mcp.offer import TurnTools
 
-__all__ = ["McpHub", "McpTool", "tool_name"]
+__all__ = ["McpHub", "McpTool", "TurnTools", "tool_name"]

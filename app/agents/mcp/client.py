@@ -23,9 +23,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from app.agents.base import Elicitation
+from app.agents.mcp.floor import Floor
 from app.config.schema import McpServer
 
-__all__ = ["Connection", "render_result"]
+__all__ = ["Connection", "StartFailed", "render_result"]
 
 log = logging.getLogger("zeroclaw.mcp")
 
@@ -35,15 +36,22 @@ Elicit = Callable[[str, dict[str, Any]], Awaitable[Elicitation]]
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
-class Connection:
-    """A running (or starting) server. `tools`: its tool list after the handshake (and after `list_changed`)."""
+class StartFailed(RuntimeError):
+    """The server did not start; `str()` says why (no secrets: the command's environment and headers are not in
+    it)."""
 
-    def __init__(self, name: str, server: McpServer, elicit: Elicit | None = None) -> None:
+
+class Connection:
+    """A running (or starting) server. `tools`: its tool list after the handshake (and after `list_changed`);
+    `floor`: whose calls run now, and where an elicitation goes (app.agents.mcp.floor)."""
+
+    def __init__(self, name: str, server: McpServer) -> None:
         self.name = name
         self.server = server
         self.tools: list[types.Tool] = []
         self.session: ClientSession | None = None
-        self.elicit = elicit
+        self.floor: Floor[Elicit] = Floor()
+        self._listing: asyncio.Task[None] | None = None  # listing the tools again after `list_changed`
         self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
         self.error: str | None = None  # why it stopped, when it crashed
@@ -87,31 +95,45 @@ class Connection:
                 await self._stop.wait()
         except BaseException as exc:
             if not self._ready.done():
-                self._ready.set_exception(RuntimeError(f"MCP server {self.name!r} did not start: {_why(exc)}"))
+                self._ready.set_exception(StartFailed(_why(exc)))
             if not isinstance(exc, asyncio.CancelledError):
                 self.error = _why(exc)
                 log.warning("MCP server %r stopped: %s", self.name, _why(exc))
         finally:
             self.session = None
             if not self._ready.done():
-                self._ready.set_exception(RuntimeError(f"MCP server {self.name!r} stopped while starting"))
+                self._ready.set_exception(StartFailed("it stopped while starting"))
             if not self._ready.cancelled() and self._ready.exception() is not None:
                 pass  # retrieved: a start that failed is reported by `wait_ready`, or never asked about
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification) and self.session is not None:
-            try:
-                self.tools = (await self.session.list_tools()).tools
-            except Exception:
-                log.warning("MCP server %r: could not list its tools again", self.name, exc_info=True)
+            # Begun before anything is awaited: the SDK runs this in a task started as the notification is read,
+            # so before the answer to the call that changed the list (sent after it) reaches the turn, and the
+            # turn's next step waits for it (`listed`).
+            self._listing = asyncio.get_running_loop().create_task(self._list_again(self.session))
+
+    async def _list_again(self, session: ClientSession) -> None:
+        try:
+            self.tools = (await session.list_tools()).tools
+        except Exception:
+            log.warning("MCP server %r: could not list its tools again", self.name, exc_info=True)
+
+    async def listed(self) -> list[types.Tool]:
+        """The tool list, once a re-listing after `list_changed` is done."""
+        listing = self._listing
+        if listing is not None:
+            await asyncio.wait({listing}, timeout=self.server.call_timeout_secs)
+        return self.tools
 
     async def _on_elicit(self, context: Any, params: Any) -> Any:
-        if self.elicit is None:
+        elicit = self.floor.value  # the session whose calls run now caused it (app.agents.mcp.floor)
+        if elicit is None:
             return types.ErrorData(code=types.INVALID_REQUEST, message="Elicitation not supported")
         schema = getattr(params, "requested_schema", None) or {}
         if hasattr(schema, "model_dump"):
             schema = schema.model_dump(by_alias=True, exclude_none=True)
-        answer = await self.elicit(params.message, schema)
+        answer = await elicit(params.message, schema)
         if answer.action in ("accept", "decline", "cancel"):
             return types.ElicitResult(action=answer.action, content=answer.content or None)
         return types.ElicitResult(action="cancel")

@@ -24,12 +24,17 @@ def tool_name(server: str, tool: str) -> str:
     return f"mcp__{server}__{tool}"
 
 
+class StartError(Exception):
+    """A server did not start (in time); `str()` says why."""
+
+
 @dataclass(slots=True)
 class _Entry:
     server: McpServer
     connection: Connection | None = None
     error: str | None = None
     users: set[str] = field(default_factory=set)  # the live sessions whose turns used it
+    listed: list[Any] = field(default_factory=list)  # its tools as last listed: still offered while it is down
 
 
 class McpTool:
@@ -59,6 +64,7 @@ class McpHub:
         self._entries: dict[str, _Entry] = {}
         self._lock = asyncio.Lock()
         self._sweeper: asyncio.Task[None] | None = None
+        self._stopping: set[asyncio.Task[None]] = set()  # servers that did not start in time, being stopped
 
     def _sweep_soon(self) -> None:
         if self._is_live is not None and (self._sweeper is None or self._sweeper.done()):
@@ -98,20 +104,24 @@ class McpHub:
         try:
             await conn.wait_ready(entry.server.startup_timeout_secs)
         except TimeoutError:
-            await conn.stop()
-            entry.error = f"did not start within {entry.server.startup_timeout_secs:g} s"
-            raise RuntimeError(f"MCP server {key!r} {entry.error}") from None
-        except RuntimeError as exc:
+            # Given up on: it is stopped in the background (the SDK waits a while for a stdio server to exit).
+            conn.task.cancel()
+            self._stopping.add(conn.task)
+            conn.task.add_done_callback(self._stopping.discard)
+            if entry.connection is conn:
+                entry.connection = None
+            entry.error = f"it did not start within {entry.server.startup_timeout_secs:g} s"
+            raise StartError(entry.error) from None
+        except RuntimeError as exc:  # StartFailed: why it did not
             entry.error = str(exc)
-            raise
+            raise StartError(entry.error) from None
         entry.error = None
         return conn
 
-    async def tools_for(
-        self, names: Iterable[str], session_servers: Mapping[str, McpServer] | None = None, *, session_id: str = ""
-    ) -> dict[str, McpTool]:
-        """The tools of an agent's servers and a session's own, starting those not running. A server that does
-        not start offers no tools this step (its error shows in `mcp/status`); the turn goes on."""
+    def _wanted(
+        self, names: Iterable[str], session_servers: Mapping[str, McpServer] | None, session_id: str
+    ) -> list[tuple[str, str, McpServer]]:
+        """(key, name, server) of an agent's configured servers, then a session's own (which win a shared name)."""
         config = self._config()
         wanted: list[tuple[str, str, McpServer]] = []
         for name in names:
@@ -120,18 +130,35 @@ class McpHub:
                 wanted.append((name, name, server))
         for name, server in (session_servers or {}).items():
             wanted.append((f"{session_id}/{name}", name, server))
+        return wanted
+
+    async def tools_for(
+        self,
+        names: Iterable[str],
+        session_servers: Mapping[str, McpServer] | None = None,
+        *,
+        session_id: str = "",
+        start: bool = True,
+    ) -> dict[str, McpTool]:
+        """The tools of an agent's servers and a session's own; `start`: starting those not running (a turn's
+        first step), else as they are now (its later steps: a `list_changed` shows at the next step). A server
+        that is down (it failed to start, or crashed) offers the tools it last listed, if it ever did: a call
+        starts it again (`call`); its error shows in `mcp/status`, and the turn goes on."""
         out: dict[str, McpTool] = {}
-        for key, name, server in wanted:
+        for key, name, server in self._wanted(names, session_servers, session_id):
             entry = self._entry(key, server)
             if session_id:
                 entry.users.add(session_id)
-            try:
-                conn = await self._connect(key, entry)
-            except Exception as exc:
-                log.warning("MCP server %r: %s", key, exc)
-                continue
+            conn = entry.connection
+            if start:
+                try:
+                    conn = await self._connect(key, entry)
+                except StartError as exc:
+                    log.warning("MCP server %r did not start: %s", key, exc)
+            if conn is not None and conn.alive and conn.session is not None:
+                entry.listed = await conn.listed()
             allowed = set(server.tools) if server.tools else None
-            for tool in conn.tools:
+            for tool in entry.listed:
                 if allowed is None or tool.name in allowed:
                     schema = tool.input_schema or {"type": "object", "properties": {}}
                     out[tool_name(name, tool.name)] = McpTool(
@@ -140,22 +167,48 @@ class McpHub:
         self._sweep_soon()
         return out
 
+    def stand_in(
+        self,
+        name: str,
+        names: Iterable[str],
+        session_servers: Mapping[str, McpServer] | None = None,
+        *,
+        session_id: str = "",
+    ) -> McpTool | None:
+        """A tool for a call naming `mcp__<server>__<tool>` of one of these servers that did not list it (it
+        failed to start, so its tools are unknown): the call tries to start the server and says why it could not
+        (R-MCP-4), instead of an unknown tool. None for any other name."""
+        server, sep, tool = name.removeprefix("mcp__").partition("__")
+        if not name.startswith("mcp__") or not sep or not tool:
+            return None
+        for key, wanted, config in reversed(self._wanted(names, session_servers, session_id)):
+            if wanted == server and (not config.tools or tool in config.tools):
+                conn = self._entry(key, config).connection
+                if conn is not None and conn.alive and conn.session is not None:
+                    return None  # it is up and did not list this tool: an unknown tool
+                return McpTool(self, key, server, tool, "", {"type": "object", "properties": {}})
+        return None
+
     async def call(self, key: str, tool: str, arguments: dict[str, Any], context: ToolContext) -> str:
         entry = self._entries.get(key)
+        server = key.rpartition("/")[2]
         if entry is None:
             return f"The MCP server for {tool} is no longer configured."
         try:
             conn = await self._connect(key, entry)
-        except Exception as exc:
-            return f"The MCP tool {tool} could not run: {exc}"
+        except StartError as exc:
+            return (
+                f"The MCP server {server!r} failed to start, so {tool_name(server, tool)} did not run: {exc}. "
+                "It is tried again at the next call."
+            )
 
         async def elicit(message: str, schema: dict[str, Any]) -> Elicitation:
             return await context.client.elicit(message, schema, timeout=context.ask_timeout_secs)
 
-        conn.elicit = elicit
         timeout = entry.server.call_timeout_secs
         try:
-            text = await asyncio.wait_for(conn.call(tool, arguments, timeout, context.progress), timeout + 1.0)
+            async with conn.floor.held(context.session_id, elicit):  # an elicitation goes to this session's client
+                text = await asyncio.wait_for(conn.call(tool, arguments, timeout, context.progress), timeout + 1.0)
         except TimeoutError:
             return f"The MCP tool {tool} did not answer within {timeout:g} s."
         except Exception as exc:
@@ -186,6 +239,7 @@ class McpHub:
             self._sweeper.cancel()
         entries, self._entries = list(self._entries.values()), {}
         await asyncio.gather(*(e.connection.stop() for e in entries if e.connection is not None))
+        await asyncio.gather(*self._stopping, return_exceptions=True)
 
 
 def _why(exc: BaseException) -> str:

@@ -154,8 +154,10 @@ async def run_turn(
     updates: Updates,
     settings: TurnSettings,
     outcome: TurnOutcome,
+    before_step: Callable[[], Awaitable[None]] | None = None,
 ) -> TurnOutcome:
-    """Run the turn body; `outcome` is filled in as it goes so a cancelled turn still knows what it streamed."""
+    """Run the turn body; `outcome` is filled in as it goes so a cancelled turn still knows what it streamed.
+    `before_step`: called before each step after the first (`tools` may change: an MCP server's `list_changed`)."""
 
     def row(**fields: Any) -> dict[str, Any]:
         return {"mode": live.mode, "turn_id": turn_id, "surface": live.surface, **fields}
@@ -169,11 +171,13 @@ async def run_turn(
     if settings.system_prompt:
         messages.insert(0, Message(role="system", content=settings.system_prompt))
     messages.append(Message(role="user", content=prompt))
-    specs = [tool.spec for tool in tools.values()]
 
     unyielded = 0  # events since the last yield to the loop, carried across steps
     trace = current_turn()  # R-MODEL-6: a `chat` span per step, an `execute_tool` span per call (no-op when off)
-    for _step in range(settings.max_steps):
+    for step in range(settings.max_steps):
+        if step and before_step is not None:
+            await before_step()
+        specs = [tool.spec for tool in tools.values()]
         text = _Text(store, live, row)
         calls: list[ToolCall] = []
         try:

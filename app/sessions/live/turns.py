@@ -9,12 +9,12 @@ import asyncio
 import dataclasses
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from app.agents.base import PromptingClient, ToolContext
-from app.agents.mcp import McpHub
+from app.agents.base import PromptingClient, Tool, ToolContext
+from app.agents.mcp import McpHub, TurnTools
 from app.agents.permissions import Pattern, Rule, RuleBook, RuleSet, parse_pattern, rules_from_lists
 from app.agents.sandbox import Sandbox, SandboxHost
 from app.agents.sandbox.limits import Limits
@@ -138,9 +138,12 @@ class Turns:
         trace = self.tracer.begin_turn(session_id=live.session_id, agent=live.agent_alias, turn_id=outcome.turn_id)
         agent = config.agents[live.agent_alias]
         updates = TurnUpdates(live, sink, partial(self._reserve_seq, live), self._encode)
-        tools = build_tools([t for t in agent.tools])
-        if agent.mcp_servers or live.mcp_servers:  # R-MCP-3: started on first use, listed afresh every turn
-            tools.update(await self.mcp.tools_for(agent.mcp_servers, live.mcp_servers, session_id=live.session_id))
+        tools: Mapping[str, Tool] = build_tools([t for t in agent.tools])
+        before_step: Callable[[], Awaitable[None]] | None = None
+        if agent.mcp_servers or live.mcp_servers:  # R-MCP-3: started on first use, listed again every step
+            offered = TurnTools(tools, self.mcp, agent.mcp_servers, live.mcp_servers, live.session_id)
+            await offered.refresh(start=True)
+            tools, before_step = offered, offered.refresh
         settings = _turn_settings(config, agent, live, client, await self._rules(config, live), self.rule_book)
         if self.sandbox is not None:
             tool_context = dataclasses.replace(settings.tool_context, sandbox=_sandbox(self.sandbox, config))
@@ -160,6 +163,7 @@ class Turns:
                 context=context,
                 provider=SessionProvider(live, agent, provider_config) if provider_config else _missing(agent),
                 tools=tools,
+                before_step=before_step,
                 store=self._store.transcript,
                 updates=updates,
                 settings=settings,

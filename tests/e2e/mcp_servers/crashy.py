@@ -1,11 +1,13 @@
 """A FastMCP (the SDK's `MCPServer`) stdio server for tests/e2e/test_e2e_mcp.py: `noop` answers at once, `pid` says
 which process answered, `crash` ends the process mid-call, `slow` sleeps past a call timeout, `fail` is an isError
 result, `ask` elicits a name, `steps` reports progress,
-`grow` adds the tool `extra` (`notifications/tools/list_changed`)."""
+`grow` adds the tool `extra` (`notifications/tools/list_changed`), `ask_pair` elicits once a second call of it came
+(or after 1 s: whichever is first)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 
 from mcp.server.mcpserver import AcceptedElicitation, Context, MCPServer
@@ -46,6 +48,25 @@ class Name(BaseModel):
 @server.tool()
 async def ask(ctx: Context) -> str:
     """Ask the user's name (an MCP elicitation) and greet them."""
+    answer = await ctx.elicit("What is your name?", schema=Name)
+    if isinstance(answer, AcceptedElicitation):
+        return f"Hello, {answer.data.name}!"
+    return f"No name: {answer.action}"
+
+
+_pair: list[asyncio.Event] = []
+
+
+@server.tool()
+async def ask_pair(ctx: Context) -> str:
+    """Wait until this tool was called twice (at most 1 s), then ask a name: two sessions' questions at once."""
+    arrived = asyncio.Event()
+    _pair.append(arrived)
+    for event in _pair:
+        if len(_pair) >= 2:
+            event.set()
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(arrived.wait(), 1.0)
     answer = await ctx.elicit("What is your name?", schema=Name)
     if isinstance(answer, AcceptedElicitation):
         return f"Hello, {answer.data.name}!"

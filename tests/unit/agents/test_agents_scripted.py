@@ -157,9 +157,32 @@ async def test_tool_calls_any_tool_by_name_with_json_arguments() -> None:
     assert calls_of(events)[0].arguments == {}
 
 
+@pytest.mark.req("R-MCP-5")
+async def test_tools_calls_one_tool_per_line_each_in_a_step_of_its_own() -> None:
+    history: list[Message] = []
+    prompt = '/tools mcp__s__grow {}\nmcp__s__extra {"n": 1}\n'
+    events, final = await turn(history, prompt, {"mcp__s__grow": "grown", "mcp__s__extra": "here"})
+    assert calls_of(events) == [ToolCall("tc_1", "mcp__s__grow", {}), ToolCall("tc_2", "mcp__s__extra", {"n": 1})]
+    assert final == "mcp__s__extra returned:\nhere"
+    events, _ = await turn(history, "/tools a {}\nb [1]", {"a": "x"})  # a bad line ends the chain
+    assert [c.name for c in calls_of(events)] == ["a"]
+
+
 @pytest.mark.parametrize(
     "prompt",
-    ["/bash", "/ask  ", "/poll Q | only", "/poll | a | b", "/write p", "/read", "/tool", "/tool x [1]", "/tool x {"],
+    [
+        "/bash",
+        "/ask  ",
+        "/poll Q | only",
+        "/poll | a | b",
+        "/write p",
+        "/read",
+        "/tool",
+        "/tool x [1]",
+        "/tool x {",
+        "/tools",
+        "/tools x [1]\ny {}",
+    ],
 )
 async def test_directive_without_arguments_answers_with_usage(prompt: str) -> None:
     events = await step([Message("user", prompt)])
