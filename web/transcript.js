@@ -5,6 +5,7 @@
 import { $, append, h } from "./dom.js";
 import { toolCard } from "./toolcard.js";
 import { approvalBox, elicitationForm, expireQuestions } from "./approvals.js";
+import { promptBubble, rolledBackText } from "./branching.js";
 import { tryCall } from "./connection.js";
 import { applySettings } from "./models.js";
 import { usageLine } from "./usage.js";
@@ -120,16 +121,17 @@ export class SessionView {
   /** One row of session/messages as a node. */
   historyRow(row) {
     if (row.marker) {
+      const undone = row.marker === "rolled_back"; // R-BRANCH-2: session/rollback's marker
       return h(
         "div",
         { class: "marker", dataset: { marker: row.marker } },
-        h("span", { class: "marker-label", text: row.marker === "interrupted" ? "Interrupted" : row.marker }),
-        h("span", { text: row.content || "Turn interrupted." }),
+        h("span", { class: "marker-label", text: undone ? "Undone" : row.marker === "interrupted" ? "Interrupted" : row.marker }),
+        h("span", { text: undone ? rolledBackText(row.content) : row.content || "Turn interrupted." }),
       );
     }
     switch (row.role) {
       case "user":
-        return bubble("user", row.content);
+        return Number.isInteger(row.index) ? promptBubble(bubble("user", row.content), this.id, row.index) : bubble("user", row.content);
       case "assistant":
         return bubble("assistant", row.content);
       case "tool_call": {
@@ -212,8 +214,8 @@ export class SessionView {
       return;
     }
     if (type === "rolled_back") {
-      // R-BRANCH-2: the rows stay stored (session/messages with includeRolledBack shows them); the model no longer sees them.
-      this.note(`The last ${params.turns} turn(s) were undone from row ${params.fromIndex} on: the model no longer sees them.`);
+      // R-BRANCH-2 (undone here or in another tab or client): the transcript no longer shows those turns; read it again.
+      if (!this.running) this.load();
       return;
     }
     const turn = this.turn ?? this.beginTurn(true);
@@ -271,6 +273,15 @@ export class SessionView {
         card.setOutput(params.rawOutput);
         turn.text = null;
         this.scrollIfPinned();
+        break;
+      }
+      case "user_message": {
+        // R-BRANCH-3: a steer joined the turn (from this tab or another); the agent's next words follow it.
+        turn.text = null;
+        turn.thought = null;
+        const steered = promptBubble(bubble("user", params.text ?? ""), this.id, params.index);
+        steered.classList.add("steered");
+        this.add(steered);
         break;
       }
       case "tool_progress":
