@@ -62,6 +62,9 @@ async def test_a_steer_from_another_connection_reaches_the_model_in_the_same_tur
             (0, "user"), (1, "tool_call"), (2, "tool_result"), (3, "user"), (4, "assistant")
         ]  # fmt: skip
         assert rows[3]["content"] == "/context"
+        # A fork is at a turn's prompt: the steer is inside a turn (R-BRANCH-1).
+        code, data = await prompter.error("session/fork", {"sessionId": sid, "atIndex": 3})
+        assert code == -32602 and data["errors"][0]["field"] == "atIndex", data
         # The turn ended: nothing to steer, the client prompts instead.
         code, data = await steerer.error("session/steer", {"sessionId": sid, "prompt": "late"})
         assert code == -32602 and data["errors"][0]["field"] == "sessionId", data

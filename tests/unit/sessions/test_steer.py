@@ -17,7 +17,7 @@ from waiting import until
 from app.agents.base import Elicitation
 from app.auth.policy import Principal
 from app.config import schema as config_schema
-from app.sessions.errors import NoRunningTurn, SessionNotFound, SessionNotOwned
+from app.sessions.errors import BadForkPoint, NoRunningTurn, SessionNotFound, SessionNotOwned
 from app.sessions.live.steer import SteerInbox
 from app.sessions.mode import SessionMode
 from app.sessions.registry import SessionRegistry
@@ -102,6 +102,11 @@ async def test_a_steer_joins_at_the_next_step_is_stored_there_and_announced(
     assert seen[3] == "user: /context" and seen[4].startswith("assistant: user: /bash echo first"), seen
     with pytest.raises(NoRunningTurn):
         await registry.branching.steer(ALICE, sid, "too late")
+    # A fork is at a turn's prompt, never at a steer inside a turn (R-BRANCH-1).
+    with pytest.raises(BadForkPoint, match="steered"):
+        await registry.branching.fork(ALICE, sid, index)
+    forked = await registry.branching.fork(ALICE, sid, 0)
+    assert forked.forked_at == 0
 
 
 async def test_a_steer_the_turn_never_took_answers_none(registry: SessionRegistry) -> None:
