@@ -34,11 +34,27 @@ export function branchButton(sessionId, index) {
   });
 }
 
-/** The user's bubble of a prompt row (or a steer) with its branch button. */
-export function promptBubble(bubble, sessionId, index) {
+/** The user's bubble of a prompt row with its branch button; a steer's (R-BRANCH-3) is marked instead: no fork there. */
+export function promptBubble(bubble, sessionId, index, { steer = false } = {}) {
   bubble.dataset.index = String(index);
-  bubble.append(branchButton(sessionId, index));
+  if (steer) bubble.classList.add("steered");
+  else bubble.append(branchButton(sessionId, index));
   return bubble;
+}
+
+/**
+ * The indexes of the steers among `rows` (a session/messages page with `turnEnds`): user rows whose previous row
+ * is in the same turn (neither a turn's last row nor a marker). A chat session records no turn ends: none known.
+ */
+export function steerRows(rows, turnEnds) {
+  const ends = new Set((turnEnds ?? []).map((end) => end.index));
+  const steers = new Set();
+  if (!ends.size) return steers;
+  rows.forEach((row, i) => {
+    const before = rows[i - 1];
+    if (row.role === "user" && before && !before.marker && !ends.has(before.index)) steers.add(row.index);
+  });
+  return steers;
 }
 
 /** A `rolled_back` marker row's words: its content is `{"turns", "from_index"}`. */
@@ -74,12 +90,15 @@ async function branchAt(sessionId, index, button) {
 export async function numberPrompts(view) {
   const bare = $$(".bubble.user", view.el);
   if (!bare.some((b) => !b.dataset.index)) return;
-  const page = await tryCall("Read transcript", "session/messages", { sessionId: view.id, limit: PROMPTS_READ });
+  const params = { sessionId: view.id, limit: PROMPTS_READ, turnEnds: true };
+  const page = await tryCall("Read transcript", "session/messages", params);
   if (!page) return;
+  const steers = steerRows(page.messages ?? [], page.turnEnds);
   const rows = (page.messages ?? []).filter((row) => row.role === "user");
   for (let i = 1; i <= Math.min(rows.length, bare.length); i++) {
     const bubble = bare[bare.length - i];
-    if (!bubble.dataset.index) promptBubble(bubble, view.id, rows[rows.length - i].index);
+    const { index } = rows[rows.length - i];
+    if (!bubble.dataset.index) promptBubble(bubble, view.id, index, { steer: steers.has(index) });
   }
 }
 

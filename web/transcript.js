@@ -5,7 +5,7 @@
 import { $, append, h } from "./dom.js";
 import { toolCard } from "./toolcard.js";
 import { approvalBox, elicitationForm, expireQuestions } from "./approvals.js";
-import { promptBubble, rolledBackText } from "./branching.js";
+import { promptBubble, rolledBackText, steerRows } from "./branching.js";
 import { tryCall } from "./connection.js";
 import { applySettings } from "./models.js";
 import { usageLine } from "./usage.js";
@@ -30,6 +30,7 @@ export class SessionView {
     this.info = null;
     this.firstIndex = null;
     this.total = 0;
+    this.steers = new Set(); // indexes of the user rows shown that were steers (R-BRANCH-3), not prompts
     this.cards = new Map(); // toolCallId → tool card, for results that arrive later
     this.approvals = new Map(); // requestId → approval box, for approval_resolved (answered in another tab)
     // R-MULTI: the last `seq` shown (null: none yet), and the updates held back while the transcript is redrawn.
@@ -71,10 +72,12 @@ export class SessionView {
    * stops before the prompt of the first of them, which starts it; true if it did.
    */
   async load({ cutTurns = 0 } = {}) {
-    const result = await tryCall("Read transcript", "session/messages", { sessionId: this.id, limit: HISTORY_PAGE });
+    const params = { sessionId: this.id, limit: HISTORY_PAGE, turnEnds: true };
+    const result = await tryCall("Read transcript", "session/messages", params);
     if (!result || this.running) return false;
     const rows = result.messages || [];
-    const users = rows.flatMap((row, i) => (row.role === "user" ? [i] : []));
+    this.steers = steerRows(rows, result.turnEnds); // user rows that joined a running turn: not where turns start
+    const users = rows.flatMap((row, i) => (row.role === "user" && !this.steers.has(row.index) ? [i] : []));
     const at = cutTurns > 0 && users.length >= cutTurns ? users[users.length - cutTurns] : -1;
     this.renderHistory(at < 0 ? rows : rows.slice(0, at), result.total ?? 0);
     this.loaded = true;
@@ -88,10 +91,12 @@ export class SessionView {
       sessionId: this.id,
       limit: HISTORY_PAGE,
       before: this.firstIndex,
+      turnEnds: true,
     });
     button.disabled = false;
     if (!result) return;
     const rows = result.messages || [];
+    for (const index of steerRows(rows, result.turnEnds)) this.steers.add(index);
     const fragment = h("div", { class: "history-page" });
     for (const row of rows) fragment.append(this.historyRow(row));
     button.parentElement.remove();
@@ -131,7 +136,8 @@ export class SessionView {
     }
     switch (row.role) {
       case "user":
-        return Number.isInteger(row.index) ? promptBubble(bubble("user", row.content), this.id, row.index) : bubble("user", row.content);
+        if (!Number.isInteger(row.index)) return bubble("user", row.content);
+        return promptBubble(bubble("user", row.content), this.id, row.index, { steer: this.steers.has(row.index) });
       case "assistant":
         return bubble("assistant", row.content);
       case "tool_call": {
@@ -279,9 +285,7 @@ export class SessionView {
         // R-BRANCH-3: a steer joined the turn (from this tab or another); the agent's next words follow it.
         turn.text = null;
         turn.thought = null;
-        const steered = promptBubble(bubble("user", params.text ?? ""), this.id, params.index);
-        steered.classList.add("steered");
-        this.add(steered);
+        this.add(promptBubble(bubble("user", params.text ?? ""), this.id, params.index, { steer: true }));
         break;
       }
       case "tool_progress":

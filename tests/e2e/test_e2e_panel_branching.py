@@ -118,4 +118,7 @@ async def test_two_tabs_steer_branch_while_the_other_streams_and_undo_redraws_th
     for page in (a, b):
         await expect(prompts(page)).to_have_text(["one", "two", "/bash echo steer-me", "/context"])
         await expect(transcript(page).locator('.marker[data-marker="rolled_back"]')).to_contain_text("1 turn(s) undone")
+        # Read again from the transcript, the steer is still told from a prompt: no fork inside a turn.
+        await expect(transcript(page).locator(".bubble.user.steered .text")).to_have_text("/context")
+        await expect(transcript(page).locator(".bubble.user .branch")).to_have_count(3)
     assert not a_errors and not b_errors, (a_errors, b_errors)
