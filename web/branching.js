@@ -44,7 +44,8 @@ export function promptBubble(bubble, sessionId, index, { steer = false } = {}) {
 
 /**
  * The indexes of the steers among `rows` (a session/messages page with `turnEnds`): user rows whose previous row
- * is in the same turn (neither a turn's last row nor a marker). A chat session records no turn ends: none known.
+ * is in the same turn (neither a turn's last row nor a marker). Without any turn end in the page (a chat session
+ * records none; a session's first turn still runs) none is known: each user row counts as a prompt.
  */
 export function steerRows(rows, turnEnds) {
   const ends = new Set((turnEnds ?? []).map((end) => end.index));
