@@ -161,6 +161,7 @@ def create_app(
         Route("/api/sessions/{id}", bearer(session_api.configure), methods=["PATCH"]),
         Route("/api/sessions/{id}/fork", bearer(session_api.fork), methods=["POST"]),
         Route("/api/sessions/{id}/rollback", bearer(session_api.rollback), methods=["POST"]),
+        Route("/api/sessions/{id}/steer", bearer(session_api.steer), methods=["POST"]),
         Route("/api/models", bearer(session_api.models), methods=["GET"]),
         Route("/webhook/{agent}", bearer(webhook_api.webhook), methods=["POST"]),
         Route("/api/sessions/{id}/events", bearer(events_api.events), methods=["GET"]),  # SSE (R-ECO-2)

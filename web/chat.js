@@ -3,6 +3,7 @@
 // (`session/update` notifications and `elicitation/create` requests), routed to each session's SessionView.
 
 import { expireQuestions } from "./approvals.js";
+import { initBranching, numberPrompts, render as renderBranching } from "./branching.js";
 import { byId, formatTime, h } from "./dom.js";
 import { call, connected, daemonRestarted, tryCall } from "./connection.js";
 import { reportError, showInline } from "./errors.js";
@@ -155,6 +156,7 @@ function updateComposer() {
   el.prompt.disabled = !online || killed;
   el.cancel.disabled = !online || !view.running;
   el.reload.disabled = view.running;
+  renderBranching(view, { online, killed }); // undo, the steer box, the parent of a fork
   if (!online && view.running) showInline(el.note, "Disconnected. If the daemon still runs, so does the turn, and reconnecting shows the rest of it here; if the daemon stopped, the turn was interrupted.", "note");
   else if (killed) showInline(el.note, "This session was killed: its history is read-only and it can never be resumed.", "note");
   else if (view.running) showInline(el.note, "The agent is working… Cancel stops the turn.", "note");
@@ -276,6 +278,7 @@ export function onDaemonNotification(method, params) {
   if (shown && params.type === "turn_complete" && joined) redrawJoined(view);
   if (params.type === "turn_complete") refreshSessions();
   if (params.type === "turn_complete") refreshUsage(view);
+  if (params.type === "turn_complete") numberPrompts(view); // its prompt can be branched from now
 }
 
 /** The session's total tokens and cost (session/usage, R-MODEL-5), shown in the chat head. */
@@ -345,6 +348,7 @@ export function initChat() {
     }
   });
   el.cancel.addEventListener("click", cancelTurn);
+  initBranching({ current: () => current, open: (id) => openSession(id), refresh: refreshSessions, entry: sessionEntry });
   initModels({
     onChosen: (id, settings) => {
       const view = views.get(id);

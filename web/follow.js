@@ -4,6 +4,7 @@
 // was missed (or says `gap`, and the transcript is read again). Replayed and live updates may arrive before the
 // attach answer, so a view holds them (`view.held`) until the answer says where it stands.
 
+import { steerRows } from "./branching.js";
 import { call } from "./connection.js";
 import { reportError } from "./errors.js";
 import { ConnectionError, RpcError } from "./rpc.js";
@@ -114,8 +115,9 @@ export async function redrawJoined(view) {
  * does (stored as the turn starts). Show it as the user's bubble where the turn's note stands.
  */
 export async function showPrompt(view, turn) {
-  const page = await call("session/messages", { sessionId: view.id, limit: 50 }).catch(() => null);
-  const row = (page?.messages ?? []).findLast((r) => r.role === "user");
+  const page = await call("session/messages", { sessionId: view.id, limit: 50, turnEnds: true }).catch(() => null);
+  const steers = steerRows(page?.messages ?? [], page?.turnEnds); // a steer may have joined the turn already
+  const row = (page?.messages ?? []).findLast((r) => r.role === "user" && !steers.has(r.index));
   if (row && turn.note?.isConnected) turn.note.replaceWith(bubble("user", row.content));
 }
 

@@ -5,6 +5,7 @@
 import { $, append, h } from "./dom.js";
 import { toolCard } from "./toolcard.js";
 import { approvalBox, elicitationForm, expireQuestions } from "./approvals.js";
+import { promptBubble, rolledBackText, steerRows } from "./branching.js";
 import { tryCall } from "./connection.js";
 import { applySettings } from "./models.js";
 import { usageLine } from "./usage.js";
@@ -29,6 +30,7 @@ export class SessionView {
     this.info = null;
     this.firstIndex = null;
     this.total = 0;
+    this.steers = new Set(); // indexes of the user rows shown that were steers (R-BRANCH-3), not prompts
     this.cards = new Map(); // toolCallId → tool card, for results that arrive later
     this.approvals = new Map(); // requestId → approval box, for approval_resolved (answered in another tab)
     // R-MULTI: the last `seq` shown (null: none yet), and the updates held back while the transcript is redrawn.
@@ -70,10 +72,12 @@ export class SessionView {
    * stops before the prompt of the first of them, which starts it; true if it did.
    */
   async load({ cutTurns = 0 } = {}) {
-    const result = await tryCall("Read transcript", "session/messages", { sessionId: this.id, limit: HISTORY_PAGE });
+    const params = { sessionId: this.id, limit: HISTORY_PAGE, turnEnds: true };
+    const result = await tryCall("Read transcript", "session/messages", params);
     if (!result || this.running) return false;
     const rows = result.messages || [];
-    const users = rows.flatMap((row, i) => (row.role === "user" ? [i] : []));
+    this.steers = steerRows(rows, result.turnEnds); // user rows that joined a running turn: not where turns start
+    const users = rows.flatMap((row, i) => (row.role === "user" && !this.steers.has(row.index) ? [i] : []));
     const at = cutTurns > 0 && users.length >= cutTurns ? users[users.length - cutTurns] : -1;
     this.renderHistory(at < 0 ? rows : rows.slice(0, at), result.total ?? 0);
     this.loaded = true;
@@ -87,10 +91,12 @@ export class SessionView {
       sessionId: this.id,
       limit: HISTORY_PAGE,
       before: this.firstIndex,
+      turnEnds: true,
     });
     button.disabled = false;
     if (!result) return;
     const rows = result.messages || [];
+    for (const index of steerRows(rows, result.turnEnds)) this.steers.add(index);
     const fragment = h("div", { class: "history-page" });
     for (const row of rows) fragment.append(this.historyRow(row));
     button.parentElement.remove();
@@ -120,16 +126,18 @@ export class SessionView {
   /** One row of session/messages as a node. */
   historyRow(row) {
     if (row.marker) {
+      const undone = row.marker === "rolled_back"; // R-BRANCH-2: session/rollback's marker
       return h(
         "div",
         { class: "marker", dataset: { marker: row.marker } },
-        h("span", { class: "marker-label", text: row.marker === "interrupted" ? "Interrupted" : row.marker }),
-        h("span", { text: row.content || "Turn interrupted." }),
+        h("span", { class: "marker-label", text: undone ? "Undone" : row.marker === "interrupted" ? "Interrupted" : row.marker }),
+        h("span", { text: undone ? rolledBackText(row.content) : row.content || "Turn interrupted." }),
       );
     }
     switch (row.role) {
       case "user":
-        return bubble("user", row.content);
+        if (!Number.isInteger(row.index)) return bubble("user", row.content);
+        return promptBubble(bubble("user", row.content), this.id, row.index, { steer: this.steers.has(row.index) });
       case "assistant":
         return bubble("assistant", row.content);
       case "tool_call": {
@@ -212,8 +220,8 @@ export class SessionView {
       return;
     }
     if (type === "rolled_back") {
-      // R-BRANCH-2: the rows stay stored (session/messages with includeRolledBack shows them); the model no longer sees them.
-      this.note(`The last ${params.turns} turn(s) were undone from row ${params.fromIndex} on: the model no longer sees them.`);
+      // R-BRANCH-2 (undone here or in another tab or client): the transcript no longer shows those turns; read it again.
+      if (!this.running) this.load();
       return;
     }
     const turn = this.turn ?? this.beginTurn(true);
@@ -271,6 +279,13 @@ export class SessionView {
         card.setOutput(params.rawOutput);
         turn.text = null;
         this.scrollIfPinned();
+        break;
+      }
+      case "user_message": {
+        // R-BRANCH-3: a steer joined the turn (from this tab or another); the agent's next words follow it.
+        turn.text = null;
+        turn.thought = null;
+        this.add(promptBubble(bubble("user", params.text ?? ""), this.id, params.index, { steer: true }));
         break;
       }
       case "tool_progress":

@@ -375,6 +375,8 @@ class _Chat:
             view.block(Text(f"(approval: {update.get('decision')})", style="dim"))
         elif kind == "history_trimmed":
             view.block(Text(f"(older context trimmed: {update.get('droppedMessages')} messages)", style="dim"))
+        elif kind == "user_message":  # R-BRANCH-3: a steer (from any client) joined the turn
+            view.block(Text(f"(steered: {update.get('text')})", style="dim"))
         elif kind == "turn_complete":
             view.end()
 

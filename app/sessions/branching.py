@@ -1,4 +1,5 @@
-"""Branching sessions (R-BRANCH-1, R-BRANCH-2): `session/fork` and `session/rollback` as every surface runs them.
+"""Branching sessions (R-BRANCH-1..3): `session/fork`, `session/rollback` and `session/steer` as every surface runs
+them.
 
 A fork is a new stored session of the caller's; nothing of it is live until it is opened (`session/new` with its
 id, `session/load` on ACP) or prompted, which rehydrates it from its own rows and snapshot like any stored session.
@@ -6,13 +7,14 @@ id, `session/load` on ACP) or prompted, which rehydrates it from its own rows an
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from app.auth.policy import Principal
 from app.sessions.access import check_owner
-from app.sessions.errors import SessionBusy
+from app.sessions.errors import NoRunningTurn, SessionBusy
 from app.sessions.events import RolledBack, SessionEvent
 from app.sessions.live.session import LiveSession
 from app.sessions.mode import SessionMode
@@ -67,6 +69,20 @@ class SessionBranching:
             }  # fmt: skip
             await self._announce(live, event)
         return done
+
+    async def steer(self, principal: Principal, session_id: str, text: str) -> int | None:
+        """`text` joins the session's running turn as a user message at its next provider step (R-BRANCH-3):
+        its transcript index once taken, None when the turn ended first. Raises NoRunningTurn when no turn runs,
+        SessionNotFound, SessionNotOwned."""
+        live = self._live.get(session_id)
+        if live is None:
+            await self._readable_mode(principal, session_id)  # someone else's, or no such session: that error
+            raise NoRunningTurn
+        check_owner(principal, live.owner)
+        if not live.busy:
+            raise NoRunningTurn
+        # Shielded: a caller that goes away does not take its text back (it joins, as a prompt would run).
+        return await asyncio.shield(live.steers.offer(text))
 
     async def messages_with_rolled_back(
         self, principal: Principal, session_id: str, *, limit: int, before: int | None

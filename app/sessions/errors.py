@@ -13,6 +13,7 @@ The protocol layer maps each concept to its JSON-RPC code once (`rpc/methods/ses
      │   ApprovalNotFound, PromptTooLong,
      │   WrongSessionKind,                           (`sessionId`: not a chat session of the webhook's agent)
      │   BadCursor                                   (`cursor`: malformed, or another list's, R-MULTI-4)
+     │   NoRunningTurn                               (`sessionId`: nothing to steer, R-BRANCH-3)
      └── RowNotFound (also LookupError)       unmapped: a transcript index the store does not have is a bug
     AgentNotAllowed is an `app.auth.policy.Forbidden` (-32012 with `agent: true`), not a SessionError.
 
@@ -32,6 +33,7 @@ __all__ = [
     "BadForkPoint",
     "BadRollback",
     "BadWorkspace",
+    "NoRunningTurn",
     "PromptTooLong",
     "RowNotFound",
     "SessionBusy",
@@ -194,3 +196,9 @@ class BadRollback(SessionError):
     """`session/rollback`'s `turns` is not between 1 and the session's completed turns (R-BRANCH-2)."""
 
     message = "turns is out of range"
+
+
+class NoRunningTurn(SessionError):
+    """`session/steer` on a session where no turn is running (R-BRANCH-3): the client prompts instead."""
+
+    message = "No turn is running on this session to steer; send session/prompt instead"

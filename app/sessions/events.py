@@ -24,6 +24,7 @@ __all__ = [
     "TurnComplete",
     "UsageEvent",
     "UsageSum",
+    "UserMessage",
 ]
 
 
@@ -159,6 +160,16 @@ class RolledBack(TypedDict):
     from_index: int
 
 
+class UserMessage(TypedDict):
+    """A user message joined the running turn (`session/steer`, R-BRANCH-3): its text and transcript index."""
+
+    session_id: str
+    type: Literal["user_message"]
+    seq: NotRequired[int]  # per session, +1 each event (R-MULTI-1)
+    text: str
+    index: int
+
+
 SessionEvent = (
     AgentMessageChunk
     | AgentThoughtChunk
@@ -172,4 +183,5 @@ SessionEvent = (
     | UsageEvent
     | ToolProgressEvent
     | RolledBack
+    | UserMessage
 )

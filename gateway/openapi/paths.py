@@ -30,7 +30,7 @@ from gateway.openapi.operations import (
 from gateway.rest.pairing import PairBody
 from gateway.rest.webhook import WebhookBody
 from rpc.contract.json_schema import masked
-from rpc.methods.branching import Forked, ForkParams, RollbackParams, RolledBack
+from rpc.methods.branching import Forked, ForkParams, RollbackParams, RolledBack, Steered, SteerParams
 from rpc.methods.config import GetParams, SetParams
 from rpc.methods.discover import OpenRpcDocument
 from rpc.methods.files import MAX_ATTACHMENTS  # not app.files: the gateway starts without it (issue 15)
@@ -198,6 +198,20 @@ def _session_paths(c: OpenApiComponents) -> dict[str, Any]:
                 s403=NOT_OWNED,
                 s404=NOT_FOUND,
                 s409=BUSY,
+            ),
+        },
+        "/api/sessions/{id}/steer": {
+            "post": operation(
+                "Add a user message to the session's running turn, given to the model at its next provider step and "
+                "stored there, like session/steer (grant sessions:execute); announced as user_message. "
+                "`accepted:false` when the turn ended before taking it",
+                answer("Whether the text joined the turn, and its transcript index", c.ref(Steered)),
+                bearer=True,
+                parameters=[session_id],
+                body=request_body(c.params(SteerParams, without=["sessionId"])),
+                invalid=f"{INVALID}; or no turn is running on the session",
+                s403=NOT_OWNED,
+                s404=NOT_FOUND,
             ),
         },
         "/api/models": {

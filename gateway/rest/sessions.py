@@ -8,6 +8,7 @@ through the dispatcher (same admission, params model, handler, result shape and 
     PATCH /api/sessions/{id}           = session/configure ({agentAlias?, model?, temperature?} → the settings)
     POST /api/sessions/{id}/fork       = session/fork      ({atIndex?} → {sessionId, parentId, forkedAt, ...})
     POST /api/sessions/{id}/rollback   = session/rollback  ({turns} → {sessionId, turns, fromIndex, markerIndex})
+    POST /api/sessions/{id}/steer      = session/steer     ({prompt} → {accepted, index?})
     GET  /api/models                   = models/list       (?agentAlias=)
 
 A turn started over HTTP runs with a channel that can answer nothing (`rpc.core.context.NoClient`): `ask_user`/`poll`
@@ -86,6 +87,11 @@ class SessionApi:
     async def rollback(self, request: Request) -> Response:
         """`POST /api/sessions/{id}/rollback` with `{turns}` → what was rolled back (R-BRANCH-2)."""
         return await self._post("session/rollback", request)
+
+    async def steer(self, request: Request) -> Response:
+        """`POST /api/sessions/{id}/steer` with `{prompt}` → `{accepted, index?}`: the text joins the running turn
+        (R-BRANCH-3)."""
+        return await self._post("session/steer", request)
 
     async def _post(self, method: str, request: Request) -> Response:
         context = await caller_context(request, self.dispatcher)

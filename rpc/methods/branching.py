@@ -1,18 +1,27 @@
-"""`session/fork` and `session/rollback` (R-BRANCH-1, R-BRANCH-2): thin adapters over
+"""`session/fork`, `session/rollback` and `session/steer` (R-BRANCH-1..3): thin adapters over
 `app.sessions.branching.SessionBranching`."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from msgspec import Meta
+from msgspec import UNSET, Meta, UnsetType
 
 from rpc.core import answers
 from rpc.core.context import CallContext
 from rpc.core.registry import Contract, Registry
 from rpc.methods.session import SessionParams
 
-__all__ = ["ForkParams", "Forked", "RollbackParams", "RolledBack", "fork_answer", "register"]
+__all__ = [
+    "ForkParams",
+    "Forked",
+    "RollbackParams",
+    "RolledBack",
+    "SteerParams",
+    "Steered",
+    "fork_answer",
+    "register",
+]
 
 
 class ForkParams(SessionParams, frozen=True):
@@ -42,6 +51,17 @@ class RolledBack(answers.Answer, frozen=True):
     marker_index: Annotated[int, Meta(ge=0)]
 
 
+class SteerParams(SessionParams, frozen=True):
+    prompt: str  # at most `[limits] max_prompt_chars`, as a prompt: checked by the handler
+
+
+class Steered(answers.Answer, frozen=True):
+    """`accepted`: the text joined the running turn, as the user row `index`; false: the turn ended first (prompt)."""
+
+    accepted: bool
+    index: Annotated[int, Meta(ge=0)] | UnsetType = UNSET
+
+
 def register(registry: Registry) -> None:
     forked = Contract(
         "Fork a session at a prompt (or after its last finished turn) into a new session of the caller's",
@@ -59,6 +79,15 @@ def register(registry: Registry) -> None:
         storage=True,
     )
     registry.method("session/rollback", params=RollbackParams, grant="sessions:execute", contract=rolled)(rollback)
+    steered = Contract(
+        "Add a user message to the running turn, given to the model at its next provider step and stored there; "
+        "announced as user_message (no running turn: invalid params)",
+        Steered,
+        ("session_not_found", "session_not_owned"),
+        ("session/update",),
+        storage=True,
+    )
+    registry.method("session/steer", params=SteerParams, grant="sessions:execute", contract=steered)(steer)
 
 
 async def fork(ctx: CallContext, params: ForkParams) -> dict[str, Any]:
@@ -79,3 +108,9 @@ async def rollback(ctx: CallContext, params: RollbackParams) -> dict[str, Any]:
         "fromIndex": done.from_index,
         "markerIndex": done.marker_index,
     }
+
+
+async def steer(ctx: CallContext, params: SteerParams) -> dict[str, Any]:
+    ctx.services.sessions.turns.check_prompt(params.prompt)
+    index = await ctx.services.sessions.branching.steer(ctx.principal, params.session_id, params.prompt)
+    return {"accepted": False} if index is None else {"accepted": True, "index": index}

@@ -304,6 +304,7 @@ map_session_error = error_mapper(
         domain.BadCursor: _invalid("cursor", "bad_cursor"),
         domain.BadForkPoint: _invalid("atIndex", "bad_fork_point"),
         domain.BadRollback: _invalid("turns", "bad_rollback"),
+        domain.NoRunningTurn: _invalid("sessionId", "no_running_turn"),
         domain.WrongSessionKind: lambda exc: InvalidParams(
             exc.message, errors=[_field("sessionId", exc.kind, exc.message)]
         ),

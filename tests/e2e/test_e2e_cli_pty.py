@@ -632,6 +632,34 @@ def test_chat_session_joins_a_turn_running_elsewhere_and_shows_it_from_its_start
     assert "joined-42" in asyncio.run(scenario())
 
 
+@pytest.mark.req("R-BRANCH-3")
+def test_chat_shows_a_steer_another_client_sent_into_its_turn(pty_daemon: Daemon, terminals: list[Terminal]) -> None:
+    """While the chat's turn waits for its approval, another client steers it: the chat shows the steer, and the
+    turn's next step answers it (the scripted provider's `/context` ends with the steer)."""
+    t = zeroclaw(terminals, pty_daemon, "chat", "--session", "chat-steered", "--create")
+    t.expect("you> ")
+    t.line("/bash echo steered-chat")
+    t.expect(r"allow bash .*\[N\]o: ")
+
+    async def steer() -> dict[str, Any]:
+        other = await pty_daemon.client()
+        try:
+            frame = {"sessionId": "chat-steered", "prompt": "/context"}
+            await other.send({"jsonrpc": "2.0", "id": 1, "method": "session/steer", "params": frame})
+            t.line("y")  # the steer was sent first: it waits for the turn's next step, after this approval
+            response = await other.recv_response(timeout=WAIT)
+        finally:
+            await other.close()
+        return dict(response["result"])
+
+    assert asyncio.run(steer()) == {"accepted": True, "index": 3}
+    t.expect(r"\(steered: /context\)")
+    t.expect(r"user: /context")
+    t.expect("you> ")
+    t.ctrl_d()
+    assert t.wait() == 0, t.output
+
+
 @pytest.mark.req("R-MULTI-2")
 def test_chat_session_joins_a_running_turn_from_its_start_after_a_crash_renumbered_the_session(
     daemon_factory: DaemonFactory, terminals: list[Terminal]

@@ -13,6 +13,7 @@ from typing import Any
 from app.sessions.events import SessionEvent
 from app.sessions.live.follow import Follower
 from app.sessions.live.sink import UpdateSink
+from app.sessions.live.steer import SteerInbox
 from app.sessions.mode import SessionMode
 from app.sessions.store.types import Surface
 
@@ -50,6 +51,8 @@ class LiveSession:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     turn: asyncio.Task[Any] | None = None  # the whole turn, including its terminal rows and updates
     body: asyncio.Task[Any] | None = None  # the provider/tool part; `session/cancel` cancels this one
+    # R-BRANCH-3: what `session/steer` offered the running turn (a new inbox per turn, closed when its body ends).
+    steers: SteerInbox = field(default_factory=SteerInbox)
     # Every attached receiver, with where it is in the updates (`app.sessions.live.follow`).
     watchers: dict[UpdateSink, Follower] = field(default_factory=dict)
     approvals: dict[str, asyncio.Future[Approval]] = field(default_factory=dict)

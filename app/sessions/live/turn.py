@@ -28,6 +28,7 @@ from app.agents.base import (
 )
 from app.sessions.live.guard import guarded_run
 from app.sessions.live.session import LiveSession
+from app.sessions.live.steer import join_steers
 from app.sessions.live.turn_settings import TurnSettings, Updates
 from app.sessions.live.usage import UsageMeter
 from app.telemetry import current_turn
@@ -177,6 +178,8 @@ async def run_turn(
     for step in range(settings.max_steps):
         if step and before_step is not None:
             await before_step()
+        # R-BRANCH-3: steers join here, after the previous step's stream and tool results, before the model runs.
+        await join_steers(live.steers, live.session_id, messages, store, updates, row)
         specs = [tool.spec for tool in tools.values()]
         text = _Text(store, live, row)
         calls: list[ToolCall] = []
@@ -193,7 +196,7 @@ async def run_turn(
             return outcome
         await text.seal(ends_turn=not calls)
         messages.append(Message(role="assistant", content=text.text, tool_calls=tuple(calls)))
-        if not calls:
+        if not calls and not live.steers.pending:
             outcome.stop_reason = "end_turn"
             return outcome
         for call in calls:

@@ -25,6 +25,7 @@ from app.sessions.errors import ApprovalNotFound, PromptTooLong, SessionBusy, Un
 from app.sessions.live.provider import SessionProvider
 from app.sessions.live.session import Approval, LiveSession
 from app.sessions.live.sink import UpdateSink
+from app.sessions.live.steer import SteerInbox
 from app.sessions.live.trim import trim_context
 from app.sessions.live.turn import TurnOutcome, run_turn
 from app.sessions.live.turn_settings import TurnSettings
@@ -92,7 +93,9 @@ class Turns:
             raise SessionBusy
         outcome = TurnOutcome(turn_id=f"t_{uuid.uuid4().hex[:16]}")
         live.turn_start_seq = live.seq  # R-MULTI-2: `session/attach` shows a running turn from here
+        live.steers = inbox = SteerInbox()  # R-BRANCH-3: steers offered from now on join this turn
         live.turn = asyncio.get_running_loop().create_task(self._turn(live, text, outcome, sink, client))
+        live.turn.add_done_callback(lambda _: inbox.close())  # also when the turn failed before its body ran
         return await asyncio.shield(live.turn)
 
     def cancel(self, principal: Principal, session_id: str) -> None:
@@ -171,7 +174,10 @@ class Turns:
             )
         )
         live.body, live.cancel_cause = body, None
-        await asyncio.wait({body})
+        try:
+            await asyncio.wait({body})
+        finally:
+            live.steers.close()  # R-BRANCH-3: a steer not taken by now answers accepted:false
         # Let go of the ended body: a cancelled one's exception holds `live` in a cycle (docs/limits.md).
         live.body = None
         storage_fault = _settle(body, outcome)

@@ -60,12 +60,15 @@ def _cut(s: Session, request: ForkRequest, next_index: int) -> int:
     """Where the child's transcript ends: `at_index` (a user row), else before the first unfinished turn."""
     rows = models(request.mode)[1]
     if request.at_index is not None:
-        role = s.execute(
-            sa.select(rows.role).where(rows.session_id == request.parent_id, rows.idx == request.at_index)
-        ).scalar()
-        if role != "user":
-            raise BadForkPoint(f"atIndex {request.at_index} is not the index of a user prompt row")
-        return request.at_index
+        parent, at = request.parent_id, request.at_index
+        row = s.execute(sa.select(rows.role, rows.turn_id).where(rows.session_id == parent, rows.idx == at)).first()
+        if row is None or row.role != "user":
+            raise BadForkPoint(f"atIndex {at} is not the index of a user prompt row")
+        # A user row after others of its turn is a steer (R-BRANCH-3): a fork there would cut that turn in two.
+        earlier = sa.select(rows.idx).where(rows.session_id == parent, rows.turn_id == row.turn_id, rows.idx < at)
+        if s.execute(earlier.limit(1)).first() is not None:
+            raise BadForkPoint(f"atIndex {at} is a message steered into a turn, not the turn's prompt")
+        return at
     if request.mode == SessionMode.DURABLE:
         first_open = sa.select(sa.func.min(AcpTurn.first_index)).where(
             AcpTurn.session_id == request.parent_id, AcpTurn.finished_at.is_(None)

@@ -5,9 +5,9 @@ A connection speaks it when `initialize` says so: the `zeroclaw acp` bridge mark
 this module shapes what goes in and out, and the standard handlers run the calls:
 
 * `session/update` events become ACP `SessionUpdate`s (`acp_update`): text and thought chunks, `tool_call` and
-  `tool_call_update`; `usage` ACP's `usage_update` (R-MODEL-5); `history_trimmed` the extension notification
-  `_zeroclaw/history_trimmed`; `turn_complete` is the prompt's answer and no update; events this dialect does not
-  know (`approval_resolved`) send nothing;
+  `tool_call_update`; `user_message` (a steer) ACP's `user_message_chunk`; `usage` ACP's `usage_update`
+  (R-MODEL-5); `history_trimmed` the extension notification `_zeroclaw/history_trimmed`; `turn_complete` is the
+  prompt's answer and no update; events this dialect does not know (`approval_resolved`) send nothing;
 * an `approval_request` becomes the daemon→client request `session/request_permission` (`rpc.dialects.acp.peer`);
 * the methods (`adapt`, `own_method`) are `rpc.dialects.acp.methods`'.
 """
@@ -110,6 +110,8 @@ def acp_update(event: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
     kind, session_id = event["type"], event["session_id"]
     if kind in ("agent_message_chunk", "agent_thought_chunk"):
         return "session/update", text_update(session_id, kind, event["text"])
+    if kind == "user_message":  # a steer joined the turn (R-BRANCH-3): ACP's user chunk, as session/load replays it
+        return "session/update", text_update(session_id, "user_message_chunk", event["text"])
     if kind == "tool_call":
         return "session/update", tool_call_start(session_id, event["tool_call_id"], event["name"], event["raw_input"])
     if kind == "tool_result":

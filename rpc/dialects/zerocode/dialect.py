@@ -56,7 +56,7 @@ TerminalId = Annotated[str, whole(r"[A-Za-z0-9_-]{1,64}")]
 
 
 # Events ZeroClaw 0.8.4 does not have.
-_NOT_SENT = frozenset({"approval_resolved", "config_changed", "usage", "tool_progress", "rolled_back"})
+_NOT_SENT = frozenset({"approval_resolved", "config_changed", "usage", "tool_progress", "rolled_back", "user_message"})
 
 
 class ZeroCodeHello(Params, frozen=True):
@@ -138,8 +138,6 @@ class ZeroCodeDialect(Dialect):
             return {name: options[index]} if index < len(options) else None
 
         return Question(form, decode)
-
-
 
 
 def _event(event: SessionEvent, sessions: SessionRegistry | None) -> dict[str, Any]:

@@ -89,7 +89,7 @@ expected-statuses = ["400", "401", "403", "404", "405", "409", "413", "429"]
 include-name = [
     "GET /api/config", "PUT /api/config/{{prop}}", "POST /api/sessions/{{id}}/prompt", "POST /webhook/{{agent}}",
     "GET /api/sessions", "PATCH /api/sessions/{{id}}", "GET /api/models",
-    "POST /api/sessions/{{id}}/fork", "POST /api/sessions/{{id}}/rollback",
+    "POST /api/sessions/{{id}}/fork", "POST /api/sessions/{{id}}/rollback", "POST /api/sessions/{{id}}/steer",
 ]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403", "404", "409", "413", "429"]
 

@@ -484,3 +484,14 @@ async def test_fork_and_rollback_routes_are_their_rpc_twins(senv: SessionsEnv) -
     seen = (await senv.post("ann", f"/api/sessions/{sid}/prompt", json={"prompt": "/context"})).json()
     assert seen["content"].splitlines() == ["user: one", "assistant: You said: «one»", "user: /context"]
     assert (await senv.post("bob", f"/api/sessions/{sid}/rollback", json={"turns": 1})).status_code in (403, 404)
+
+
+@pytest.mark.req("R-BRANCH-3")
+@pytest.mark.req("R-BRANCH-5")
+async def test_the_steer_route_is_its_rpc_twin(senv: SessionsEnv) -> None:
+    sid = await senv.open("ann")
+    idle = await senv.post("ann", f"/api/sessions/{sid}/steer", json={"prompt": "left"})
+    assert idle.status_code == 400, idle.text  # no turn runs: the client prompts instead
+    assert "No turn is running" in idle.text, idle.text
+    assert (await senv.post("bob", f"/api/sessions/{sid}/steer", json={"prompt": "x"})).status_code in (403, 404)
+    assert (await senv.post("ann", f"/api/sessions/{sid}/steer", json={})).status_code == 400

@@ -60,6 +60,18 @@ def test_events_become_acp_updates_and_unknown_keys_and_events_are_ignored() -> 
     assert acp_update({"session_id": SID, "type": "something_new"}) is None
 
 
+@pytest.mark.req("R-BRANCH-3")
+def test_a_steer_becomes_acps_user_message_chunk() -> None:
+    steered = {"session_id": SID, "type": "user_message", "text": "also this", "index": 3, "seq": 9}
+    assert acp_update(steered) == (
+        "session/update",
+        {
+            "sessionId": SID,
+            "update": {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "also this"}},
+        },
+    )
+
+
 @pytest.mark.req("R-MODEL-5")
 def test_usage_becomes_acps_usage_update_that_the_sdk_parses() -> None:
     from acp.schema import SessionNotification, UsageUpdate

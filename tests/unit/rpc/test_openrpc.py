@@ -190,6 +190,7 @@ def test_daemon_to_client_traffic_is_declared_as_extensions() -> None:
         "usage",
         "tool_progress",
         "rolled_back",
+        "user_message",
     ]
     trimmed = DOCUMENT["components"]["schemas"]["HistoryTrimmedUpdate"]["properties"]
     assert "keptTurns" not in trimmed and "droppedMessages" in trimmed  # the standard wire's fields only

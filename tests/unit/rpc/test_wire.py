@@ -242,6 +242,10 @@ EVENTS: list[tuple[SessionEvent, dict[str, Any]]] = [
         {"session_id": "s1", "type": "rolled_back", "turns": 2, "from_index": 4},
         {"sessionId": "s1", "type": "rolled_back", "turns": 2, "fromIndex": 4},
     ),
+    (
+        {"session_id": "s1", "type": "user_message", "text": "also this", "index": 3},
+        {"sessionId": "s1", "type": "user_message", "text": "also this", "index": 3},
+    ),
 ]
 
 
