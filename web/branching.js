@@ -20,6 +20,7 @@ const el = {
 const PROMPTS_READ = 100; // rows read to number the prompts of turns shown live
 
 // What the chat view lends: the view on screen, opening a session, re-reading the list, a session's list entry.
+/** @type {{current: () => any, open: (id: string) => Promise<void>, refresh: () => Promise<void>, entry: (id: string) => any}} */
 let chat = { current: () => null, open: async () => {}, refresh: async () => {}, entry: () => undefined };
 
 /** A prompt's "Branch from here" button: a fork at the prompt row `index` (the child has the rows before it). */

@@ -578,6 +578,12 @@ export interface Status {
   connections: number;
 }
 
+/** `accepted`: the text joined the running turn, as the user row `index`; false: the turn ended first (prompt). */
+export interface Steered {
+  accepted: boolean;
+  index?: number;
+}
+
 export interface Storage {
   url?: string | null;
 }
@@ -723,6 +729,14 @@ export interface User {
   uid?: number | null;
   permission_profiles?: Array<string>;
   principal_id?: string | null;
+}
+
+export interface UserMessageUpdate {
+  sessionId: string;
+  type: "user_message";
+  seq: number;
+  text: string;
+  index: number;
 }
 
 /** zerocode's remote mode (R-SVC-4, docs/zerocode.md): off by default, TLS only, a paired token per peer. */
@@ -964,6 +978,12 @@ export interface SessionRollbackParams {
 }
 export type SessionRollbackResult = RolledBack;
 
+export interface SessionSteerParams {
+  sessionId: string;
+  prompt: string;
+}
+export type SessionSteerResult = Steered;
+
 export interface SessionUsageParams {
   sessionId: string;
 }
@@ -983,7 +1003,7 @@ export interface ToolsListParams {
 }
 export type ToolsListResult = ToolList;
 
-export type SessionUpdateParams = AgentMessageChunkUpdate | AgentThoughtChunkUpdate | ToolCallUpdate | ToolResultUpdate | ApprovalRequestUpdate | ApprovalResolvedUpdate | TurnCompleteUpdate | HistoryTrimmedUpdate | ConfigChangedUpdate | UsageUpdate | ToolProgressUpdate | RolledBackUpdate;
+export type SessionUpdateParams = AgentMessageChunkUpdate | AgentThoughtChunkUpdate | ToolCallUpdate | ToolResultUpdate | ApprovalRequestUpdate | ApprovalResolvedUpdate | TurnCompleteUpdate | HistoryTrimmedUpdate | ConfigChangedUpdate | UsageUpdate | ToolProgressUpdate | RolledBackUpdate | UserMessageUpdate;
 
 export type LogsEventParams = LogEvent;
 
@@ -1031,6 +1051,7 @@ export interface ZeroclawMethods {
   "session/new": { params: SessionNewParams; result: SessionNewResult };
   "session/prompt": { params: SessionPromptParams; result: SessionPromptResult };
   "session/rollback": { params: SessionRollbackParams; result: SessionRollbackResult };
+  "session/steer": { params: SessionSteerParams; result: SessionSteerResult };
   "session/usage": { params: SessionUsageParams; result: SessionUsageResult };
   "status": { params: StatusParams; result: StatusResult };
   "system/metrics": { params: SystemMetricsParams; result: SystemMetricsResult };

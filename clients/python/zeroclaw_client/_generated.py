@@ -127,11 +127,13 @@ __all__ = [
     "SessionPromptResult",
     "SessionRollbackResult",
     "SessionRow",
+    "SessionSteerResult",
     "SessionUpdateParams",
     "SessionUsage",
     "SessionUsageResult",
     "Status",
     "StatusResult",
+    "Steered",
     "Storage",
     "StoredRuleRow",
     "SystemMetricsResult",
@@ -153,6 +155,7 @@ __all__ = [
     "UsageTotal",
     "UsageUpdate",
     "User",
+    "UserMessageUpdate",
     "Wss",
     "ZeroclawClient",
 ]
@@ -738,6 +741,12 @@ class Status(TypedDict):
     connections: int
 
 
+class Steered(TypedDict):
+    """`accepted`: the text joined the running turn, as the user row `index`; false: the turn ended first (prompt)."""
+    accepted: bool
+    index: NotRequired[int]
+
+
 class Storage(TypedDict):
     url: NotRequired[str | None]
 
@@ -885,6 +894,14 @@ class User(TypedDict):
     principal_id: NotRequired[str | None]
 
 
+class UserMessageUpdate(TypedDict):
+    sessionId: str
+    type: Literal["user_message"]
+    seq: int
+    text: str
+    index: int
+
+
 class Wss(TypedDict):
     """zerocode's remote mode (R-SVC-4, docs/zerocode.md): off by default, TLS only, a paired token per peer."""
     enabled: NotRequired[bool]
@@ -973,6 +990,8 @@ SessionPromptResult: TypeAlias = "PromptResult"
 
 SessionRollbackResult: TypeAlias = "RolledBack"
 
+SessionSteerResult: TypeAlias = "Steered"
+
 SessionUsageResult: TypeAlias = "SessionUsage"
 
 StatusResult: TypeAlias = "Status"
@@ -981,7 +1000,7 @@ SystemMetricsResult: TypeAlias = "str"
 
 ToolsListResult: TypeAlias = "ToolList"
 
-SessionUpdateParams: TypeAlias = "AgentMessageChunkUpdate | AgentThoughtChunkUpdate | ToolCallUpdate | ToolResultUpdate | ApprovalRequestUpdate | ApprovalResolvedUpdate | TurnCompleteUpdate | HistoryTrimmedUpdate | ConfigChangedUpdate | UsageUpdate | ToolProgressUpdate | RolledBackUpdate"
+SessionUpdateParams: TypeAlias = "AgentMessageChunkUpdate | AgentThoughtChunkUpdate | ToolCallUpdate | ToolResultUpdate | ApprovalRequestUpdate | ApprovalResolvedUpdate | TurnCompleteUpdate | HistoryTrimmedUpdate | ConfigChangedUpdate | UsageUpdate | ToolProgressUpdate | RolledBackUpdate | UserMessageUpdate"
 
 LogsEventParams: TypeAlias = "LogEvent"
 
@@ -1147,6 +1166,10 @@ class ZeroclawClient(Connection):
     async def session_rollback(self, *, session_id: str, turns: int) -> SessionRollbackResult:
         """Drop the last turns from what the model is given and session/messages shows (kept, marked), announced as rolled_back"""
         return cast("SessionRollbackResult", await self._call("session/rollback", {"sessionId": session_id, "turns": turns}, {}))
+
+    async def session_steer(self, *, session_id: str, prompt: str) -> SessionSteerResult:
+        """Add a user message to the running turn, given to the model at its next provider step and stored there; announced as user_message (no running turn: invalid params)"""
+        return cast("SessionSteerResult", await self._call("session/steer", {"sessionId": session_id, "prompt": prompt}, {}))
 
     async def session_usage(self, *, session_id: str) -> SessionUsageResult:
         """What a session's turns cost: tokens and USD per turn, and the total"""
