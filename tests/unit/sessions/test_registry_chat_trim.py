@@ -8,16 +8,15 @@ trims after a turn and, for a chat with no snapshot yet (one stored before migra
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from session_doubles import ALICE, NoClient, Sink
 
-from app.agents.base import Elicitation
-from app.auth.policy import Principal
 from app.config import schema as config_schema
 from app.config.schema import Config
 from app.sessions.errors import SessionNotFound
@@ -29,32 +28,7 @@ from app.storage.models import AcpSnapshot, ChatSnapshot
 
 pytestmark = [pytest.mark.req("R-MULTI-5"), pytest.mark.req("R-STORE-2")]
 
-ALICE = Principal(id="alice", admin=False, agents=frozenset({"*"}))
 MAX_MESSAGES = 4
-
-
-class NoClient:
-    async def elicit(self, message: str, requested_schema: dict[str, Any], *, timeout: float) -> Elicitation:
-        return Elicitation("unavailable", reason="no client in this test")
-
-
-@dataclass(eq=False)
-class Sink:
-    principal_id: str | None = "alice"
-    updates: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def closed(self) -> bool:
-        return False
-
-    async def send_updates(self, updates: Sequence[dict[str, Any]], frames: Sequence[bytes] | None = None) -> None:
-        self.updates += updates
-
-    def types(self) -> list[str]:
-        return [u["type"] for u in self.updates]
-
-    def trims(self) -> list[dict[str, Any]]:
-        return [u for u in self.updates if u["type"] == "history_trimmed"]
 
 
 @dataclass
@@ -116,7 +90,7 @@ async def test_a_long_chat_is_trimmed_and_keeps_its_whole_transcript(env: Env) -
         lines, sink = await context_lines(registry, sid)
         # never more than the budget given to the provider, after any number of turns
         assert len(lines) <= MAX_MESSAGES and lines[-1] == "user: /context", (n, lines)
-        announced += sink.trims()
+        announced += sink.of_type("history_trimmed")
     # the third turn would have sent five messages: the two oldest went first, announced before the turn
     assert announced[0].pop("seq") > 0  # numbered as every update is (R-MULTI-1)
     assert announced[0] == {
@@ -149,7 +123,7 @@ async def test_a_restart_recovers_the_bound_from_the_chat_snapshot(env: Env) -> 
     await open_chat(restarted, sid)
     lines, sink = await context_lines(restarted, sid)
     assert lines == ["user: three", "assistant: You said: «three»", "user: /context"]
-    assert [(t["checkpoint"], t["dropped_messages"]) for t in sink.trims()] == [(5, 2)]
+    assert [(t["checkpoint"], t["dropped_messages"]) for t in sink.of_type("history_trimmed")] == [(5, 2)]
 
 
 async def test_a_chat_without_a_snapshot_is_trimmed_before_its_turn(env: Env) -> None:
@@ -168,7 +142,7 @@ async def test_a_chat_without_a_snapshot_is_trimmed_before_its_turn(env: Env) ->
     assert lines == ["user: old q9", "assistant: old a9", "user: /context"]
     # announced before the turn's own updates, with the boundary before its prompt
     assert sink.types()[0] == "history_trimmed" and sink.types().count("history_trimmed") == 1, sink.types()
-    assert sink.trims()[0]["checkpoint"] == 19 and sink.trims()[0]["dropped_messages"] == 18
+    assert sink.of_type("history_trimmed")[0]["checkpoint"] == 19 and sink.of_type("history_trimmed")[0]["dropped_messages"] == 18
     _rows, total = await store.transcript.messages(sid, mode="chat", limit=0)
     assert total == 22
 

@@ -9,8 +9,8 @@ A "restart" is a new `SessionRegistry` on the same store: the in-memory owners a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +18,8 @@ import orjson
 import pytest
 import sqlalchemy as sa
 from gc_probe import cyclic_garbage
+from session_doubles import ALICE, NoClient, Sink
 
-from app.agents.base import Elicitation
 from app.auth.policy import Principal
 from app.config import schema as config_schema
 from app.config.schema import Config
@@ -34,29 +34,7 @@ from app.storage.models import AcpSnapshot, AcpTurn
 # R-STORE-2: runs on SQLite and, in the CI PostgreSQL pass, on PostgreSQL (tests/db_backend.py).
 pytestmark = pytest.mark.req("R-STORE-2")
 
-ALICE = Principal(id="alice", admin=False, agents=frozenset({"*"}))
 SYSTEM_PROMPT = "You are a unit-test agent."
-
-
-class NoClient:
-    async def elicit(self, message: str, requested_schema: dict[str, Any], *, timeout: float) -> Elicitation:
-        return Elicitation("unavailable", reason="no client in this test")
-
-
-@dataclass(eq=False)
-class Sink:
-    principal_id: str | None = "alice"
-    updates: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def closed(self) -> bool:
-        return False
-
-    async def send_updates(self, updates: Sequence[dict[str, Any]], frames: Sequence[bytes] | None = None) -> None:
-        self.updates += updates
-
-    def of_type(self, kind: str) -> list[dict[str, Any]]:
-        return [u for u in self.updates if u["type"] == kind]
 
 
 @dataclass

@@ -5,15 +5,15 @@ and in force from the next provider step (the scripted provider's `/model` says 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from session_doubles import ALICE, NoClient, Sink
 from waiting import until
 
-from app.agents.base import Elicitation
 from app.auth.policy import Principal
 from app.config import schema as config_schema
 from app.config.schema import Config
@@ -27,26 +27,7 @@ from app.storage.migrate import upgrade
 
 pytestmark = [pytest.mark.req("R-MODEL-4"), pytest.mark.req("R-STORE-2")]
 
-ALICE = Principal(id="alice", admin=False, agents=frozenset({"*"}))
 BOB = Principal(id="bob", admin=False, agents=frozenset({"default"}))
-
-
-class NoClient:
-    async def elicit(self, message: str, requested_schema: dict[str, Any], *, timeout: float) -> Elicitation:
-        return Elicitation("unavailable", reason="no client in this test")
-
-
-@dataclass(eq=False)
-class Sink:
-    principal_id: str | None = "alice"
-    updates: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def closed(self) -> bool:
-        return False
-
-    async def send_updates(self, updates: Sequence[dict[str, Any]], frames: Sequence[bytes] | None = None) -> None:
-        self.updates += updates
 
 
 @dataclass
