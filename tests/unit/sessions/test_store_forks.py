@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
 
 from app.sessions.errors import BadForkPoint
 from app.sessions.mode import SessionMode
 from app.sessions.store.forks import ForkRequest
 from app.sessions.store.session_store import SessionStore
 from app.storage.faults import StorageFault
+from app.storage.models import AcpTranscriptRow
+from app.storage.types import utcnow
 
 
 async def _turn(
@@ -82,3 +88,20 @@ async def test_a_failed_fork_leaves_no_child(parent: SessionStore) -> None:
         await parent.forks.fork(ForkRequest(SessionMode.DURABLE, "p", "c", "alice"))
     assert await parent.get("c") is None
     assert (await parent.transcript.messages("p"))[1] == 6
+
+
+@pytest.mark.req("R-BRANCH-6")
+@pytest.mark.parametrize("fails", [False, True])
+async def test_the_checks_a_fork_skips_hold_again_for_every_later_write(parent: SessionStore, fails: bool) -> None:
+    """On SQLite the copies skip the CHECK constraints their source rows already met; the very next write on the
+    writer's connection (a fork that failed after its copies included) is checked again."""
+    if fails:
+        parent.faults.arm("fork")
+    with contextlib.suppress(StorageFault):
+        await parent.forks.fork(ForkRequest(SessionMode.DURABLE, "p", "c", "alice"))
+    bad_role = sa.insert(AcpTranscriptRow).values(
+        session_id="p", idx=99, role="wizard", content="x", turn_id="t9", interaction_surface="rpc", complete=True,
+        created_at=utcnow(),
+    )  # fmt: skip
+    with pytest.raises(IntegrityError, match=r"(?i)check"):
+        await parent._units.db.write(lambda s: s.execute(bad_role))
