@@ -4,18 +4,27 @@ A test (or an e2e daemon, via `ZEROCLAW_FAULTS="save_snapshot:1,kill:1"`) arms a
 `faults.check(point)` after it has issued its writes but before the commit, so the failure rolls back a real
 transaction instead of skipping one. That is what R-ACP-2 and R-ACP-11 are about: a write that failed must leave
 the previous durable state exactly as it was.
+
+`point:stall` instead makes the first operation at the point stop there, inside its open transaction (its writes
+issued, not committed), after logging `storage fault: stalled at 'point'`: an e2e test waits for that line and
+SIGKILLs the daemon, which is a kill *during* the write, every time (R-BRANCH-6).
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
 from collections.abc import Iterable, Mapping
 
 from sqlalchemy.exc import SQLAlchemyError
 
-__all__ = ["ENV_VAR", "FAULT_POINTS", "Faults", "StorageFault", "parse"]
+__all__ = ["ENV_VAR", "FAULT_POINTS", "STALL", "Faults", "StorageFault", "parse", "parse_stalls"]
 
 ENV_VAR = "ZEROCLAW_FAULTS"
+STALL = "stall"  # `point:stall`: stop inside the transaction until the process is killed
+
+log = logging.getLogger("zeroclaw.storage")
 
 # Every point the session store checks. An unknown name is an error: a typo would arm nothing
 # and let a test pass for the wrong reason.
@@ -51,16 +60,20 @@ class StorageFault(SQLAlchemyError):
 class Faults:
     """Counters per point; `check` consumes one and raises. Single event loop, so no lock is needed."""
 
-    def __init__(self, armed: Mapping[str, int] | None = None) -> None:
+    def __init__(self, armed: Mapping[str, int] | None = None, *, stalls: Iterable[str] = ()) -> None:
         self._armed: dict[str, int] = {}
         for point, count in (armed or {}).items():
             self.arm(point, count)
+        self._stalls = set(stalls)
+        if unknown := self._stalls - FAULT_POINTS:
+            raise ValueError(f"unknown fault point {sorted(unknown)[0]!r}; known: {', '.join(sorted(FAULT_POINTS))}")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Faults:
-        """Parse `ZEROCLAW_FAULTS` (`point:count,point`; a bare point means 1). Unset or empty arms nothing."""
-        env = os.environ if environ is None else environ
-        return cls(parse(env.get(ENV_VAR, "")))
+        """Parse `ZEROCLAW_FAULTS` (`point:count,point,point:stall`; a bare point means 1). Unset or empty arms
+        nothing."""
+        spec = (os.environ if environ is None else environ).get(ENV_VAR, "")
+        return cls(parse(spec), stalls=parse_stalls(spec))
 
     def arm(self, point: str, count: int = 1) -> None:
         if point not in FAULT_POINTS:
@@ -80,7 +93,11 @@ class Faults:
         return self._armed.get(point, 0)
 
     def check(self, point: str) -> None:
-        """Raise `StorageFault` if `point` is armed, consuming one count."""
+        """Raise `StorageFault` if `point` is armed, consuming one count; stall for good if it is to stall."""
+        if point in self._stalls:
+            self._stalls.discard(point)
+            log.warning("storage fault: stalled at %r", point)
+            threading.Event().wait()  # until the test SIGKILLs the process, inside the open transaction
         left = self._armed.get(point, 0)
         if not left:
             return
@@ -91,7 +108,7 @@ class Faults:
         raise StorageFault(point)
 
     def __repr__(self) -> str:
-        return f"Faults({self._armed!r})"
+        return f"Faults({self._armed!r}, stalls={sorted(self._stalls)!r})"
 
 
 def parse(spec: str) -> dict[str, int]:
@@ -103,6 +120,8 @@ def parse(spec: str) -> dict[str, int]:
             continue
         point, sep, raw = item.partition(":")
         point = point.strip()
+        if raw.strip() == STALL and point in FAULT_POINTS:
+            continue  # `parse_stalls`
         try:
             count = int(raw) if sep else 1
         except ValueError:
@@ -111,3 +130,9 @@ def parse(spec: str) -> dict[str, int]:
             raise ValueError(f"{ENV_VAR}: bad entry {item!r}; known points: {', '.join(sorted(FAULT_POINTS))}")
         armed[point] = armed.get(point, 0) + count
     return armed
+
+
+def parse_stalls(spec: str) -> frozenset[str]:
+    """The points of `ZEROCLAW_FAULTS` given as `point:stall` (`parse` checks the rest)."""
+    found = (item.partition(":") for item in spec.split(","))
+    return frozenset(point.strip() for point, _sep, raw in found if raw.strip() == STALL and point.strip())

@@ -32,7 +32,13 @@ def test_from_env_parses_points_and_counts() -> None:
     assert Faults.from_env({ENV_VAR: ""}).pending("kill") == 0
 
 
-@pytest.mark.parametrize("spec", ["nosuchpoint:1", "kill:x", "kill:-1"])
+def test_from_env_parses_stalls_apart_from_counts() -> None:
+    faults = Faults.from_env({ENV_VAR: "fork:stall, kill:1"})
+    assert (faults.pending("fork"), faults.pending("kill")) == (0, 1)
+    assert repr(faults) == "Faults({'kill': 1}, stalls=['fork'])"
+
+
+@pytest.mark.parametrize("spec", ["nosuchpoint:1", "kill:x", "kill:-1", "nosuchpoint:stall"])
 def test_from_env_refuses_what_it_cannot_honour(spec: str) -> None:
     with pytest.raises(ValueError, match=ENV_VAR):
         Faults.from_env({ENV_VAR: spec})
