@@ -2,8 +2,10 @@
 
 A session of `--rows` transcript rows (user/assistant pairs, every turn finished) is stored in bulk; then
 `SessionStore.forks.fork` of the whole session and `rollbacks.rollback` of one turn are timed `--repeat` times each
-(each fork makes a new child; each rollback drops the newest retained turn). Also the cost a turn pays in storage on
-a fork vs its parent: `transcript.context` (what every turn reads first) of the parent and of a child, uncached.
+(each fork makes a new child; each rollback drops the newest retained turn). Also what a turn costs in storage on
+a fork vs on its parent, alternated (R-BRANCH-6: within 1.2x): `context_*` is `transcript.context` uncached (what
+the first turn after a restart reads), `turn_*` a whole turn's storage work: that read, the prompt and the answer
+appended, the turn finished.
 
     python benchmarks/branch_bench.py [--rows 10000] [--repeat 30] [--url postgresql+psycopg://…]
 """
@@ -66,12 +68,17 @@ async def run(url: str, rows: int, repeat: int) -> dict[str, float]:
         await db.write(_fill, rows)
         forks = await _timed(repeat, lambda n: store.forks.fork(ForkRequest(SessionMode.DURABLE, "big", f"c{n}", "b")))
         contexts: dict[str, list[float]] = {"parent": [], "child": []}
-        for _ in range(repeat):
+        turns: dict[str, list[float]] = {"parent": [], "child": []}
+        for n in range(repeat):
             for who, sid in (("parent", "big"), ("child", "c0")):
                 store._units.contexts.drop(sid)  # uncached: what a turn after a restart reads
                 start = time.perf_counter()
                 await store.transcript.context(sid)
                 contexts[who].append((time.perf_counter() - start) * 1000)
+                store._units.contexts.drop(sid)
+                start = time.perf_counter()
+                await _turn(store, sid, f"bench{n}")
+                turns[who].append((time.perf_counter() - start) * 1000)
         rollbacks = await _timed(
             repeat, lambda n: store.rollbacks.rollback("big", 1, mode=SessionMode.DURABLE, surface="rpc")
         )
@@ -82,7 +89,18 @@ async def run(url: str, rows: int, repeat: int) -> dict[str, float]:
         "rollback_ms": statistics.median(rollbacks),
         "context_parent_ms": statistics.median(contexts["parent"]),
         "context_child_ms": statistics.median(contexts["child"]),
+        "turn_parent_ms": statistics.median(turns["parent"]),
+        "turn_child_ms": statistics.median(turns["child"]),
     }
+
+
+async def _turn(store: SessionStore, sid: str, turn_id: str) -> None:
+    """A turn's storage work: its context read, the prompt and the answer appended, the turn finished."""
+    await store.transcript.context(sid)
+    t = store.transcript
+    await t.append(sid, role="user", content="one more " + "words " * 20, turn_id=turn_id, surface="rpc")
+    await t.append(sid, role="assistant", content="the answer " + "words " * 20, turn_id=turn_id, surface="rpc")
+    await t.finish_turn(sid, turn_id, "end_turn")
 
 
 def main() -> None:
@@ -98,6 +116,7 @@ def main() -> None:
     for key, value in result.items():
         print(f"  {key:20} {value:8.2f}")
     print(f"  child/parent context {result['context_child_ms'] / result['context_parent_ms']:8.2f}x")
+    print(f"  child/parent turn    {result['turn_child_ms'] / result['turn_parent_ms']:8.2f}x")
 
 
 if __name__ == "__main__":
