@@ -77,8 +77,9 @@ def _all_messages(
     return found, session.next_index
 
 
-def retained_turns(s: Session, mode: SessionMode, session_id: str) -> list[tuple[str, int]]:
-    """The retained turns (turn id, first index), newest first: groups of rows not rolled back, markers apart."""
+def retained_turns(s: Session, mode: SessionMode, session_id: str, limit: int | None = None) -> list[tuple[str, int]]:
+    """The retained turns (turn id, first index), newest first: groups of rows not rolled back, markers apart;
+    the newest `limit` of them (None: all)."""
     rows = models(mode)[1]
     first = sa.func.min(rows.idx)
     query = (
@@ -86,6 +87,7 @@ def retained_turns(s: Session, mode: SessionMode, session_id: str) -> list[tuple
         .where(rows.session_id == session_id, rows.rolled_back.is_(False), rows.role != "marker")
         .group_by(rows.turn_id)
         .order_by(first.desc())
+        .limit(limit)
     )
     return [(turn, int(index)) for turn, index in s.execute(query)]
 
@@ -93,9 +95,12 @@ def retained_turns(s: Session, mode: SessionMode, session_id: str) -> list[tuple
 def _rollback(s: Session, mode: SessionMode, session_id: str, turns: int, surface: str) -> RolledBack:
     session = load_session(s, mode, session_id)
     check_resumable(session, mode)
-    retained = retained_turns(s, mode, session_id)
+    # Only the newest `turns` turns come back (not every turn of a long session); all of them only to say how
+    # many there are when there are too few.
+    retained = retained_turns(s, mode, session_id, turns) if turns >= 1 else []
     if not 1 <= turns <= len(retained):
-        raise BadRollback(f"turns must be between 1 and {len(retained)} (the completed turns)")
+        known = len(retained_turns(s, mode, session_id))
+        raise BadRollback(f"turns must be between 1 and {known} (the completed turns)")
     from_index = retained[turns - 1][1]
     _, rows, snaps = models(mode)
     rows_table = cast(sa.Table, rows.__table__)
