@@ -118,6 +118,25 @@ async def test_a_fork_of_a_trimmed_session_starts_from_its_snapshot(trimming_dae
         assert from_child == await context_of(peer, parent)
 
 
+@pytest.mark.req("R-BRANCH-1")
+@pytest.mark.req("R-BRANCH-6")
+async def test_a_fork_at_a_prompt_after_a_trim_gives_the_model_what_the_parent_had_there(
+    trimming_daemon: Daemon,
+) -> None:
+    async with await Peer.open(trimming_daemon) as peer:
+        parent = await new_sid(peer)
+        for text in ("one", "two", "three"):
+            await peer.prompt(parent, text)  # trimmed: a snapshot drops "one"
+        there = await context_of(peer, parent)  # what the parent's model had at this prompt
+        for text in ("four", "five", "six"):
+            await peer.prompt(parent, text)  # trimmed again: newer snapshots, covering rows after the point
+        rows = await rows_of(peer, parent)
+        point = next(r["index"] for r in rows if r["content"] == "/context")
+        child = (await peer.call("session/fork", {"sessionId": parent, "atIndex": point}))["sessionId"]
+        assert "user: one" not in there and there[-1] == "user: /context", there
+        assert await context_of(peer, child) == there
+
+
 # ----------------------------------------------------------------------------------------------- rollback
 
 
