@@ -15,6 +15,7 @@ crosses to a thread, which is what makes the storage path cheap (docs/sessions-s
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -41,6 +42,11 @@ T = TypeVar("T")
 
 # WAL readers never wait for the writer; more threads would add connections, not speed (the GIL).
 READER_THREADS: Final = 4
+# How long the checkpointer lets writes gather before it checkpoints them (`_Checkpointer`): at most one
+# checkpoint, so one pair of fsyncs, per this many seconds of writing.
+CHECKPOINT_AFTER_S: Final = 0.5
+
+log = logging.getLogger("zeroclaw.storage")
 
 
 class Database:
@@ -115,6 +121,8 @@ class _ThreadRunner:
         self._connections: list[Connection] = []
         self._connections_lock = threading.Lock()
         self._closed = False
+        # A file database's WAL is checkpointed on a thread of its own, never in a writer's commit.
+        self._checkpointer = _Checkpointer(engine) if sqlite_path(engine.url) is not None else None
 
     @classmethod
     def open(cls, url: URL, readers: int) -> _ThreadRunner:
@@ -128,10 +136,12 @@ class _ThreadRunner:
             engine = create_sync_engine(sync_url, poolclass=StaticPool, connect_args={"check_same_thread": False})
             readers = 0
         else:
-            # A connection per thread; `check_same_thread` off so that `dispose()` may close them here.
+            # A connection per thread (and the checkpointer's); `check_same_thread` off so that `dispose()` may
+            # close them here.
             engine = create_sync_engine(
-                sync_url, pool_size=readers + 1, max_overflow=0, connect_args={"check_same_thread": False}
+                sync_url, pool_size=readers + 2, max_overflow=0, connect_args={"check_same_thread": False}
             )
+            event.listen(engine, "connect", _no_autocheckpoint)
         event.listen(engine, "connect", partial(_sqlite_pragmas, foreign_keys=True))
         try:
             with engine.connect():
@@ -152,7 +162,10 @@ class _ThreadRunner:
     def _run_write(self, unit: Callable[..., T], *args: object) -> T:
         # Rows stay readable after commit: units may hand them back once the session is gone.
         with Session(self._connection(), expire_on_commit=False) as session, session.begin():
-            return unit(session, *args)
+            result = unit(session, *args)
+        if self._checkpointer is not None:
+            self._checkpointer.wrote()
+        return result
 
     def _run_read(self, unit: Callable[..., T], *args: object) -> T:
         with Session(self._connection(), expire_on_commit=False) as session:  # closing rolls back what is left
@@ -179,11 +192,72 @@ class _ThreadRunner:
         self._writer.stop()
         if self._readers is not None:
             self._readers.stop()
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
         with self._connections_lock:  # every thread is done: their connections may be closed from here
             connections, self._connections = self._connections, []
         for connection in connections:
             connection.close()
         self.engine.dispose()
+
+
+def _no_autocheckpoint(dbapi_connection: Any, _record: Any) -> None:
+    """The runner's connections never checkpoint the WAL in a commit: `_Checkpointer` does, beside them."""
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA wal_autocheckpoint=0")
+        cursor.fetchall()  # this pragma answers with the value in force
+    finally:
+        cursor.close()
+
+
+class _Checkpointer:
+    """Checkpoints a file database's WAL on a thread of its own, `CHECKPOINT_AFTER_S` after writes began to gather.
+
+    SQLite's own automatic checkpoint runs inside the commit that takes the WAL past 1,000 pages, and with
+    `synchronous=NORMAL` a checkpoint syncs the WAL and the database file: the caller of that write waited for both
+    (~20 ms on this machine, half the time of a 10,000-row `session/fork`, R-BRANCH-6; docs/sessions.md,
+    "Branching"). A PASSIVE checkpoint here copies what it can without waiting for readers or the writer, which go
+    on meanwhile (WAL allows it); a commit stays durable in the WAL either way, so this changes when the database
+    file catches up, never what survives a crash. What is left at close is checkpointed by SQLite when the last
+    connection closes.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._wrote = threading.Event()
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name="zeroclaw-db-checkpoint", daemon=True)
+        self._thread.start()
+
+    def wrote(self) -> None:
+        """A write committed: checkpoint soon."""
+        self._wrote.set()
+
+    def stop(self) -> None:
+        """At once: what is left is checkpointed as the last connection closes."""
+        self._stopping.set()
+        self._wrote.set()
+        self._thread.join()
+
+    def _serve(self) -> None:
+        connection: Any = None
+        try:
+            while True:
+                self._wrote.wait()
+                # gather a burst of writes into one checkpoint
+                if self._stopping.is_set() or self._stopping.wait(CHECKPOINT_AFTER_S):
+                    return
+                self._wrote.clear()
+                try:
+                    if connection is None:
+                        connection = self._engine.raw_connection()
+                    connection.driver_connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                except Exception:  # the next write tries again; SQLite checkpoints at close anyway
+                    log.debug("WAL checkpoint failed", exc_info=True)
+        finally:
+            if connection is not None:
+                connection.close()
 
 
 class _AsyncRunner:

@@ -18,6 +18,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import make_url
 from sqlalchemy.orm import Session
+from waiting import until
 
 from app.storage import Database, default_url, iso_z
 from app.storage.engine import BUSY_TIMEOUT_MS, sqlite_path
@@ -94,6 +95,27 @@ async def test_every_connection_gets_wal_foreign_keys_and_busy_timeout(sqlite_db
     assert await _pragma(db, "synchronous") == 1  # NORMAL
     assert await _pragma(db, "busy_timeout") == BUSY_TIMEOUT_MS
     assert await db.write(lambda session: session.execute(sa.text("PRAGMA foreign_keys")).scalar()) == 1
+
+
+@pytest.mark.req("R-BRANCH-6")
+async def test_the_wal_is_checkpointed_beside_the_writer_never_in_its_commit(
+    sqlite_db: Database, data_dir: Path
+) -> None:
+    """A commit never waits for a checkpoint (`wal_autocheckpoint=0` on every runner connection); the runner's own
+    thread copies the WAL into the database file soon after writes, while the writer goes on."""
+    db = sqlite_db
+    assert await db.write(lambda session: session.execute(sa.text("PRAGMA wal_autocheckpoint")).scalar()) == 0
+    assert await _pragma(db, "wal_autocheckpoint") == 0
+    main_file = data_dir / "zeroclaw.db"
+    before = main_file.stat().st_size
+
+    def fill(session: Session) -> None:
+        session.execute(sa.text("CREATE TABLE filler (x TEXT)"))
+        session.execute(sa.text("INSERT INTO filler VALUES (:x)"), [{"x": "x" * 1000} for _ in range(2000)])
+
+    await db.write(fill)  # committed to the WAL
+    await until(lambda: main_file.stat().st_size > before + 1_000_000, what="the checkpoint into the database file")
+    assert await db.read(lambda session: session.execute(sa.text("SELECT count(*) FROM filler")).scalar()) == 2000
 
 
 # R-SEC-1 (spirit): the database file is created 0600 and never exists wider.
