@@ -23,18 +23,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
+from big_session import ROWS, big_session
 from e2e_harness import Daemon, DaemonFactory
-from session_client import Peer, new_sid
-from sqlalchemy.orm import Session
-
-from app.storage import Database
-from app.storage.models import AcpSession, AcpTranscriptRow, AcpTurn
-from app.storage.types import utcnow
+from session_client import Peer
 
 pytestmark = [pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint, SIGKILL")]
 
-ROWS = 10_000
 DELAYS_MS = (0, 5, 15, 30, 60, 120)
 
 
@@ -45,44 +39,6 @@ def factory() -> Iterator[DaemonFactory]:
         yield f
     finally:
         f.close()
-
-
-def _grow(s: Session, sid: str, rows: int) -> None:
-    """Rows 2.. of the session (rows 0, 1 are its real first turn) and their finished turns."""
-    now = utcnow()
-    s.execute(
-        sa.insert(AcpTranscriptRow),
-        [
-            {"session_id": sid, "idx": i, "role": "user" if i % 2 == 0 else "assistant",
-             "content": f"message {i} " + "words " * 20, "turn_id": f"bulk{i // 2}", "interaction_surface": "rpc",
-             "complete": True, "created_at": now}
-            for i in range(2, rows)
-        ],
-    )  # fmt: skip
-    s.execute(
-        sa.insert(AcpTurn),
-        [
-            {"session_id": sid, "turn_id": f"bulk{t}", "interaction_surface": "rpc", "first_index": 2 * t,
-             "started_at": now, "finished_at": now, "stop_reason": "end_turn"}
-            for t in range(1, rows // 2)
-        ],
-    )  # fmt: skip
-    s.execute(sa.update(AcpSession).where(AcpSession.session_id == sid).values(next_index=rows))
-
-
-async def big_session(factory: DaemonFactory) -> tuple[Daemon, str]:
-    """A stopped daemon and the id of its session of `ROWS` rows, owned by the test's peer."""
-    daemon = factory.start()
-    async with await Peer.open(daemon) as peer:
-        sid = await new_sid(peer)
-        await peer.prompt(sid, "first")
-    assert daemon.stop() == 0
-    db = await Database.open(daemon.database_url)
-    try:
-        await db.write(_grow, sid, ROWS)
-    finally:
-        await db.close()
-    return daemon, sid
 
 
 def restart(factory: DaemonFactory, daemon: Daemon, faults: str | None = None) -> Daemon:
