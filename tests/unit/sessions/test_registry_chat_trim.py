@@ -142,7 +142,8 @@ async def test_a_chat_without_a_snapshot_is_trimmed_before_its_turn(env: Env) ->
     assert lines == ["user: old q9", "assistant: old a9", "user: /context"]
     # announced before the turn's own updates, with the boundary before its prompt
     assert sink.types()[0] == "history_trimmed" and sink.types().count("history_trimmed") == 1, sink.types()
-    assert sink.of_type("history_trimmed")[0]["checkpoint"] == 19 and sink.of_type("history_trimmed")[0]["dropped_messages"] == 18
+    trimmed = sink.of_type("history_trimmed")[0]
+    assert trimmed["checkpoint"] == 19 and trimmed["dropped_messages"] == 18
     _rows, total = await store.transcript.messages(sid, mode="chat", limit=0)
     assert total == 22
 
