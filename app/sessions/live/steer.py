@@ -9,7 +9,8 @@ row's index, or None when the turn ended before taking it (the inbox is closed w
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from app.agents.base import Message
@@ -65,7 +66,7 @@ async def join_steers(
     taken = inbox.take()
     try:
         for text, answer in taken:
-            index = await store.append(session_id, **row(role="user", content=text))
+            index = await _stored(store.append(session_id, **row(role="user", content=text)), answer)
             messages.append(Message(role="user", content=text))
             answer.set_result(index)  # answered once the update below is sent: the same task, no await between
             await updates.emit({"session_id": session_id, "type": "user_message", "text": text, "index": index})
@@ -73,3 +74,16 @@ async def join_steers(
         for _text, answer in taken:
             if not answer.done():
                 answer.set_result(None)  # not stored (a storage fault): not taken
+
+
+async def _stored(append: Coroutine[Any, Any, int], answer: asyncio.Future[int | None]) -> int:
+    """The row's index. Should the turn be cancelled while the row is written, the write still finishes (the
+    writer thread commits it regardless) and the offer is answered with its index, not "not taken": what the
+    steering client is told matches what is stored."""
+    write = asyncio.ensure_future(append)
+    try:
+        return await asyncio.shield(write)
+    except asyncio.CancelledError:
+        with suppress(Exception):
+            answer.set_result(await write)  # the cancellation was delivered: awaiting the write is allowed again
+        raise

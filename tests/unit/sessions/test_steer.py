@@ -17,7 +17,7 @@ from waiting import until
 from app.auth.policy import Principal
 from app.config import schema as config_schema
 from app.sessions.errors import BadForkPoint, NoRunningTurn, SessionNotFound, SessionNotOwned
-from app.sessions.live.steer import SteerInbox
+from app.sessions.live.steer import SteerInbox, join_steers
 from app.sessions.mode import SessionMode
 from app.sessions.registry import SessionRegistry
 from app.sessions.store.session_store import SessionStore
@@ -120,3 +120,41 @@ async def test_the_inbox_answers_none_once_closed() -> None:
     inbox.close()
     assert waiting.result() is None and not inbox.pending
     assert inbox.offer("b").result() is None and not inbox.pending
+
+
+class SlowTranscript:
+    """A transcript whose write of the steer row finishes only when told (`release`), as a commit may."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.rows: list[dict[str, Any]] = []
+
+    async def append(self, session_id: str, **row: Any) -> int:
+        await self.release.wait()
+        self.rows.append(row)
+        return 7
+
+
+async def test_a_turn_cancelled_while_the_steer_row_is_written_answers_with_the_stored_index() -> None:
+    """Regression: the row was committed but the offer answered None (accepted:false), and the client prompted the
+    same text again."""
+    inbox = SteerInbox()
+    answer = inbox.offer("steer me")
+    store = SlowTranscript()
+    emitted: list[dict[str, Any]] = []
+
+    class Updates:
+        async def emit(self, update: dict[str, Any]) -> None:
+            emitted.append(update)
+
+    joining = asyncio.create_task(
+        join_steers(inbox, "s_1", [], store, Updates(), lambda **fields: fields)  # type: ignore[arg-type]
+    )
+    await until(lambda: not inbox.pending, 5)  # taken, its row being written
+    joining.cancel()
+    await asyncio.sleep(0)  # the cancellation reaches the task while the write still waits: that is the race
+    store.release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await joining
+    assert store.rows == [{"role": "user", "content": "steer me"}]
+    assert answer.result() == 7
