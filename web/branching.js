@@ -93,8 +93,12 @@ export async function numberPrompts(view) {
   const bare = $$(".bubble.user", view.el);
   if (!bare.some((b) => !b.dataset.index)) return;
   const params = { sessionId: view.id, limit: PROMPTS_READ, turnEnds: true };
-  const page = await tryCall("Read transcript", "session/messages", params);
-  if (!page) return;
+  let page;
+  try {
+    page = await call("session/messages", params);
+  } catch {
+    return; // nobody asked for this read (the connection dropped, say): the next load of the transcript numbers them
+  }
   const steers = steerRows(page.messages ?? [], page.turnEnds);
   const rows = (page.messages ?? []).filter((row) => row.role === "user");
   for (let i = 1; i <= Math.min(rows.length, bare.length); i++) {

@@ -119,6 +119,7 @@ export async function resumeViews() {
       if (view.running) view.failTurn(view.turn, new ConnectionError("The session is no longer live; its turn ended while this page was disconnected."));
       await view.load();
     }
+    if (!view.running) numberPrompts(view); // a prompt whose numbering read the drop cut off gets its button
   }
   if (current) await openSession(current.id);
 }

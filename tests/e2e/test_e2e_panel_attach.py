@@ -501,6 +501,32 @@ async def test_a_daemon_killed_mid_turn_the_open_tab_shows_the_interruption_once
 
 
 @pytest.mark.req("R-MULTI-2")
+@pytest.mark.req("R-BRANCH-5")
+async def test_a_background_read_cut_by_a_drop_is_not_an_error(
+    attach_daemon: tuple[Daemon, str, str], context: BrowserContext
+) -> None:
+    """Regression: the read that gives a finished turn's prompt its "Branch from here" button was still out when the
+    connection dropped, and the panel showed "Read transcript: Connection to the daemon closed" though the user had
+    asked for nothing. Now it is dropped quietly; the transcript read after reconnecting numbers the prompt."""
+    _, url, token = attach_daemon
+    tab = await open_tab(context, url, token)
+    page = tab.page
+    sid = await new_session(page)
+    tab.tap.hold = lambda frame: "messages" in (frame.get("result") or {})  # that read's answer never arrives
+    await send(page, "numbered later")
+    await until(lambda: tab.tap.results("messages"), 10)  # it was asked, and answered, but held
+    tab.tap.hold = lambda frame: False
+
+    async def nothing() -> None:
+        pass
+
+    await away(tab, nothing)
+    await expect(transcript(page).locator(".bubble.user .branch")).to_have_count(1)  # numbered by the reload
+    await listed_with(page, sid, 2)
+    assert await panel_errors(page) == []
+
+
+@pytest.mark.req("R-MULTI-2")
 async def test_a_gap_reloads_the_transcript(daemon_factory: DaemonFactory, browser: Browser) -> None:  # noqa: F811
     """More updates than the daemon keeps went by while the tab was away: `gap`, so it reads the transcript."""
     d, url = start_daemon(daemon_factory, config=CONFIG + "\n[limits]\nreplay_events = 5\n")
