@@ -135,6 +135,26 @@ def _config_paths(c: OpenApiComponents) -> dict[str, Any]:
 def _session_paths(c: OpenApiComponents) -> dict[str, Any]:
     """The session routes, each like its session/… twin; the path's `id` is the params' `sessionId`."""
     session_id = c.parameters(MessagesParams, "path", ["sessionId"])[0] | {"name": "id"}
+
+    def session_action(
+        summary: str, answered: dict[str, Any], params: type[Any], invalid: str, **statuses: Any
+    ) -> dict[str, Any]:
+        """`POST /api/sessions/{id}/<action>`: a session method's twin, its params but `sessionId` as the body."""
+        body = request_body(c.params(params, without=["sessionId"]))
+        return {
+            "post": operation(
+                summary,
+                answered,
+                bearer=True,
+                parameters=[session_id],
+                body=body,
+                invalid=f"{INVALID}; or {invalid}",
+                s403=NOT_OWNED,
+                s404=NOT_FOUND,
+                **statuses,
+            )
+        }
+
     prompt_body = c.params(PromptParams, without=["sessionId"])
     # The model leaves the count to the files service: its constant, until PromptParams carries it.
     prompt_body["properties"]["attachments"]["anyOf"][0]["maxItems"] = MAX_ATTACHMENTS
@@ -173,47 +193,29 @@ def _session_paths(c: OpenApiComponents) -> dict[str, Any]:
                 s404=NOT_FOUND,
             ),
         },
-        "/api/sessions/{id}/fork": {
-            "post": operation(
-                "Fork the session at a prompt (`atIndex`; absent: after its last finished turn) into a new session "
-                "of the caller's, like session/fork (grant sessions:create)",
-                answer("The new session", c.ref(Forked)),
-                bearer=True,
-                parameters=[session_id],
-                body=request_body(c.params(ForkParams, without=["sessionId"])),
-                invalid=f"{INVALID}; or an `atIndex` that is not a user prompt row",
-                s403=NOT_OWNED,
-                s404=NOT_FOUND,
-            ),
-        },
-        "/api/sessions/{id}/rollback": {
-            "post": operation(
-                "Drop the last `turns` turns from what the model is given and the visible transcript (kept, "
-                "marked), like session/rollback (grant sessions:execute); announced as rolled_back",
-                answer("What was rolled back", c.ref(RolledBack)),
-                bearer=True,
-                parameters=[session_id],
-                body=request_body(c.params(RollbackParams, without=["sessionId"])),
-                invalid=f"{INVALID}; or more turns than the session has completed",
-                s403=NOT_OWNED,
-                s404=NOT_FOUND,
-                s409=BUSY,
-            ),
-        },
-        "/api/sessions/{id}/steer": {
-            "post": operation(
-                "Add a user message to the session's running turn, given to the model at its next provider step and "
-                "stored there, like session/steer (grant sessions:execute); announced as user_message. "
-                "`accepted:false` when the turn ended before taking it",
-                answer("Whether the text joined the turn, and its transcript index", c.ref(Steered)),
-                bearer=True,
-                parameters=[session_id],
-                body=request_body(c.params(SteerParams, without=["sessionId"])),
-                invalid=f"{INVALID}; or no turn is running on the session",
-                s403=NOT_OWNED,
-                s404=NOT_FOUND,
-            ),
-        },
+        "/api/sessions/{id}/fork": session_action(
+            "Fork the session at a prompt (`atIndex`; absent: after its last finished turn) into a new session "
+            "of the caller's, like session/fork (grant sessions:create)",
+            answer("The new session", c.ref(Forked)),
+            ForkParams,
+            "an `atIndex` that is not a user prompt row",
+        ),
+        "/api/sessions/{id}/rollback": session_action(
+            "Drop the last `turns` turns from what the model is given and the visible transcript (kept, "
+            "marked), like session/rollback (grant sessions:execute); announced as rolled_back",
+            answer("What was rolled back", c.ref(RolledBack)),
+            RollbackParams,
+            "more turns than the session has completed",
+            s409=BUSY,
+        ),
+        "/api/sessions/{id}/steer": session_action(
+            "Add a user message to the session's running turn, given to the model at its next provider step and "
+            "stored there, like session/steer (grant sessions:execute); announced as user_message. "
+            "`accepted:false` when the turn ended before taking it",
+            answer("Whether the text joined the turn, and its transcript index", c.ref(Steered)),
+            SteerParams,
+            "no turn is running on the session",
+        ),
         "/api/models": {
             "get": operation(
                 "The models the agent's provider serves (its configured one always among them), like models/list "
