@@ -196,10 +196,10 @@ class _Interactive:
     def show(self, text: str) -> None:
         """Print a line block that arrived (loop thread). At the prompt it replaces the prompt's line, and the
         prompt with what was typed so far is drawn again below it."""
-        if not (self.prompt_on_stdout and terminal.reading()):
+        if not self.prompt_on_stdout:
             terminal.write_out(text + "\n")
             return
-        terminal.write_out(f"\r\x1b[K{text}\n{PROMPT}{_typed_so_far()}")
+        self.bg.print_above_prompt(text, PROMPT)
 
     def lost_message(self) -> str:
         flag = config_dir_flag(self.config_dir)
@@ -392,17 +392,6 @@ def interactive(config_dir: str | None) -> int:
         terminal.ignore_interrupts()
         _save_history(history)
         session.close()
-
-
-def _typed_so_far() -> str:
-    """What was typed at the prompt and not yet entered (readline's buffer), to draw it again."""
-    readline = sys.modules.get("readline")
-    if readline is None:
-        return ""
-    try:
-        return str(readline.get_line_buffer())
-    except Exception:  # some builds (libedit) may not have it: redraw the prompt alone
-        return ""
 
 
 def _load_history(history: Path) -> None:

@@ -3,12 +3,14 @@
 The main thread owns the terminal: it alone calls `input()`, so readline (line editing, history) works as usual
 and Ctrl-C arrives as `KeyboardInterrupt` exactly where the person is — at a prompt or while waiting for a turn.
 The connection runs on an asyncio loop in a worker thread (`Background`); the loop asks the person a question by
-handing an `Ask` to the main thread (`Asker`) and awaiting the answer. See docs/cli.md.
+handing an `Ask` to the main thread (`Asker`) and awaiting the answer, and what it prints above a waiting prompt
+is printed by the main thread too (`_AbovePrompt`). See docs/cli.md.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import contextlib
 import os
@@ -123,6 +125,118 @@ def _in_finalizer(frame: FrameType | None) -> bool:
     return code.co_name == "__del__" or code.co_filename.endswith(("/weakref.py", "/_weakrefset.py"))
 
 
+class _AbovePrompt:
+    """Prints what the loop thread shows while the main thread waits in `input()`, above the prompt, and draws the
+    prompt again below it with what was typed so far.
+
+    readline is not thread-safe: the loop thread reading its line buffer while the main thread's readline reset it
+    once aborted the process in glibc's `mbsrtowcs`, and a block written while readline drew its prompt split the
+    prompt in two. So at a prompt the loop thread only queues the block and sends SIGUSR1 to the main thread. The
+    handler runs in readline's wait for a key, between two of readline's own steps, and prints there; a block
+    queued before readline has drawn the prompt is printed by readline's pre-input hook, just after it drew it.
+    A signal that lands before readline enters its wait is noticed only at the next key, so it is sent again every
+    50 ms until the block is shown.
+
+    The handler writes with `os.write`: a `sys.stdout.write` of a large block inside a signal handler, cut short by
+    the next signal, lost the rest of the block.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.main = threading.main_thread().ident
+        self.blocks: collections.deque[tuple[str, str]] = collections.deque()
+        self.queued = 0  # written by the loop thread only
+        self.shown = 0  # written by the main thread only: the two counts never race
+        self.printing = False  # (main thread) a signal during the handler's own write must not print in between
+        self.retrying = False
+        signal.signal(signal.SIGUSR1, self._handler)
+        readline = sys.modules.get("readline")
+        if readline is not None and hasattr(readline, "set_pre_input_hook"):
+            readline.set_pre_input_hook(self._prompt_drawn)
+            _reading.hooked = True
+
+    def show(self, text: str, prompt: str) -> None:  # loop thread
+        if not _reading.active and self.queued == self.shown:
+            write_out(text + "\n")  # nobody at the prompt and nothing ahead of it in the queue
+            return
+        self.blocks.append((text, prompt))
+        self.queued += 1
+        self._signal()
+        if not self.retrying:
+            self.retrying = True
+            self.loop.call_later(0.05, self._retry)
+
+    def _signal(self) -> None:  # loop thread
+        if self.main is not None and sys.platform != "win32":  # always true: never made on Windows
+            signal.pthread_kill(self.main, signal.SIGUSR1)
+
+    def _retry(self) -> None:  # loop thread
+        if self.shown == self.queued:
+            self.retrying = False
+            return
+        self._signal()
+        self.loop.call_later(0.05, self._retry)
+
+    def _prompt_drawn(self) -> None:  # main thread, inside readline
+        _reading.drawn = True
+        self._print()
+
+    def _handler(self, signum: int, frame: FrameType | None) -> None:  # main thread
+        if _reading.active and not _reading.drawn:
+            return  # readline is about to draw the prompt: its pre-input hook prints the blocks below it
+        self._print()
+
+    def _print(self) -> None:  # main thread
+        if self.printing:
+            return  # the outer call goes on with the blocks queued meanwhile
+        self.printing = True
+        try:
+            while self.blocks:
+                text, prompt = self.blocks.popleft()
+                try:
+                    if _reading.active:  # over the prompt's line, and the prompt with what was typed below it
+                        _write_all(f"\r\x1b[K{text}\n{prompt}{typed_so_far()}")
+                    else:
+                        _write_all(text + "\n")
+                finally:
+                    self.shown += 1
+        finally:
+            self.printing = False
+
+    def close(self) -> None:  # main thread
+        # Ignored, not the default (which ends the process): a signal sent just before may still arrive.
+        with contextlib.suppress(ValueError):
+            signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+        readline = sys.modules.get("readline")
+        if _reading.hooked and readline is not None:
+            readline.set_pre_input_hook()
+            _reading.hooked = False
+
+
+def _write_all(text: str) -> None:
+    """`text` on stdout with `os.write`, the part a signal cut short written again; `StdoutClosed` when its reader
+    is gone."""
+    data = text.encode(sys.stdout.encoding or "utf-8", "replace")
+    try:
+        sys.stdout.flush()  # what went through `sys.stdout` first stays first
+        fd = sys.stdout.fileno()
+        while data:
+            data = data[os.write(fd, data) :]
+    except BrokenPipeError:
+        raise StdoutClosed from None
+
+
+def typed_so_far() -> str:
+    """What was typed at the prompt and not yet entered (readline's buffer). Main thread only (`_AbovePrompt`)."""
+    readline = sys.modules.get("readline")
+    if readline is None:
+        return ""
+    try:
+        return str(readline.get_line_buffer())
+    except Exception:  # some builds (libedit) may not have it: redraw the prompt alone
+        return ""
+
+
 class Background:
     """An asyncio loop on a daemon worker thread, for the interactive commands. Create it on the main thread."""
 
@@ -132,6 +246,17 @@ class Background:
         self._thread.start()
         posix = sys.platform != "win32" and threading.current_thread() is threading.main_thread()
         self._interrupts = _Interrupts(self.loop) if posix else None
+        self._above = _AbovePrompt(self.loop) if posix else None
+
+    def print_above_prompt(self, text: str, prompt: str) -> None:
+        """Show `text` (called on the loop thread). At a prompt it replaces the prompt's line, and the prompt with
+        what was typed so far is drawn again below it."""
+        if self._above is not None:
+            self._above.show(text, prompt)
+        elif _reading.active:  # Windows: no readline, so nothing typed can be drawn again
+            write_out(f"\r\x1b[K{text}\n{prompt}")
+        else:
+            write_out(text + "\n")
 
     def _run(self) -> None:
         # Ctrl-C must reach the main thread, which waits in readline; threads started here inherit the mask.
@@ -173,6 +298,8 @@ class Background:
             self.run(cancel_all(), timeout=2)
         if self._interrupts is not None:
             self._interrupts.close()
+        if self._above is not None:
+            self._above.close()
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(2)
         if not self._thread.is_alive():
@@ -246,6 +373,8 @@ class _Reading:
     calls = 0
     sink: queue.SimpleQueue[Ask | Interrupt | None] | None = None
     sink_supported = False  # only with `_Interrupts`' handler installed
+    hooked = False  # readline's pre-input hook says when the prompt is drawn (`_AbovePrompt`)
+    drawn = False  # readline has drawn the prompt of the current `input()` (always, without the hook)
 
 
 _reading = _Reading()
@@ -254,6 +383,7 @@ _reading = _Reading()
 def read_line(prompt: str) -> str | None:
     """`input(prompt)`; None at end of input. Ctrl-C raises `KeyboardInterrupt`."""
     _reading.calls += 1
+    _reading.drawn = not _reading.hooked
     _reading.active = True
     try:
         return input(prompt)

@@ -270,7 +270,7 @@ def test_rpc_interactive_typed_initialize_reauthenticates(pty_daemon: Daemon, te
     assert initialized["result"]["principal"]["id"] == "user:alice", initialized
     assert refused["error"]["code"] == -32012, refused
     t.ctrl_c()
-    assert t.wait() == 130
+    assert t.wait() == 130, t.output
 
 
 def test_rpc_interactive_at_a_terminal_shows_a_banner_and_a_prompt(
