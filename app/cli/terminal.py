@@ -149,7 +149,8 @@ class _AbovePrompt:
         self.shown = 0  # written by the main thread only: the two counts never race
         self.printing = False  # (main thread) a signal during the handler's own write must not print in between
         self.retrying = False
-        signal.signal(signal.SIGUSR1, self._handler)
+        if sys.platform != "win32":  # always true: never made on Windows
+            signal.signal(signal.SIGUSR1, self._handler)
         readline = sys.modules.get("readline")
         if readline is not None and hasattr(readline, "set_pre_input_hook"):
             readline.set_pre_input_hook(self._prompt_drawn)
@@ -205,7 +206,7 @@ class _AbovePrompt:
 
     def close(self) -> None:  # main thread
         # Ignored, not the default (which ends the process): a signal sent just before may still arrive.
-        with contextlib.suppress(ValueError):
+        if sys.platform != "win32":  # always true: never made on Windows
             signal.signal(signal.SIGUSR1, signal.SIG_IGN)
         readline = sys.modules.get("readline")
         if _reading.hooked and readline is not None:
