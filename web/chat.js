@@ -5,7 +5,7 @@
 import { expireQuestions } from "./approvals.js";
 import { initBranching, numberPrompts, render as renderBranching } from "./branching.js";
 import { byId, formatTime, h } from "./dom.js";
-import { call, connected, daemonRestarted, tryCall } from "./connection.js";
+import { call, connected, daemonRestarted, readInBackground, tryCall } from "./connection.js";
 import { reportError, showInline } from "./errors.js";
 import { on } from "./events.js";
 import { follow, redrawJoined, showPrompt } from "./follow.js";
@@ -284,7 +284,7 @@ export function onDaemonNotification(method, params) {
 
 /** The session's total tokens and cost (session/usage, R-MODEL-5), shown in the chat head. */
 async function refreshUsage(view) {
-  const result = await tryCall("Read usage", "session/usage", { sessionId: view.id });
+  const result = await readInBackground("Read usage", "session/usage", { sessionId: view.id });
   if (!result) return;
   view.usage = result.total;
   renderChatHead(view);

@@ -3,7 +3,7 @@
 // the chat view, which initSessions is given as `open` and `created`.
 
 import { byId, formatTime, h } from "./dom.js";
-import { tryCall } from "./connection.js";
+import { readInBackground, tryCall } from "./connection.js";
 import { emit, on } from "./events.js";
 
 const el = {
@@ -45,7 +45,7 @@ function listParams() {
 /** Re-read the list from its start: as many sessions as are shown now, at least a page. */
 export async function refreshSessions() {
   const limit = Math.min(1000, Math.max(PAGE, entries.size));
-  const result = await tryCall("List sessions", "session/list", { ...listParams(), limit });
+  const result = await readInBackground("List sessions", "session/list", { ...listParams(), limit });
   if (!result) return;
   entries = new Map((result.sessions || []).map((s) => [s.sessionId, s]));
   nextCursor = result.nextCursor ?? null;

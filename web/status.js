@@ -1,7 +1,7 @@
 // The daemon's status: the summary in the top bar and the Status tab's details (`status`).
 
 import { byId, formatDuration, h } from "./dom.js";
-import { principal, signedIn, tryCall } from "./connection.js";
+import { principal, readInBackground, signedIn } from "./connection.js";
 import { on } from "./events.js";
 
 const el = {
@@ -12,7 +12,7 @@ const el = {
 };
 
 export async function refreshStatus() {
-  const status = await tryCall("Daemon status", "status", {});
+  const status = await readInBackground("Daemon status", "status", {});
   if (!status) return;
   const live = status.activeSessions ?? 0;
   const conns = status.connections ?? 0;
@@ -42,8 +42,9 @@ export async function refreshStatus() {
 
 // The MCP servers and their states (`mcp/status`, R-MCP-4): one row each, its tools when ready, its error if any.
 async function refreshMcp() {
-  const answer = await tryCall("MCP servers", "mcp/status", {});
-  const servers = answer?.servers ?? [];
+  const answer = await readInBackground("MCP servers", "mcp/status", {});
+  if (!answer) return; // not read: what is shown stays
+  const servers = answer.servers ?? [];
   if (!servers.length) {
     el.mcp.replaceChildren(h("li", { class: "muted", text: "No MCP server configured or started." }));
     return;

@@ -502,19 +502,24 @@ async def test_a_daemon_killed_mid_turn_the_open_tab_shows_the_interruption_once
 
 @pytest.mark.req("R-MULTI-2")
 @pytest.mark.req("R-BRANCH-5")
+@pytest.mark.parametrize(
+    "held", ["messages", "total", "sessions"], ids=["prompt numbering", "session usage", "session list"]
+)
 async def test_a_background_read_cut_by_a_drop_is_not_an_error(
-    attach_daemon: tuple[Daemon, str, str], context: BrowserContext
+    attach_daemon: tuple[Daemon, str, str], context: BrowserContext, held: str
 ) -> None:
-    """Regression: the read that gives a finished turn's prompt its "Branch from here" button was still out when the
-    connection dropped, and the panel showed "Read transcript: Connection to the daemon closed" though the user had
-    asked for nothing. Now it is dropped quietly; the transcript read after reconnecting numbers the prompt."""
+    """Regression: a read a finished turn makes (the numbering that gives its prompt a "Branch from here" button,
+    the session's usage, the session list) was still out when the connection dropped, and the panel showed e.g.
+    "Read transcript: Connection to the daemon closed" though the user had asked for nothing. Now it is dropped
+    quietly; what is read after reconnecting shows the same."""
     _, url, token = attach_daemon
     tab = await open_tab(context, url, token)
     page = tab.page
     sid = await new_session(page)
-    tab.tap.hold = lambda frame: "messages" in (frame.get("result") or {})  # that read's answer never arrives
+    before = len(tab.tap.results(held))
+    tab.tap.hold = lambda frame: held in (frame.get("result") or {})  # that read's answer never arrives
     await send(page, "numbered later")
-    await until(lambda: tab.tap.results("messages"), 10)  # it was asked, and answered, but held
+    await until(lambda: len(tab.tap.results(held)) > before, 10)  # it was asked, and answered, but held
     tab.tap.hold = lambda frame: False
 
     async def nothing() -> None:
