@@ -14,8 +14,7 @@ updates wait is cut off (it reconnects with `Last-Event-ID` and is told `gap` if
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import suppress
 from typing import Any
 
@@ -25,77 +24,24 @@ from starlette.responses import Response, StreamingResponse
 
 from gateway.auth import caller_context
 from gateway.errors import ApiError
+from gateway.rest.stream_channel import StreamChannel, count_stall
 from gateway.ws import origin_allowed
-from rpc.core.context import CallContext, NoClient
+from rpc.core.context import CallContext
 from rpc.core.dispatcher import Dispatcher
 from rpc.core.errors import RpcError
-from rpc.transports.base import ConnectionClosed
 
 __all__ = ["EventsApi", "SseChannel"]
 
-_QUEUE_FRAMES = 1024  # frames written ahead of the reader before the sender waits (and the stall clock runs)
 _RETRY_MS = 1000  # how soon an SSE client reconnects after the stream is cut
 _HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
-class SseChannel(NoClient):
-    """A follower that reads (not one-shot: attach replays to it and it watches) and can answer nothing. Its
-    queue is unbounded while `session/attach` replays (at most the replay buffer, sent with no await between), then
-    holds `_QUEUE_FRAMES` ahead of the reader; a sender that waits longer than `outbound_stall_secs` for room cuts
-    the reader off (the stall rule)."""
+class SseChannel(StreamChannel):
+    """A follower (not one-shot: attach replays to it and it watches) that reads the session's updates as SSE."""
 
-    __slots__ = ("_callbacks", "_closed", "_room", "_stall_secs", "bounded", "cut_off", "queue")
+    __slots__ = ()
 
     one_shot = False
-
-    def __init__(self, principal_id: str | None, stall_secs: float) -> None:
-        super().__init__(principal_id)
-        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
-        self._room = asyncio.Event()
-        self._stall_secs = stall_secs
-        self._callbacks: list[Callable[[], None]] = []
-        self._closed = False
-        self.bounded = False
-        self.cut_off = False
-
-    @property
-    def closed(self) -> bool:  # type: ignore[override]  # NoClient's is a constant
-        return self._closed
-
-    async def send_encoded(self, frames: list[bytes]) -> None:
-        for frame in frames:
-            while self.bounded and self.queue.qsize() >= _QUEUE_FRAMES and not self._closed:
-                self._room.clear()
-                try:
-                    await asyncio.wait_for(self._room.wait(), self._stall_secs)
-                except TimeoutError:
-                    self.cut_off = True
-                    self.drop()
-            if self._closed:
-                raise ConnectionClosed
-            self.queue.put_nowait(frame)
-
-    async def get(self) -> bytes | None:
-        frame = await self.queue.get()
-        self._room.set()
-        return frame
-
-    def when_gone(self, callback: Callable[[], None]) -> None:
-        if self._closed:
-            callback()
-        else:
-            self._callbacks.append(callback)
-
-    def drop(self) -> None:
-        """End the stream: the reader missed updates that can no longer be sent, stopped reading, or went away."""
-        if self._closed:
-            return
-        self._closed = True
-        self.queue.put_nowait(None)
-        self._room.set()
-        callbacks, self._callbacks = self._callbacks, []
-        for callback in callbacks:
-            callback()
 
 
 def sse_event(frame: bytes) -> bytes:
@@ -131,7 +77,8 @@ class EventsApi:
             raise ApiError(403, "forbidden", "Origin not allowed")
         context = await caller_context(request, self.dispatcher, query_token=True)
         after = _last_event_id(request)
-        channel = SseChannel(context.principal.id, self.dispatcher.limits.outbound_stall_secs)
+        stall_secs = self.dispatcher.limits.outbound_stall_secs
+        channel = SseChannel(context.principal.id, stall_secs, count_stall(self.dispatcher, request), bounded=False)
         context.client = channel
         params: dict[str, Any] = {"sessionId": request.path_params["id"]}
         if after is not None:
@@ -165,19 +112,10 @@ class EventsApi:
                 retry = b""
             else:
                 yield b": attached\n\n"  # the headers go out now: the client knows it is following
-            while (frame := await channel.get()) is not None:
-                chunk = [retry, sse_event(frame)]
+            while frames := await channel.take():
+                yield retry + b"".join(map(sse_event, frames))
                 retry = b""
-                while not channel.queue.empty() and len(chunk) < 257:  # write what is queued at once
-                    more = await channel.get()
-                    if more is None:
-                        yield b"".join(chunk)
-                        return
-                    chunk.append(sse_event(more))
-                yield b"".join(chunk)
         finally:
-            if channel.cut_off:
-                self.dispatcher.state.stalls += 1
             channel.drop()
             with suppress(Exception):
                 await self.dispatcher.call("session/detach", {"sessionId": attached["sessionId"]}, context)

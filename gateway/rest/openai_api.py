@@ -33,6 +33,7 @@ from app.sessions.lifecycle.http_turns import HttpTurns
 from gateway.auth import caller_context
 from gateway.errors import ApiError, from_rpc_error
 from gateway.rest.body import json_object
+from gateway.rest.stream_channel import StreamChannel, count_stall
 from rpc.core.context import CallContext, NoClient
 from rpc.core.dispatcher import Dispatcher
 from rpc.core.errors import RpcError
@@ -41,6 +42,10 @@ __all__ = ["SESSION_HEADER", "OpenAiApi", "openai_error"]
 
 SESSION_HEADER = "X-Zeroclaw-Session"
 MODEL_PREFIX = "zeroclaw/"
+STALLED = (
+    "The stream was cut off: it was not read for outbound_stall_secs. The turn went on in the daemon: its session "
+    "(X-Zeroclaw-Session) has the whole answer"
+)
 
 _TYPE_OF_STATUS = {
     400: "invalid_request_error",
@@ -67,18 +72,20 @@ def _from_api_error(exc: ApiError) -> Response:
     return openai_error(exc.status, exc.message, exc.kind, str(param) if param else None, exc.headers)
 
 
-class _StreamChannel(NoClient):
-    """An HTTP caller that reads the turn's updates (a streamed completion) but can answer nothing."""
+class _UsageChannel(NoClient):
+    """The channel of a completion that is not streamed: of the turn's updates it keeps only the last
+    `turn_complete` (its usage), so a long turn costs no memory here."""
 
-    __slots__ = ("queue",)
+    __slots__ = ("last",)
 
     def __init__(self, principal_id: str | None) -> None:
         super().__init__(principal_id)
-        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.last: bytes | None = None
 
     async def send_encoded(self, frames: list[bytes]) -> None:
         for frame in frames:
-            self.queue.put_nowait(frame)
+            if b'"turn_complete"' in frame:  # the type's value; decoded only if it is there
+                self.last = frame
 
 
 def _updates(frame: bytes) -> list[dict[str, Any]]:
@@ -159,20 +166,24 @@ class OpenAiApi:
         stream = bool(body.get("stream"))
         options = body.get("stream_options")
         include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
-        channel = _StreamChannel(context.principal.id)
-        context.client = channel  # the turn's updates come here (its usage; the chunks of a streamed answer)
+        # the turn's updates come to the channel: its usage, and the chunks of a streamed answer
+        stall_secs = self.dispatcher.limits.outbound_stall_secs
+        channel = (
+            StreamChannel(context.principal.id, stall_secs, count_stall(self.dispatcher, request))
+            if stream
+            else _UsageChannel(context.principal.id)
+        )
+        context.client = channel
         sid, created = await self._session(context, agent, session_id)
         headers = {SESSION_HEADER: sid}
         completion_id = "chatcmpl-" + uuid.uuid4().hex
-        if not stream:
+        if isinstance(channel, _UsageChannel):
             async with self.turns.hold(sid, created=created):
                 turn = await self.dispatcher.call("session/prompt", {"sessionId": sid, "prompt": prompt}, context)
             usage = None
-            while not channel.queue.empty():
-                frame = channel.queue.get_nowait()
-                for update in _updates(frame) if frame is not None else []:
-                    if update.get("type") == "turn_complete" and update.get("sessionId") == sid:
-                        usage = update.get("usage")
+            for update in _updates(channel.last) if channel.last is not None else []:
+                if update.get("type") == "turn_complete" and update.get("sessionId") == sid:
+                    usage = update.get("usage")
             answer = {
                 "id": completion_id,
                 "object": "chat.completion",
@@ -206,7 +217,7 @@ class OpenAiApi:
     async def _stream(
         self,
         context: CallContext,
-        channel: _StreamChannel,
+        channel: StreamChannel,
         sid: str,
         created: bool,
         prompt: str,
@@ -235,23 +246,16 @@ class OpenAiApi:
                 async with self.turns.hold(sid, created=created):
                     return await self.dispatcher.call("session/prompt", {"sessionId": sid, "prompt": prompt}, context)
             finally:
-                channel.queue.put_nowait(None)
+                channel.drop()  # the stream ends after what is queued
 
         task = asyncio.ensure_future(turn())
         try:
             yield chunk({"role": "assistant", "content": ""})
             usage = None
             stop = "end_turn"
-            queue, ended = channel.queue, False
-            while not ended:
-                frames = [await queue.get()]
-                while not queue.empty() and len(frames) < 256:  # what is queued goes out in one write
-                    frames.append(queue.get_nowait())
+            while frames := await channel.take():
                 out = []
                 for frame in frames:
-                    if frame is None:
-                        ended = True
-                        break
                     for update in _updates(frame):
                         kind = update.get("type")
                         if kind == "agent_message_chunk" and update.get("sessionId") == sid:
@@ -260,7 +264,11 @@ class OpenAiApi:
                             usage = update.get("usage")
                             stop = str(update.get("stopReason", stop))
                 if out:
-                    yield b"".join(out)
+                    yield b"".join(out)  # what was queued goes out in one write
+            if channel.cut_off:  # the reader stopped reading: what it missed is gone, so no answer is complete
+                body = {"error": {"message": STALLED, "type": "server_error", "param": None, "code": "stalled"}}
+                yield b"data: " + orjson.dumps(body) + b"\n\n"
+                return
             try:
                 result = await task
                 stop = str(result.get("stopReason", stop))
