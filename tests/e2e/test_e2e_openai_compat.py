@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 
 import httpx
 import openai
 import pytest
 from e2e_harness import DaemonFactory
 from js_tools import run_node
+from session_client import Peer
 from test_e2e_gateway_sessions import start, tokens
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoint")
@@ -116,3 +118,38 @@ async def test_openai_npm_package(daemon_factory: DaemonFactory) -> None:
         "type": "invalid_request_error",
     }
     assert seen["badToken"]["class"] == "AuthenticationError" and seen["badToken"]["status"] == 401
+
+
+@pytest.mark.req("R-ECO-1")
+@pytest.mark.req("R-MULTI-3")
+async def test_a_tool_call_that_needs_a_human_is_refused_at_once_unless_an_attached_client_answers(
+    daemon_factory: DaemonFactory,
+) -> None:
+    """The tools run in the daemon under the agent's rules: `bash` needs an approval. The caller of `/v1` can answer
+    nothing, so alone it is refused at once (not after `approval_timeout_secs = 60`); with a client of the same user
+    attached to the session, that client is asked, and its answer runs the tool."""
+    d, url = start(daemon_factory)
+    t = await tokens(d, "alice")
+    client = sdk(url, t["alice"])
+    started = time.monotonic()
+    raw = await client.chat.completions.with_raw_response.create(
+        model="zeroclaw/default", messages=[{"role": "user", "content": "/bash echo alone"}]
+    )
+    assert time.monotonic() - started < 10
+    sid = raw.headers["x-zeroclaw-session"]
+    assert "rejected" in str(raw.parse().choices[0].message.content)
+
+    async with await Peer.open(d, token=t["alice"]) as laptop:
+        await laptop.call("session/attach", {"sessionId": sid})
+        completion = asyncio.ensure_future(
+            client.chat.completions.create(
+                model="zeroclaw/default",
+                messages=[{"role": "user", "content": "/bash echo approved elsewhere"}],
+                extra_headers={"X-Zeroclaw-Session": sid},
+            )
+        )
+        asked = await laptop.wait_update("approval_request", session_id=sid)
+        approve = {"sessionId": sid, "requestId": asked["requestId"], "decision": "allow_once"}
+        assert (await laptop.call("session/approve", approve))["acknowledged"] is True
+        answer = (await asyncio.wait_for(completion, 30)).choices[0].message.content
+    assert "approved elsewhere" in str(answer) and "rejected" not in str(answer), answer
