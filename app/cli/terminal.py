@@ -84,8 +84,8 @@ class _Interrupts:
         loop.call_soon_threadsafe(loop.add_reader, self.read_fd, self._woken)
 
     def _handler(self, signum: int, frame: FrameType | None) -> None:
-        if _in_finalizer(frame):
-            return  # raised here it would be printed and lost: not counted, so `_repeat` sends it again
+        if _in_finalizer(frame) or _in_readline_hook(frame):
+            return  # raised here it would be printed or dropped: not counted, so `_repeat` sends it again
         self.handled += 1
         sink = _reading.sink
         if sink is not None and not _reading.active:
@@ -123,6 +123,16 @@ def _in_finalizer(frame: FrameType | None) -> bool:
         return False
     code = frame.f_code
     return code.co_name == "__del__" or code.co_filename.endswith(("/weakref.py", "/_weakrefset.py"))
+
+
+def _in_readline_hook(frame: FrameType | None) -> bool:
+    """Whether a signal landed in a Python function readline calls (its pre-input hook, `_AbovePrompt`), whose
+    exception CPython's readline clears."""
+    while frame is not None:
+        if frame.f_code is _PROMPT_DRAWN:
+            return True
+        frame = frame.f_back
+    return False
 
 
 class _AbovePrompt:
@@ -212,6 +222,9 @@ class _AbovePrompt:
         if _reading.hooked and readline is not None:
             readline.set_pre_input_hook()
             _reading.hooked = False
+
+
+_PROMPT_DRAWN = _AbovePrompt._prompt_drawn.__code__
 
 
 def _write_all(text: str) -> None:

@@ -13,6 +13,7 @@ from types import FrameType, SimpleNamespace
 
 import pytest
 
+from app.cli import terminal
 from app.cli.terminal import _Interrupts
 
 
@@ -40,3 +41,21 @@ def test_a_sigint_anywhere_else_interrupts_at_once() -> None:
     with pytest.raises(KeyboardInterrupt):
         _Interrupts._handler(interrupts, signal.SIGINT, sys._getframe())  # type: ignore[arg-type]
     assert interrupts.handled == 1
+
+
+def test_a_sigint_inside_readlines_pre_input_hook_is_left_to_be_sent_again() -> None:
+    """Regression (test_rpc_interactive_initializes_first under load): a Ctrl-C handled while readline ran its
+    pre-input hook (`_AbovePrompt`) raised `KeyboardInterrupt` there, which CPython's readline clears; counted as
+    delivered, it was not sent again, and `zeroclaw rpc` stayed at its prompt."""
+    frames: list[FrameType] = []
+    drawn = terminal._reading.drawn
+    try:
+        terminal._AbovePrompt._prompt_drawn(SimpleNamespace(_print=lambda: frames.append(sys._getframe())))  # type: ignore[arg-type]
+    finally:
+        terminal._reading.drawn = drawn
+    interrupts = SimpleNamespace(handled=0)
+    try:
+        _Interrupts._handler(interrupts, signal.SIGINT, frames[0])  # type: ignore[arg-type]
+    except KeyboardInterrupt:
+        pytest.fail("raised inside readline's hook, where it is cleared")
+    assert interrupts.handled == 0  # not counted: `_repeat` sends it again, to land in readline's wait
