@@ -8,6 +8,7 @@ Order per session is the order of `Updates` calls, which this task awaits one by
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -95,23 +96,36 @@ class _Text:
         self._chunks: list[str] = []
         self._saved_chunks = 0
         self._flusher: asyncio.Task[None] | None = None
+        self._creating: asyncio.Task[None] | None = None
 
     @property
     def text(self) -> str:
         return "".join(self._chunks)
 
-    async def add(self, chunks: Sequence[str]) -> None:
+    def keep(self, chunks: Sequence[str]) -> None:
+        """Note chunks before they are sent: a step cancelled anywhere after this still seals them."""
         self._chunks += chunks
+
+    async def checkpoint(self) -> None:
+        """Write what was kept: the row at the first chunk, then on the clock."""
         if self.index is None:
-            self.index = await self._store.append(
-                self._live.session_id, **self._row(role="assistant", content="".join(chunks), complete=False)
-            )
-            self._saved_chunks = len(self._chunks)
+            if self._creating is None:
+                self._creating = asyncio.get_running_loop().create_task(self._create(complete=False))
+            # A cancelled step must still learn the row's index (`seal`), or it would write the text twice.
+            await asyncio.shield(self._creating)
         elif self._flusher is None or self._flusher.done():
             self._flusher = asyncio.get_running_loop().create_task(self._flush_later())
 
+    async def _create(self, *, complete: bool) -> None:
+        count = len(self._chunks)
+        self.index = await self._store.append(
+            self._live.session_id,
+            **self._row(role="assistant", content="".join(self._chunks[:count]), complete=complete),
+        )
+        self._saved_chunks = count
+
     async def _flush_later(self) -> None:
-        # `add` starts no timer while this runs: text that came during the write goes next round.
+        # `checkpoint` starts no timer while this runs: text that came during the write goes next round.
         while True:
             await asyncio.sleep(TEXT_CHECKPOINT_SECS)
             await self._write(complete=False)
@@ -138,6 +152,13 @@ class _Text:
             flusher.cancel()
         elif flusher is not None and not flusher.cancelled():
             flusher.exception()  # a failed flush (storage fault) is retrieved here; this write retries it
+        creating, self._creating = self._creating, None
+        if creating is not None:
+            with contextlib.suppress(Exception):  # a failed write: the row is written below, whole
+                await creating
+        if self.index is None and self._chunks:  # cancelled before the first chunk's row was begun
+            await self._create(complete=True)
+            return
         if ends_turn and len(self._chunks) == self._saved_chunks:
             return
         await self._write(complete=True)
@@ -184,8 +205,11 @@ async def run_turn(
         text = _Text(store, live, row)
         calls: list[ToolCall] = []
         try:
-            events = trace.step(provider, _events(provider, messages, specs, text))
+            events = trace.step(provider, provider.stream(messages, specs))
             unyielded = await _stream_step(events, text, calls, say, updates, live.session_id, unyielded, outcome.usage)
+        except asyncio.CancelledError:  # wherever the step was (the provider, a send, a write): its text is kept once
+            await asyncio.shield(text.seal())
+            raise
         except ProviderError as exc:
             await text.seal()
             reason = str(exc) or "the provider failed"
@@ -236,23 +260,14 @@ async def _stream_step(
             elif isinstance(event, Usage) and meter is not None:
                 await updates.emit(meter.step(session_id, event))  # once per step (R-MODEL-5)
         if chunks:
+            text.keep(chunks)
             await say(chunks)
-            await text.add(chunks)
+            await text.checkpoint()
         unyielded += len(chunks) or 1
         if unyielded >= _YIELD_EVERY:
             unyielded = 0
             await asyncio.sleep(0)  # a provider that never waits must not starve other connections
     return unyielded
-
-
-async def _events(provider: Provider, messages: list[Message], specs: list[Any], text: _Text) -> AsyncIterator[Any]:
-    """The provider's stream; a cancelled step still seals the text it streamed (kept exactly once)."""
-    try:
-        async for event in provider.stream(messages, specs):
-            yield event
-    except asyncio.CancelledError:
-        await asyncio.shield(text.seal())
-        raise
 
 
 async def _run_tool(

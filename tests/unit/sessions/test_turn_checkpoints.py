@@ -97,8 +97,16 @@ def settings(tmp_path: Path) -> TurnSettings:
 
 
 def start(
-    store: Any, tmp_path: Path, provider: Script, tools: dict[str, Any] | None = None, prompt: str = "go"
+    store: Any,
+    tmp_path: Path,
+    provider: Script,
+    tools: dict[str, Any] | None = None,
+    prompt: str = "go",
+    sending: asyncio.Event | None = None,
+    transcript: Any = None,
 ) -> tuple[asyncio.Task[TurnOutcome], list[dict[str, Any]], TurnOutcome]:
+    """The turn as a task; `sending`: while unset, sending text waits (a slow client's send); `transcript`: a
+    stand-in for the store's transcript."""
     events: list[dict[str, Any]] = []
 
     class Recorder:
@@ -107,6 +115,8 @@ def start(
 
         async def text(self, chunks: Sequence[str]) -> None:
             events.extend({"session_id": SID, "type": "agent_message_chunk", "text": chunk} for chunk in chunks)
+            if sending is not None:
+                await sending.wait()
 
     outcome = TurnOutcome(turn_id="t1")
     task = asyncio.get_running_loop().create_task(
@@ -117,7 +127,7 @@ def start(
             context=[],
             provider=provider,
             tools=tools or {},
-            store=store.transcript,
+            store=transcript or store.transcript,
             updates=Recorder(),
             settings=settings(tmp_path),
             outcome=outcome,
@@ -291,6 +301,67 @@ async def test_a_cancelled_step_keeps_its_text_exactly_once(store: SessionStore,
     assert [(r.role, r.content, r.complete) for r in await rows(store)] == [
         ("user", "go", True),
         ("assistant", "partial answer", True),
+    ]
+
+
+@pytest.mark.req("R-ACP-4")
+async def test_a_step_cancelled_while_its_first_chunk_is_sent_keeps_that_text(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    """Regression (a flake of test_chat_resumed_session_shows_a_cancelled_turn_as_cancelled under load): the client
+    had been sent "Sleeping for 30 s", Ctrl-C cancelled the turn while that send was still awaited, and the text
+    was noted only after the send: the resumed transcript lacked what the client had shown."""
+    sending = asyncio.Event()
+    provider = Script([("text", "Sleeping for 30 s"), ("wait", asyncio.Event())])
+    task, events, _outcome = start(store, tmp_path, provider, sending=sending)
+    await until(lambda: any(e["type"] == "agent_message_chunk" for e in events))  # sent; the send still awaited
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert [(r.role, r.content, r.complete) for r in await rows(store)] == [
+        ("user", "go", True),
+        ("assistant", "Sleeping for 30 s", True),
+    ]
+
+
+class SlowToReturn:
+    """The store's transcript, but an `append` of an assistant row returns only once `returned` is set: its row is
+    committed while the caller still waits."""
+
+    def __init__(self, transcript: Any) -> None:
+        self._transcript = transcript
+        self.committed = asyncio.Event()
+        self.returned = asyncio.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transcript, name)
+
+    async def append(self, session_id: str, **fields: Any) -> int:
+        index: int = await self._transcript.append(session_id, **fields)
+        if fields.get("role") == "assistant":
+            self.committed.set()
+            await self.returned.wait()
+        return index
+
+
+@pytest.mark.req("R-ACP-4")
+async def test_a_step_cancelled_while_its_first_row_is_written_keeps_its_text_once(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    """The cancel lands while the row of the first chunk is being written: the row is still found and sealed, not
+    written a second time."""
+    transcript = SlowToReturn(store.transcript)
+    provider = Script([("text", "partial "), ("text", "answer"), ("wait", asyncio.Event())])
+    task, _events, _outcome = start(store, tmp_path, provider, transcript=transcript)
+    await transcript.committed.wait()
+    task.cancel()
+    await asyncio.sleep(0)  # the cancel reaches the turn while the write has not returned
+    transcript.returned.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert [(r.role, r.content, r.complete) for r in await rows(store)] == [
+        ("user", "go", True),
+        ("assistant", "partial ", True),
     ]
 
 
