@@ -354,8 +354,7 @@ async def test_a_step_cancelled_while_its_first_row_is_written_keeps_its_text_on
     provider = Script([("text", "partial "), ("text", "answer"), ("wait", asyncio.Event())])
     task, _events, _outcome = start(store, tmp_path, provider, transcript=transcript)
     await transcript.committed.wait()
-    task.cancel()
-    await asyncio.sleep(0)  # the cancel reaches the turn while the write has not returned
+    task.cancel()  # cancels what the turn awaits (the shielded write) now, while the write has not returned
     transcript.returned.set()
     with pytest.raises(asyncio.CancelledError):
         await task
