@@ -108,14 +108,16 @@ export async function tryCall(context, method, params) {
 
 /**
  * `tryCall` for a read nobody clicked for (a refresh, what a finished turn updates): a lost connection is not
- * reported, since the connection line says so and reconnecting reads everything again (`loadEverything`).
+ * reported, since the connection line says so and reconnecting reads everything again (`loadEverything`). A read
+ * that went unanswered on a live connection still is.
  * @type {<M extends keyof ZeroclawMethods>(context: string, method: M, ...args: ZeroclawCallArgs<M>) => Promise<ZeroclawMethods[M]["result"] | undefined>}
  */
 export async function readInBackground(context, method, params) {
   try {
     return await call(method, params);
   } catch (err) {
-    if (!(err instanceof ConnectionError)) reportError(context, err);
+    const lost = err instanceof ConnectionError && (err.dropped || !connected());
+    if (!lost) reportError(context, err);
     return undefined;
   }
 }
