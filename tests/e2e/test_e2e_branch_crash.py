@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -32,19 +31,10 @@ pytestmark = [pytest.mark.skipif(os.name != "posix", reason="Unix-socket endpoin
 DELAYS_MS = (0, 5, 15, 30, 60, 120)
 
 
-@pytest.fixture
-def factory() -> Iterator[DaemonFactory]:
-    f = DaemonFactory()
-    try:
-        yield f
-    finally:
-        f.close()
-
-
-def restart(factory: DaemonFactory, daemon: Daemon, faults: str | None = None) -> Daemon:
+def restart(daemon_factory: DaemonFactory, daemon: Daemon, faults: str | None = None) -> Daemon:
     assert not daemon.is_running()
     env = None if faults is None else {"ZEROCLAW_FAULTS": faults}
-    return factory.start(config_dir=daemon.config_dir, root=daemon.root, env=env)
+    return daemon_factory.start(config_dir=daemon.config_dir, root=daemon.root, env=env)
 
 
 def kill(daemon: Daemon) -> None:
@@ -96,9 +86,9 @@ async def check_after_fork_kill(peer: Peer, sid: str, parent_rows: list[tuple[in
 
 @pytest.mark.req("R-BRANCH-6")
 @pytest.mark.req("R-BRANCH-1")
-async def test_sigkill_inside_a_fork_leaves_the_parent_whole_and_no_child(factory: DaemonFactory) -> None:
-    daemon, sid = await big_session(factory)
-    daemon = restart(factory, daemon, faults="fork:stall")
+async def test_sigkill_inside_a_fork_leaves_the_parent_whole_and_no_child(daemon_factory: DaemonFactory) -> None:
+    daemon, sid = await big_session(daemon_factory)
+    daemon = restart(daemon_factory, daemon, faults="fork:stall")
     async with await Peer.open(daemon) as peer:
         parent_rows = await shown(peer, sid)
         assert len(parent_rows) == ROWS
@@ -106,7 +96,7 @@ async def test_sigkill_inside_a_fork_leaves_the_parent_whole_and_no_child(factor
         await peer.start("session/fork", {"sessionId": sid})
         await daemon.wait_stderr("storage fault: stalled at 'fork'", after=mark)
         kill(daemon)
-    daemon = restart(factory, daemon)
+    daemon = restart(daemon_factory, daemon)
     async with await Peer.open(daemon) as peer:
         assert await check_after_fork_kill(peer, sid, parent_rows) == "absent"
         # the parent forks as ever, and the fork's model has the parent's context
@@ -117,16 +107,16 @@ async def test_sigkill_inside_a_fork_leaves_the_parent_whole_and_no_child(factor
 
 @pytest.mark.req("R-BRANCH-6")
 @pytest.mark.req("R-BRANCH-2")
-async def test_sigkill_inside_a_rollback_applies_none_of_it(factory: DaemonFactory) -> None:
-    daemon, sid = await big_session(factory)
-    daemon = restart(factory, daemon, faults="rollback:stall")
+async def test_sigkill_inside_a_rollback_applies_none_of_it(daemon_factory: DaemonFactory) -> None:
+    daemon, sid = await big_session(daemon_factory)
+    daemon = restart(daemon_factory, daemon, faults="rollback:stall")
     async with await Peer.open(daemon) as peer:
         rows = await shown(peer, sid)
         mark = daemon.stderr_mark()
         await peer.start("session/rollback", {"sessionId": sid, "turns": 1})
         await daemon.wait_stderr("storage fault: stalled at 'rollback'", after=mark)
         kill(daemon)
-    daemon = restart(factory, daemon)
+    daemon = restart(daemon_factory, daemon)
     async with await Peer.open(daemon) as peer:
         assert await shown(peer, sid) == rows
         assert await shown(peer, sid, rolled_back=True) == rows  # nothing marked, no marker row
@@ -142,12 +132,12 @@ async def test_sigkill_inside_a_rollback_applies_none_of_it(factory: DaemonFacto
 
 @pytest.mark.req("R-BRANCH-6")
 @pytest.mark.req("R-BRANCH-1")
-async def test_sigkill_at_moments_around_a_fork_leaves_the_child_whole_or_absent(factory: DaemonFactory) -> None:
-    daemon, sid = await big_session(factory)
+async def test_sigkill_at_moments_around_a_fork_leaves_the_child_whole_or_absent(daemon_factory: DaemonFactory) -> None:
+    daemon, sid = await big_session(daemon_factory)
     outcomes = []
     parent_rows: list[tuple[int, str, str]] | None = None
     for delay in DELAYS_MS:
-        daemon = restart(factory, daemon)
+        daemon = restart(daemon_factory, daemon)
         async with await Peer.open(daemon) as peer:
             if parent_rows is None:
                 parent_rows = await shown(peer, sid)
@@ -157,7 +147,7 @@ async def test_sigkill_at_moments_around_a_fork_leaves_the_child_whole_or_absent
             # time is the behaviour: the kill lands this long after the request was written
             await asyncio.sleep(delay / 1000)
             kill(daemon)
-        daemon = restart(factory, daemon)
+        daemon = restart(daemon_factory, daemon)
         async with await Peer.open(daemon) as peer:
             outcomes.append((delay, await check_after_fork_kill(peer, sid, parent_rows)))
         assert daemon.stop() == 0
@@ -166,19 +156,19 @@ async def test_sigkill_at_moments_around_a_fork_leaves_the_child_whole_or_absent
 
 @pytest.mark.req("R-BRANCH-6")
 @pytest.mark.req("R-BRANCH-2")
-async def test_sigkill_at_moments_around_a_rollback_applies_all_or_nothing(factory: DaemonFactory) -> None:
-    daemon, sid = await big_session(factory)
+async def test_sigkill_at_moments_around_a_rollback_applies_all_or_nothing(daemon_factory: DaemonFactory) -> None:
+    daemon, sid = await big_session(daemon_factory)
     retained = ROWS  # rows 0..retained-1 are retained; each applied rollback drops the newest turn
     next_index = ROWS
     for delay in DELAYS_MS:
-        daemon = restart(factory, daemon)
+        daemon = restart(daemon_factory, daemon)
         async with await Peer.open(daemon) as peer:
             before = await shown(peer, sid)
             await peer.start("session/rollback", {"sessionId": sid, "turns": 1})
             # time is the behaviour: the kill lands this long after the request was written
             await asyncio.sleep(delay / 1000)
             kill(daemon)
-        daemon = restart(factory, daemon)
+        daemon = restart(daemon_factory, daemon)
         async with await Peer.open(daemon) as peer:
             after = await shown(peer, sid)
             if after != before:  # applied: the newest turn's rows and every row after them hidden, a marker
@@ -193,6 +183,6 @@ async def test_sigkill_at_moments_around_a_rollback_applies_all_or_nothing(facto
                 next_index - 1
             )
         assert daemon.stop() == 0
-    daemon = restart(factory, daemon)
+    daemon = restart(daemon_factory, daemon)
     async with await Peer.open(daemon) as peer:
         assert last_prompt(await context_of(peer, sid)) == str(retained - 2)

@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from session_doubles import ALICE, NoClient
 
-from app.agents.base import Elicitation
-from app.auth.policy import Principal
 from app.config import schema as config_schema
 from app.sessions.errors import SessionLimit
 from app.sessions.mode import SessionMode
@@ -24,13 +23,6 @@ from app.sessions.registry import SessionRegistry
 from app.sessions.store.session_store import SessionStore
 
 pytestmark = [pytest.mark.req("R-LIM"), pytest.mark.req("R-SES-4")]
-
-ALICE = Principal(id="alice", admin=False, agents=frozenset({"*"}))
-
-
-class NoClient:
-    async def elicit(self, message: str, requested_schema: dict[str, Any], *, timeout: float) -> Elicitation:
-        return Elicitation("unavailable", reason="no client in this test")
 
 
 @dataclass(eq=False)
